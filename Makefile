@@ -1,0 +1,52 @@
+# ferrum: `make run` starts the all-in-one service, `make test` runs the suite.
+# Both bootstrap .venv themselves; `make test` also installs the Debian
+# packages the real-component tests need (ipmitool, postgresql).
+
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+TEST_STAMP := $(VENV)/.installed-test
+APT_PACKAGES := ipmitool postgresql
+
+.PHONY: run test genconfig bench states clean-venv system-packages
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install -q --upgrade pip
+
+$(STAMP): $(BIN)/python setup.cfg pyproject.toml
+	$(BIN)/pip install -q -e .
+	touch $@
+
+$(TEST_STAMP): $(STAMP) tests/thirdparty_driver/setup.cfg
+	$(BIN)/pip install -q -e '.[test]' -e tests/thirdparty_driver
+	touch $@
+
+run: $(STAMP)
+	$(BIN)/ferrum
+
+system-packages:
+	@missing=""; for p in $(APT_PACKAGES); do \
+	  dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	if [ -n "$$missing" ]; then \
+	  echo "installing Debian packages:$$missing"; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive \
+	    apt-get install -y -qq --no-install-recommends $$missing >/dev/null; \
+	fi
+
+test: $(TEST_STAMP) system-packages
+	$(BIN)/python -m pytest -q tests
+
+genconfig: $(STAMP)
+	$(BIN)/oslo-config-generator --namespace ferrum --namespace oslo.log \
+	  --output-file etc/ferrum/ferrum.conf.sample
+
+states: $(STAMP)
+	$(BIN)/python tools/states_to_dot.py --svg doc/states.svg
+
+bench: $(STAMP)
+	$(BIN)/python tools/bench/conductor_flow.py
+
+clean-venv:
+	rm -rf $(VENV)

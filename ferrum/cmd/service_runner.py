@@ -1,0 +1,80 @@
+# SPDX-License-Identifier: Apache-2.0
+"""Runs a service in the foreground under systemd's notify protocol.
+
+The main thread only waits for signals: SIGTERM (and SIGINT) stops the
+service gracefully after telling systemd STOPPING=1; SIGHUP reloads the
+mutable options from the config files and reopens the log files. Signal
+handlers only set flags; the work happens on the main thread afterwards.
+"""
+
+import logging
+import signal
+import sys
+import threading
+from collections.abc import Callable
+from types import FrameType
+
+from oslo_config import cfg
+from oslo_log import log
+
+from ferrum import conf as ferrum_conf
+from ferrum.common import exception
+from ferrum.common import systemd
+
+LOG = logging.getLogger(__name__)
+
+
+def load_conf(argv: list[str] | None, default_files: list[str] | None = None
+              ) -> cfg.ConfigOpts:
+    conf = cfg.ConfigOpts()
+    ferrum_conf.register_opts(conf)
+    conf(argv if argv is not None else sys.argv[1:], project='ferrum',
+         default_config_files=default_files)
+    log.setup(conf, 'ferrum')
+    return conf
+
+
+class _Signals:
+    def __init__(self) -> None:
+        self.wakeup = threading.Event()
+        self.stop = False
+        self.reload = False
+
+    def on_stop(self, signum: int, _frame: FrameType | None) -> None:
+        self.stop = True
+        self.wakeup.set()
+
+    def on_reload(self, signum: int, _frame: FrameType | None) -> None:
+        self.reload = True
+        self.wakeup.set()
+
+
+def run(conf: cfg.ConfigOpts, start: Callable[[], None],
+        stop: Callable[[], None], name: str) -> int:
+    """Start, notify READY=1, serve until SIGTERM, stop; the exit status."""
+    signals = _Signals()
+    signal.signal(signal.SIGTERM, signals.on_stop)
+    signal.signal(signal.SIGINT, signals.on_stop)
+    signal.signal(signal.SIGHUP, signals.on_reload)
+    try:
+        start()
+    except exception.FerrumException as exc:
+        LOG.error('%s cannot start: %s', name, exc)
+        print('%s cannot start: %s' % (name, exc), file=sys.stderr)
+        return 1
+    systemd.ready()
+    LOG.info('%s is ready', name)
+    while not signals.stop:
+        signals.wakeup.wait()
+        signals.wakeup.clear()
+        if signals.reload and not signals.stop:
+            signals.reload = False
+            systemd.reloading()
+            conf.mutate_config_files()
+            log.setup(conf, 'ferrum')  # reopens log files after rotation
+            LOG.info('%s reloaded its configuration', name)
+            systemd.ready()
+    systemd.stopping()
+    LOG.info('%s is stopping', name)
+    stop()
+    return 0

@@ -1,0 +1,178 @@
+# SPDX-License-Identifier: Apache-2.0
+"""ferrum's exceptions: a few classes on HTTP-meaning bases.
+
+Each class formats ``msg_fmt`` with its keyword arguments, which it also
+keeps as attributes, so callers can inspect ``exc.node`` instead of parsing
+the text. Messages say what was wrong and what to do about it.
+"""
+
+import logging
+from typing import Any
+
+LOG = logging.getLogger(__name__)
+
+
+class FerrumException(Exception):
+    """Base class: ``code`` is the HTTP status the API answers with."""
+
+    msg_fmt = 'An unknown error occurred.'
+    code = 500
+
+    def __init__(self, message: str | None = None, **kwargs: Any) -> None:
+        self.kwargs = kwargs
+        for key, value in kwargs.items():
+            setattr(self, key, value)
+        if message is None:
+            try:
+                message = self.msg_fmt % kwargs
+            except (KeyError, TypeError, ValueError):
+                # A bad format string must not hide the original error.
+                LOG.exception('Cannot format the message of %s with %s',
+                              type(self).__name__, sorted(kwargs))
+                message = self.msg_fmt
+        super().__init__(message)
+
+    @property
+    def message(self) -> str:
+        return str(self)
+
+
+class Invalid(FerrumException):
+    msg_fmt = 'Invalid input: %(reason)s'
+    code = 400
+
+
+class NotFound(FerrumException):
+    msg_fmt = 'Not found: %(what)s'
+    code = 404
+
+
+class Conflict(FerrumException):
+    msg_fmt = 'Conflict: %(reason)s'
+    code = 409
+
+
+class TemporaryFailure(FerrumException):
+    msg_fmt = 'Temporary failure, retry later: %(reason)s'
+    code = 503
+
+
+# ---- input ----------------------------------------------------------------
+
+class InvalidParameterValue(Invalid):
+    msg_fmt = '%(reason)s'
+
+
+class MissingParameterValue(Invalid):
+    msg_fmt = '%(reason)s'
+
+
+class InvalidStateRequested(Invalid):
+    msg_fmt = ('The requested action "%(action)s" cannot be performed on '
+               'node %(node)s while it is in state "%(state)s".')
+
+
+class InvalidCleanSteps(Invalid):
+    msg_fmt = 'Invalid clean steps for node %(node)s: %(reason)s'
+
+
+class DriverNotSupported(Invalid):
+    msg_fmt = ('No conductor supports the driver "%(driver)s"; enable it in '
+               'enabled_hardware_types of a conductor.')
+
+
+class InterfaceNotSupported(Invalid):
+    msg_fmt = ('The %(kind)s interface "%(name)s" is not supported by '
+               'hardware type %(driver)s or not enabled; supported and '
+               'enabled: %(valid)s.')
+
+
+class UnsupportedOperation(Invalid):
+    msg_fmt = ('The %(kind)s interface of node %(node)s does not support '
+               '%(operation)s.')
+
+
+# ---- not found --------------------------------------------------------------
+
+class NodeNotFound(NotFound):
+    msg_fmt = 'Node %(node)s could not be found.'
+
+
+class ConductorNotFound(NotFound):
+    msg_fmt = 'Conductor %(conductor)s could not be found.'
+
+
+# ---- conflicts ---------------------------------------------------------------
+
+class NodeLocked(Conflict):
+    msg_fmt = ('Node %(node)s is locked by host %(host)s; retry the request '
+               'once its current operation is over.')
+
+
+class NodeAlreadyExists(Conflict):
+    msg_fmt = 'A node with %(field)s %(value)s already exists.'
+
+
+class InvalidState(Conflict):
+    msg_fmt = '%(reason)s'
+
+
+class NodeInMaintenance(Conflict):
+    msg_fmt = ('Node %(node)s is in maintenance; take it out of '
+               'maintenance before %(action)s.')
+
+
+class ConductorAlreadyRegistered(Conflict):
+    msg_fmt = ('A conductor named %(conductor)s is already registered and '
+               'alive; give this one another [DEFAULT]host.')
+
+
+# ---- temporary failures ------------------------------------------------------
+
+class NoFreeConductorWorker(TemporaryFailure):
+    msg_fmt = ('All %(size)d conductor workers are busy; the node was left '
+               'as it was, retry later or raise '
+               '[conductor]workers_pool_size.')
+
+
+class ConductorShuttingDown(TemporaryFailure):
+    msg_fmt = ('Conductor %(host)s is shutting down and takes no new work; '
+               'retry against another conductor.')
+
+
+# ---- driver loading and driver failures (raised at start-up or by hooks) -----
+
+class DriverLoadError(FerrumException):
+    msg_fmt = ('Cannot load %(what)s "%(name)s" from entry point namespace '
+               '%(namespace)s: %(reason)s')
+
+
+class IncompatibleInterface(FerrumException):
+    msg_fmt = ('%(kind)s interface "%(name)s" is set as '
+               'default_%(kind)s_interface but hardware type %(driver)s does '
+               'not support it (it supports %(supported)s); unset the '
+               'default or change it.')
+
+
+class NoValidInterface(FerrumException):
+    msg_fmt = ('Hardware type %(driver)s supports %(kind)s interfaces '
+               '%(supported)s but none of them is in '
+               'enabled_%(kind)s_interfaces (%(enabled)s); enable one.')
+
+
+class DriverError(FerrumException):
+    """A driver hook failed; the message lands in the node's last_error."""
+
+    msg_fmt = '%(reason)s'
+
+
+class PowerStateFailure(DriverError):
+    msg_fmt = 'Failed to set node %(node)s to power state %(state)s: %(reason)s'
+
+
+class DeployFailure(DriverError):
+    msg_fmt = 'Deploy of node %(node)s failed: %(reason)s'
+
+
+class CleaningFailure(DriverError):
+    msg_fmt = 'Cleaning of node %(node)s failed: %(reason)s'

@@ -1,0 +1,165 @@
+# SPDX-License-Identifier: Apache-2.0
+"""The cleaning flow: prepare_cleaning, clean steps by priority, tear down.
+
+Automated cleaning (``provide`` and tear-down) runs every step whose
+priority is above 0, highest first, and ends in ``available``. Manual
+cleaning runs the steps the operator listed, in that order, and ends in
+``manageable``. A step, or ``prepare_cleaning``, may finish asynchronously:
+the node then waits in ``clean wait`` until ``continue_cleaning``.
+
+Functions here run in a worker with the node's exclusive lock and never
+raise: on failure the node goes to ``clean failed`` with ``last_error``,
+in maintenance with the fault "clean failure", and ``tear_down_cleaning``
+still runs.
+"""
+
+import logging
+from typing import Any
+
+from ferrum.common import exception
+from ferrum.common import states
+from ferrum.conductor import task_manager
+
+LOG = logging.getLogger(__name__)
+
+_STEPS = 'clean_steps'
+_INDEX = 'clean_step_index'
+_MANUAL = 'clean_manual'
+
+
+def automated_clean_enabled(task: task_manager.Task) -> bool:
+    if task.node.automated_clean is not None:
+        return bool(task.node.automated_clean)
+    return bool(task.ctx.conf.conductor.automated_clean)
+
+
+def automated_steps(task: task_manager.Task) -> list[dict[str, Any]]:
+    """Steps with priority > 0 from every interface, highest priority first."""
+    assert task.driver is not None
+    found = [step for _kind, iface in task.driver.interfaces()
+             for step in iface.get_clean_steps(task) if step['priority'] > 0]
+    # Stable: equal priorities keep the interface order of the driver.
+    return sorted(found, key=lambda s: -s['priority'])
+
+
+def check_manual_steps(task: task_manager.Task,
+                       requested: list[dict[str, Any]]
+                       ) -> list[dict[str, Any]]:
+    """Match operator-given steps against the driver's; raise if unknown.
+
+    :raises InvalidCleanSteps: a step does not exist or lacks an argument.
+    """
+    assert task.driver is not None
+    known = {(s['interface'], s['step']): s
+             for _kind, iface in task.driver.interfaces()
+             for s in iface.get_clean_steps(task)}
+    result = []
+    for wanted in requested:
+        key = (wanted.get('interface'), wanted.get('step'))
+        if key not in known:
+            raise exception.InvalidCleanSteps(
+                node=task.node.uuid,
+                reason='no step %s in the %s interface; available: %s' % (
+                    key[1], key[0], sorted('%s.%s' % k for k in known)))
+        args = wanted.get('args') or {}
+        argsinfo = known[key].get('argsinfo') or {}
+        missing = [name for name, info in argsinfo.items()
+                   if info.get('required') and name not in args]
+        unknown = sorted(set(args) - set(argsinfo))
+        if missing or unknown:
+            raise exception.InvalidCleanSteps(
+                node=task.node.uuid,
+                reason='step %s.%s: missing arguments %s, unknown %s' % (
+                    key[0], key[1], missing, unknown))
+        result.append(dict(known[key], args=args))
+    return result
+
+
+def do_node_clean(task: task_manager.Task,
+                  manual_steps: list[dict[str, Any]] | None = None) -> None:
+    """Start cleaning; the node is in ``cleaning``."""
+    assert task.driver is not None
+    manual = manual_steps is not None
+    if not manual and not automated_clean_enabled(task):
+        LOG.info('Node %(node)s: automated cleaning is disabled, skipping',
+                 {'node': task.node.uuid})
+        task.process_event('done')
+        return
+    try:
+        task.driver.power.validate(task)
+        task.driver.deploy.validate(task)
+        steps = manual_steps if manual else automated_steps(task)
+        info = task.node.driver_internal_info
+        info[_STEPS] = steps
+        info[_INDEX] = None
+        info[_MANUAL] = manual
+        if task.driver.deploy.prepare_cleaning(task) == states.CLEANWAIT:
+            task.process_event('wait')
+            return
+    except Exception as exc:
+        fail_cleaning(task, 'Preparing cleaning failed: %s' % exc)
+        return
+    run_steps(task, 0)
+
+
+def continue_cleaning(task: task_manager.Task) -> None:
+    """Resume after an asynchronous step or preparation finished."""
+    index = task.node.driver_internal_info.get(_INDEX)
+    run_steps(task, 0 if index is None else index + 1)
+
+
+def run_steps(task: task_manager.Task, start: int) -> None:
+    assert task.driver is not None
+    info = task.node.driver_internal_info
+    steps: list[dict[str, Any]] = info.get(_STEPS) or []
+    for index in range(start, len(steps)):
+        step = steps[index]
+        info[_INDEX] = index
+        task.node.clean_step = step
+        task.node.save()
+        iface = getattr(task.driver, step['interface'])
+        try:
+            result = iface.execute_clean_step(task, step)
+        except Exception as exc:
+            fail_cleaning(task, 'Clean step %s.%s failed: %s' % (
+                step['interface'], step['step'], exc))
+            return
+        if result == states.CLEANWAIT:
+            task.process_event('wait')
+            return
+    finish_cleaning(task)
+
+
+def finish_cleaning(task: task_manager.Task) -> None:
+    assert task.driver is not None
+    manual = task.node.driver_internal_info.get(_MANUAL)
+    try:
+        task.driver.deploy.tear_down_cleaning(task)
+    except Exception as exc:
+        fail_cleaning(task, 'Tearing down cleaning failed: %s' % exc,
+                      tear_down=False)
+        return
+    _forget_steps(task)
+    task.process_event('manage' if manual else 'done')
+
+
+def fail_cleaning(task: task_manager.Task, error: str,
+                  tear_down: bool = True) -> None:
+    """Move the node to ``clean failed``, running tear_down_cleaning first."""
+    assert task.driver is not None
+    if tear_down:
+        try:
+            task.driver.deploy.tear_down_cleaning(task)
+        except Exception as exc:
+            error = '%s; tearing down cleaning also failed: %s' % (error, exc)
+    _forget_steps(task)
+    task.node.maintenance = True
+    task.node.fault = states.FAULT_CLEAN_FAILURE
+    task.node.maintenance_reason = error
+    task.process_event('fail', last_error=error)
+
+
+def _forget_steps(task: task_manager.Task) -> None:
+    task.node.clean_step = None
+    for key in (_STEPS, _INDEX, _MANUAL):
+        task.node.driver_internal_info.pop(key, None)

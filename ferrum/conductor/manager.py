@@ -1,0 +1,133 @@
+# SPDX-License-Identifier: Apache-2.0
+"""The conductor's Python interface: what the API and RPC call.
+
+Every method is short and delegates to a capability module. Methods that
+start work return once it is handed to a worker; the node's state shows
+its progress. Errors are ferrum exceptions whose ``code`` is the HTTP
+status the API answers with.
+"""
+
+from typing import Any
+
+from ferrum.common import exception
+from ferrum.common import states
+from ferrum.conductor import cleaning
+from ferrum.conductor import context as context_mod
+from ferrum.conductor import deployments
+from ferrum.conductor import power
+from ferrum.conductor import provisioning
+from ferrum.conductor import task_manager
+from ferrum.objects import node as node_obj
+
+
+class ConductorManager:
+    def __init__(self, ctx: context_mod.ConductorContext) -> None:
+        self.ctx = ctx
+
+    # ---- nodes ---------------------------------------------------------------
+
+    def create_node(self, values: dict[str, Any]) -> node_obj.Node:
+        """Enroll a node, filling its interfaces from the driver defaults.
+
+        :raises DriverNotSupported: the driver is not loaded here.
+        :raises InterfaceNotSupported: a named interface is not usable.
+        :raises NodeAlreadyExists: duplicate UUID or name.
+        """
+        if not values.get('driver'):
+            raise exception.MissingParameterValue(
+                reason='A node needs a "driver" (hardware type).')
+        values = dict(values)
+        values.update(self.ctx.drivers.check_node_interfaces(
+            values['driver'], values))
+        return node_obj.Node.create(self.ctx.db, values)
+
+    def destroy_node(self, node_id: int | str) -> None:
+        """Delete a node in enroll/manageable/adopt failed or maintenance."""
+        with task_manager.acquire(self.ctx, node_id, purpose='node deletion',
+                                  load_driver=False) as task:
+            node = task.node
+            if (node.provision_state not in states.DELETE_ALLOWED_STATES
+                    and not node.maintenance):
+                raise exception.InvalidState(reason=(
+                    'Node %s is in state "%s"; delete it in one of %s, or '
+                    'set maintenance first.' % (
+                        node.uuid, node.provision_state,
+                        sorted(states.DELETE_ALLOWED_STATES))))
+            node.destroy()
+            task.release(save=False)
+
+    # ---- provisioning --------------------------------------------------------
+
+    def do_provisioning_action(self, node_id: int | str, action: str,
+                               args: dict[str, Any] | None = None) -> None:
+        provisioning.do_provisioning_action(self.ctx, node_id, action, args)
+
+    def continue_deploy(self, node_id: int | str) -> None:
+        """The driver's asynchronous deploy finished (node in wait call-back)."""
+        self._resume(node_id, states.DEPLOYWAIT, deployments.continue_deploy)
+
+    def continue_cleaning(self, node_id: int | str) -> None:
+        """The driver's asynchronous clean work finished (node in clean wait)."""
+        self._resume(node_id, states.CLEANWAIT, cleaning.continue_cleaning)
+
+    def _resume(self, node_id: int | str, expected: str,
+                then: Any) -> None:
+        with task_manager.acquire(self.ctx, node_id,
+                                  purpose='resuming from %s' % expected) as task:
+            if task.node.provision_state != expected:
+                raise exception.InvalidStateRequested(
+                    action='resume', node=task.node.uuid,
+                    state=task.node.provision_state)
+            task.process_event('resume')
+            task.spawn_after(then, task)
+
+    # ---- power and management -----------------------------------------------
+
+    def change_node_power_state(self, node_id: int | str, target: str,
+                                timeout: int | None = None) -> None:
+        power.change_power_state(self.ctx, node_id, target, timeout)
+
+    def set_maintenance(self, node_id: int | str, enabled: bool,
+                        reason: str | None = None) -> None:
+        with task_manager.acquire(self.ctx, node_id, purpose='maintenance',
+                                  load_driver=False) as task:
+            task.node.maintenance = enabled
+            task.node.maintenance_reason = reason if enabled else None
+            if not enabled:
+                task.node.fault = None
+
+    def validate_driver_interfaces(self, node_id: int | str
+                                   ) -> dict[str, dict[str, Any]]:
+        """``{kind: {'result': bool, 'reason': str | None}}`` per interface."""
+        result: dict[str, dict[str, Any]] = {}
+        with task_manager.acquire(self.ctx, node_id, shared=True,
+                                  purpose='validation') as task:
+            assert task.driver is not None
+            for kind, iface in task.driver.interfaces():
+                try:
+                    iface.validate(task)
+                except Exception as exc:
+                    result[kind] = {'result': False, 'reason': str(exc)}
+                else:
+                    result[kind] = {'result': True, 'reason': None}
+        return result
+
+    def set_boot_device(self, node_id: int | str, device: str,
+                        persistent: bool = False) -> None:
+        with task_manager.acquire(self.ctx, node_id,
+                                  purpose='setting boot device') as task:
+            assert task.driver is not None
+            task.driver.management.validate(task)
+            task.driver.management.set_boot_device(task, device, persistent)
+
+    def get_boot_device(self, node_id: int | str) -> dict[str, Any]:
+        with task_manager.acquire(self.ctx, node_id, shared=True,
+                                  purpose='reading boot device') as task:
+            assert task.driver is not None
+            return task.driver.management.get_boot_device(task)
+
+    def get_supported_boot_devices(self, node_id: int | str) -> list[str]:
+        with task_manager.acquire(self.ctx, node_id, shared=True,
+                                  purpose='listing boot devices') as task:
+            assert task.driver is not None
+            return task.driver.management.get_supported_boot_devices(task)

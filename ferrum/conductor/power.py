@@ -1,0 +1,193 @@
+# SPDX-License-Identifier: Apache-2.0
+"""Power changes on request, and the periodic power-state sync."""
+
+import logging
+import threading
+from collections.abc import Callable
+from typing import Any
+
+from ferrum.common import exception
+from ferrum.common import states
+from ferrum.conductor import context as context_mod
+from ferrum.conductor import task_manager
+from ferrum.objects import node as node_obj
+from ferrum.periodic import decorators
+
+LOG = logging.getLogger(__name__)
+
+_RESULT_STATE = {
+    states.POWER_ON: states.POWER_ON,
+    states.POWER_OFF: states.POWER_OFF,
+    states.SOFT_POWER_OFF: states.POWER_OFF,
+    states.REBOOT: states.POWER_ON,
+    states.SOFT_REBOOT: states.POWER_ON,
+}
+
+
+def change_power_state(ctx: context_mod.ConductorContext, node_id: int | str,
+                       target: str, timeout: int | None = None) -> None:
+    """Start a power change; ``target_power_state`` shows it is under way.
+
+    :raises InvalidParameterValue: unknown target, or one the driver does
+        not support.
+    :raises NoFreeConductorWorker: nothing was changed.
+    """
+    if target not in _RESULT_STATE:
+        raise exception.InvalidParameterValue(
+            reason='Unknown power state "%s"; use one of %s' % (
+                target, ', '.join(sorted(_RESULT_STATE))))
+    with task_manager.acquire(ctx, node_id, purpose='power change') as task:
+        assert task.driver is not None
+        task.driver.power.validate(task)
+        supported = task.driver.power.get_supported_power_states(task)
+        if target not in supported:
+            raise exception.InvalidParameterValue(
+                reason='Node %s does not support power state "%s"; it '
+                       'supports %s' % (task.node.uuid, target, supported))
+        task.node.target_power_state = _RESULT_STATE[target]
+        task.node.save()
+        task.spawn_after(_do_power, task, target, timeout)
+
+
+def _do_power(task: task_manager.Task, target: str,
+              timeout: int | None) -> None:
+    assert task.driver is not None
+    timeout = timeout or task.ctx.conf.conductor.power_state_change_timeout
+    try:
+        if target in (states.REBOOT, states.SOFT_REBOOT):
+            task.driver.power.reboot(task, timeout=timeout)
+        else:
+            task.driver.power.set_power_state(task, target, timeout=timeout)
+    except Exception as exc:
+        task.node.target_power_state = None
+        task.node.last_error = 'Power change to "%s" failed: %s' % (
+            target, exc)
+        LOG.error('Node %(node)s: %(error)s',
+                  {'node': task.node.uuid, 'error': task.node.last_error})
+        return
+    task.node.power_state = _RESULT_STATE[target]
+    task.node.target_power_state = None
+    task.node.last_error = None
+
+
+class PowerSync:
+    """The power-state sync periodic of one conductor.
+
+    Failure counts live in memory: after a restart a node gets
+    ``power_state_sync_max_retries`` fresh attempts, which is harmless.
+    """
+
+    def __init__(self, ctx: context_mod.ConductorContext) -> None:
+        self.ctx = ctx
+        self.failures: dict[str, int] = {}
+        self._lock = threading.Lock()
+
+    @decorators.periodic(
+        spacing=lambda conf: conf.conductor.sync_power_state_interval)
+    def sync_power_states(self, ctx: context_mod.ConductorContext) -> None:
+        rows = node_obj.Node.list_columns(
+            self.ctx.db, ['id', 'uuid', 'maintenance', 'fault', 'driver'],
+            filters={'reserved': False,
+                     'conductor_group': self.ctx.conf.conductor.conductor_group})
+        candidates = [r for r in rows
+                      if r.driver in self.ctx.drivers.hardware_types
+                      and (not r.maintenance
+                           or r.fault == states.FAULT_POWER_FAILURE)]
+        conf = self.ctx.conf.conductor
+        workers = min(conf.sync_power_state_workers,
+                      conf.periodic_max_workers) or 1
+        _fan_out([r.id for r in candidates], self.sync_one, workers)
+
+    def sync_one(self, node_id: int) -> None:
+        try:
+            with task_manager.acquire(self.ctx, node_id, shared=True,
+                                      purpose='power state sync') as task:
+                self._sync(task)
+        except (exception.NodeLocked, exception.NodeNotFound):
+            pass  # busy or gone: next run
+        except Exception:
+            LOG.exception('Power sync of node %s failed unexpectedly',
+                          node_id)
+
+    def _sync(self, task: task_manager.Task) -> None:
+        assert task.driver is not None
+        node = task.node
+        if node.provision_state == states.ENROLL or node.target_power_state:
+            return  # not verified yet, or a power change is under way
+        try:
+            actual = task.driver.power.get_power_state(task)
+        except Exception as exc:
+            self._record_failure(task, exc)
+            return
+        with self._lock:
+            self.failures.pop(node.uuid, None)
+        recovered = node.fault == states.FAULT_POWER_FAILURE
+        if actual == node.power_state and not recovered:
+            return
+        task.upgrade_lock()
+        node = task.node
+        if recovered and node.fault == states.FAULT_POWER_FAILURE:
+            LOG.info('Node %(node)s: BMC answers again, leaving maintenance',
+                     {'node': node.uuid})
+            node.maintenance = False
+            node.fault = None
+            node.maintenance_reason = None
+        force = self.ctx.conf.conductor.force_power_state_during_sync
+        if (force and node.power_state in (states.POWER_ON, states.POWER_OFF)
+                and actual != node.power_state and not recovered):
+            LOG.warning('Node %(node)s is %(actual)s but should be '
+                        '%(db)s; setting it back',
+                        {'node': node.uuid, 'actual': actual,
+                         'db': node.power_state})
+            task.driver.power.set_power_state(task, node.power_state)
+        else:
+            node.power_state = actual
+
+    def _record_failure(self, task: task_manager.Task,
+                        exc: Exception) -> None:
+        node = task.node
+        with self._lock:
+            count = self.failures.get(node.uuid, 0) + 1
+            self.failures[node.uuid] = count
+        limit = self.ctx.conf.conductor.power_state_sync_max_retries
+        LOG.warning('Node %(node)s: reading the power state failed '
+                    '(%(count)d of %(limit)d): %(error)s',
+                    {'node': node.uuid, 'count': count, 'limit': limit,
+                     'error': exc})
+        if count < limit or node.maintenance:
+            return
+        task.upgrade_lock()
+        task.node.maintenance = True
+        task.node.fault = states.FAULT_POWER_FAILURE
+        task.node.maintenance_reason = (
+            'Power state could not be read %d times in a row: %s' % (
+                count, exc))
+        task.node.last_error = task.node.maintenance_reason
+        with self._lock:
+            self.failures.pop(node.uuid, None)
+
+
+def _fan_out(items: list[Any], func: Callable[[Any], None],
+             workers: int) -> None:
+    """Run ``func`` over ``items`` on at most ``workers`` threads."""
+    if workers <= 1 or len(items) <= 1:
+        for item in items:
+            func(item)
+        return
+    queue = list(reversed(items))
+    lock = threading.Lock()
+
+    def drain() -> None:
+        while True:
+            with lock:
+                if not queue:
+                    return
+                item = queue.pop()
+            func(item)
+
+    threads = [threading.Thread(target=drain, daemon=True)
+               for _ in range(min(workers, len(items)))]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()

@@ -1,0 +1,54 @@
+# SPDX-License-Identifier: Apache-2.0
+"""Clean-up of nodes a conductor left locked when it stopped or died.
+
+Used at start-up (our own stale locks, after a crash) and at graceful stop
+(work that did not finish within ``graceful_shutdown_timeout``). A node
+left in a transient state goes to that state's failure state, so an
+operator sees what happened instead of a node that is stuck for ever.
+"""
+
+import logging
+
+import sqlalchemy as sa
+
+from ferrum.common import states
+from ferrum.db import api as db_api
+from ferrum.objects import base
+from ferrum.objects import node as node_obj
+
+LOG = logging.getLogger(__name__)
+
+
+def fail_and_release(db: db_api.Database, host: str, why: str) -> int:
+    """Fail transient nodes locked by ``host`` and clear all its locks.
+
+    Returns the number of locks cleared.
+    """
+    table = node_obj.TABLE
+    now = base.utcnow()
+    with db.writer() as conn:
+        rows = conn.execute(sa.select(
+            table.c.id, table.c.uuid, table.c.provision_state).where(
+                table.c.reservation == host)).all()
+        for row in rows:
+            values: dict[str, object] = {'reservation': None,
+                                         'target_power_state': None}
+            failed = states.STUCK_STATES_TREATED_AS_FAIL.get(
+                row.provision_state)
+            if failed is not None:
+                error = ('Conductor %s %s while the node was in "%s"; retry '
+                         'the operation.' % (host, why, row.provision_state))
+                values.update(provision_state=failed, last_error=error,
+                              target_provision_state=states.TARGETS.get(
+                                  failed),
+                              provision_updated_at=now, updated_at=now,
+                              clean_step=None)
+                if row.provision_state == states.CLEANING:
+                    values.update(maintenance=True,
+                                  fault=states.FAULT_CLEAN_FAILURE,
+                                  maintenance_reason=error)
+                LOG.error('Node %(node)s: %(error)s',
+                          {'node': row.uuid, 'error': error})
+            conn.execute(sa.update(table).where(table.c.id == row.id)
+                         .values(**values))
+    return len(rows)

@@ -1,0 +1,123 @@
+# SPDX-License-Identifier: Apache-2.0
+"""The conductor service: start-up, steady state and graceful stop.
+
+Start-up, in order: open the database and check its schema, load and
+validate every enabled driver (refusing to start on any problem), register
+in the conductors table, fail and unlock the nodes a previous run of this
+host left locked, then start the heartbeat and the periodic tasks. Only
+then is the service ready (and systemd told so, by the command).
+
+Stop: take no new work, let running work finish within
+``[conductor]graceful_shutdown_timeout``, fail and unlock what is left,
+stop the periodic tasks and mark the conductor offline.
+"""
+
+import datetime
+import logging
+import threading
+from collections.abc import Callable
+
+from oslo_config import cfg
+
+from ferrum.common import exception
+from ferrum.conductor import context as context_mod
+from ferrum.conductor import keepalive
+from ferrum.conductor import manager
+from ferrum.conductor import power
+from ferrum.conductor import recovery
+from ferrum.conductor import timeouts
+from ferrum.conductor import workers
+from ferrum.db import api as db_api
+from ferrum.db import migration
+from ferrum.drivers import loader
+from ferrum.objects import base
+from ferrum.objects import conductor as conductor_obj
+from ferrum.periodic import worker as periodic_worker
+
+LOG = logging.getLogger(__name__)
+
+
+class SchemaOutOfDate(exception.FerrumException):
+    msg_fmt = ('The database at %(url)s is at schema revision %(current)s but '
+               'this ferrum needs %(head)s; run "ferrum-dbsync upgrade".')
+
+
+class ConductorService:
+    def __init__(self, conf: cfg.ConfigOpts,
+                 clock: Callable[[], datetime.datetime] = base.utcnow,
+                 db: db_api.Database | None = None) -> None:
+        self.conf = conf
+        self._clock = clock
+        self._db = db
+        self.ctx: context_mod.ConductorContext | None = None
+        self.manager: manager.ConductorManager | None = None
+        self._heartbeat: keepalive.Heartbeat | None = None
+        self._periodic: periodic_worker.periodics.PeriodicWorker | None = None
+        self._periodic_thread: threading.Thread | None = None
+        self.power_sync: power.PowerSync | None = None
+
+    def start(self, start_periodics: bool = True) -> None:
+        db = self._db or db_api.Database(self.conf)
+        current = migration.version(db.engine)
+        if current != migration.head():
+            raise SchemaOutOfDate(url=db.engine.url.render_as_string(
+                hide_password=True), current=current, head=migration.head())
+        drivers = loader.DriverRegistry(self.conf)
+        ctx = context_mod.ConductorContext(
+            conf=self.conf, db=db, host=self.conf.host, drivers=drivers,
+            workers=workers.WorkerPool(self.conf.conductor.workers_pool_size),
+            clock=self._clock)
+        me = conductor_obj.register(
+            db, ctx.host, self.conf.conductor.conductor_group,
+            self.conf.conductor.heartbeat_timeout)
+        ctx.conductor_id = me.id
+        conductor_obj.set_hardware_interfaces(db, me.id, drivers.advertised())
+        cleared = recovery.fail_and_release(db, ctx.host, 'restarted')
+        if cleared:
+            LOG.warning('Cleared %d stale node locks of a previous run of %s',
+                        cleared, ctx.host)
+        self.ctx = ctx
+        self.manager = manager.ConductorManager(ctx)
+        self._heartbeat = keepalive.Heartbeat(ctx)
+        self._heartbeat.start()
+        self.power_sync = power.PowerSync(ctx)
+        if start_periodics:
+            self.start_periodics()
+        LOG.info('Conductor %s started with hardware types %s',
+                 ctx.host, ', '.join(sorted(drivers.hardware_types)))
+
+    def periodic_objects(self) -> list[object]:
+        assert self.ctx is not None
+        return ([self.power_sync, timeouts.ProvisionTimeouts()]
+                + self.ctx.drivers.all_interface_objects())
+
+    def start_periodics(self) -> None:
+        assert self.ctx is not None
+        self._periodic = periodic_worker.build_worker(
+            self.ctx, self.periodic_objects())
+        self._periodic_thread = threading.Thread(
+            target=self._periodic.start, daemon=True,
+            name='ferrum-periodic')
+        self._periodic_thread.start()
+
+    def stop(self) -> None:
+        """Stop gracefully (see the module docstring). Safe to call twice."""
+        ctx = self.ctx
+        if ctx is None:
+            return
+        self.ctx = None
+        ctx.workers.stop_accepting()
+        timeout = self.conf.conductor.graceful_shutdown_timeout
+        if not ctx.workers.wait_idle(timeout):
+            LOG.warning('%d operations still running after %ds; failing '
+                        'their nodes', ctx.workers.running, timeout)
+        if self._periodic is not None:
+            self._periodic.stop()
+            self._periodic.wait()
+        recovery.fail_and_release(ctx.db, ctx.host, 'stopped')
+        if self._heartbeat is not None:
+            self._heartbeat.stop()
+        assert ctx.conductor_id is not None
+        conductor_obj.unregister(ctx.db, ctx.conductor_id)
+        ctx.workers.shutdown()
+        LOG.info('Conductor %s stopped', ctx.host)

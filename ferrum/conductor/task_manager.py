@@ -1,0 +1,223 @@
+# SPDX-License-Identifier: Apache-2.0
+"""A *task* is one piece of conductor work on one node, under its lock.
+
+Every operation on a node runs inside ``with acquire(ctx, node, purpose)``.
+Entering the block loads the node and its driver; with ``shared=False``
+(the default) it first takes the node's *exclusive lock*, which is the
+conditional UPDATE of :meth:`ferrum.objects.node.Node.reserve`: the database
+decides, so conductors sharing it never both hold a node. A *shared* task
+takes no lock and must only read.
+
+Leaving the block releases the lock, always: on success the node's pending
+changes are written in the same UPDATE that clears ``reservation``; when the
+block raises, pending changes are dropped and only the lock is cleared.
+
+Long work does not run inside the block. The block fires a state-machine
+event and hands the rest to a worker thread with :meth:`Task.spawn_after`;
+the lock then passes to that thread, which releases it when done. When no
+worker is free the event is undone, the lock released and
+:class:`~ferrum.common.exception.NoFreeConductorWorker` raised, so the node
+is never left in a transient state that nobody works on::
+
+    with task_manager.acquire(ctx, node_id, purpose='node deployment') as task:
+        task.process_event('deploy')
+        task.spawn_after(deployments.do_deploy, task)
+
+Attributes of a task: ``node`` (:class:`~ferrum.objects.node.Node`),
+``driver`` (:class:`~ferrum.drivers.loader.Driver`), ``shared``,
+``purpose`` (for logs), ``ctx`` (the :class:`ConductorContext`).
+
+Lock retries follow ``[conductor]node_locked_retry_attempts`` and
+``node_locked_retry_interval``, read at each acquisition.
+"""
+
+import logging
+import time
+import types
+from collections.abc import Callable
+from typing import Any
+
+from ferrum.common import exception
+from ferrum.common import state_machine
+from ferrum.common import states
+from ferrum.conductor import context as context_mod
+from ferrum.drivers import loader
+from ferrum.objects import node as node_obj
+
+LOG = logging.getLogger(__name__)
+
+
+class Task:
+    """One unit of work on one node. Create it with :func:`acquire`."""
+
+    def __init__(self, ctx: context_mod.ConductorContext, node_id: int | str,
+                 purpose: str, shared: bool = False, retry: bool = True,
+                 load_driver: bool = True) -> None:
+        self.ctx = ctx
+        self.purpose = purpose
+        self.shared = shared
+        self._spawn: tuple[Callable[..., Any], tuple[Any, ...]] | None = None
+        self._released = shared
+        if shared:
+            self.node = node_obj.Node.get(ctx.db, node_id)
+        else:
+            self.node = self._reserve(node_id, retry)
+        try:
+            self.driver: loader.Driver | None = (
+                ctx.drivers.build(self.node) if load_driver else None)
+        except Exception:
+            self.release()
+            raise
+        self.fsm = state_machine.new_machine(self.node.provision_state)
+        self._initial_state = (self.node.provision_state,
+                               self.node.target_provision_state,
+                               self.node.last_error)
+
+    def _reserve(self, node_id: int | str, retry: bool) -> node_obj.Node:
+        conf = self.ctx.conf.conductor
+        attempts = conf.node_locked_retry_attempts if retry else 1
+        for attempt in range(1, attempts + 1):
+            try:
+                node = node_obj.Node.reserve(self.ctx.db, self.ctx.host,
+                                             node_id)
+            except exception.NodeLocked:
+                if attempt == attempts:
+                    raise
+                time.sleep(conf.node_locked_retry_interval)
+            else:
+                LOG.debug('Node %(node)s locked for %(purpose)s',
+                          {'node': node.uuid, 'purpose': self.purpose})
+                return node
+        raise AssertionError('unreachable')
+
+    # ---- state machine ------------------------------------------------------
+
+    def process_event(self, event: str, last_error: str | None = None,
+                      target_state: str | None = None) -> str:
+        """Fire ``event``, then persist the new state (and ``last_error``).
+
+        :param last_error: recorded on the node; a failure event should give
+            one. It is cleared when omitted for a non-failure state.
+        :param target_state: overrides the target shown for the new state
+            (manual cleaning targets ``manageable``, not ``available``).
+        :raises InvalidStateRequested: ``event`` is not allowed now.
+        """
+        self._require_exclusive('process_event')
+        old = self.node.provision_state
+        new = state_machine.process_event(self.fsm, event, self.node.uuid)
+        self.node.provision_state = new
+        if new in states.STABLE_STATES:
+            self.node.target_provision_state = None
+        elif target_state is not None:
+            self.node.target_provision_state = target_state
+        elif new not in states.FAILURE_STATES:
+            self.node.target_provision_state = states.TARGETS.get(new)
+        if last_error is not None:
+            self.node.last_error = last_error
+        elif new not in states.FAILURE_STATES:
+            self.node.last_error = None
+        log = LOG.error if new in states.FAILURE_STATES else LOG.info
+        log('Node %(node)s moved from %(old)s to %(new)s on event %(event)s '
+            '(%(purpose)s)%(error)s',
+            {'node': self.node.uuid, 'old': old, 'new': new, 'event': event,
+             'purpose': self.purpose,
+             'error': ': %s' % last_error if last_error else ''})
+        self.node.save()
+        return new
+
+    # ---- hand-over to a worker ----------------------------------------------
+
+    def spawn_after(self, func: Callable[..., Any], *args: Any) -> None:
+        """Run ``func(*args)`` on a worker once the ``with`` block exits.
+
+        The lock passes to the worker, which releases it when ``func``
+        returns or raises.
+        """
+        self._require_exclusive('spawn_after')
+        self._spawn = (func, args)
+
+    def _run_spawned(self, func: Callable[..., Any],
+                     args: tuple[Any, ...]) -> None:
+        try:
+            func(*args)
+        except Exception:
+            LOG.exception('Node %(node)s: %(purpose)s failed unexpectedly',
+                          {'node': self.node.uuid, 'purpose': self.purpose})
+            self.release(save=False)
+        else:
+            self.release()
+
+    # ---- lock -----------------------------------------------------------------
+
+    def _require_exclusive(self, what: str) -> None:
+        if self.shared or self._released:
+            raise RuntimeError('%s needs an exclusive lock on node %s'
+                               % (what, self.node.uuid))
+
+    def upgrade_lock(self) -> None:
+        """Turn a shared task into an exclusive one (re-reading the node)."""
+        if not self.shared:
+            return
+        self.node = self._reserve(self.node.id, retry=True)
+        self.fsm = state_machine.new_machine(self.node.provision_state)
+        self.shared = False
+        self._released = False
+
+    def release(self, save: bool = True) -> None:
+        """Release the lock, writing pending changes when ``save``."""
+        if self._released:
+            return
+        self._released = True
+        changes = self.node.changes() if save else {}
+        if not node_obj.Node.release(self.ctx.db, self.ctx.host,
+                                     self.node.id, changes):
+            LOG.warning('Node %(node)s: the lock of %(host)s was cleared by '
+                        'someone else before %(purpose)s finished; its last '
+                        'changes were not written',
+                        {'node': self.node.uuid, 'host': self.ctx.host,
+                         'purpose': self.purpose})
+
+    def __enter__(self) -> 'Task':
+        return self
+
+    def __exit__(self, exc_type: type[BaseException] | None,
+                 exc: BaseException | None,
+                 tb: types.TracebackType | None) -> None:
+        if exc_type is not None or self._spawn is None:
+            self.release(save=exc_type is None)
+            return
+        func, args = self._spawn
+        self._spawn = None
+        try:
+            self.node.save()
+            self.ctx.workers.submit(self._run_spawned, func, args)
+        except exception.FerrumException:
+            self._undo_event()
+            raise
+
+    def _undo_event(self) -> None:
+        """No worker took the job: put the node back where it was."""
+        LOG.warning('Node %(node)s: no worker free for %(purpose)s; back to '
+                    '%(state)s', {'node': self.node.uuid,
+                                  'purpose': self.purpose,
+                                  'state': self._initial_state[0]})
+        (self.node.provision_state, self.node.target_provision_state,
+         self.node.last_error) = self._initial_state
+        self.release()
+
+
+def acquire(ctx: context_mod.ConductorContext, node_id: int | str,
+            purpose: str, shared: bool = False, retry: bool = True,
+            load_driver: bool = True) -> Task:
+    """Start a task on a node; use it as a context manager.
+
+    :param purpose: what the task is for, in human words; it is logged.
+    :param shared: take no lock (read-only work).
+    :param retry: retry a held lock as configured (else fail at once).
+    :param load_driver: resolve the node's driver (allocation does not need
+        it and may run on a conductor without the node's hardware type).
+    :raises NodeLocked: the lock stayed held through every retry.
+    :raises NodeNotFound: no such node.
+    """
+    return Task(ctx, node_id, purpose, shared=shared, retry=retry,
+                load_driver=load_driver)

@@ -1,0 +1,61 @@
+# SPDX-License-Identifier: Apache-2.0
+"""The periodic task that fails nodes waiting too long for a callback."""
+
+import datetime
+import logging
+
+from ferrum.common import exception
+from ferrum.common import states
+from ferrum.conductor import cleaning
+from ferrum.conductor import context as context_mod
+from ferrum.conductor import task_manager
+from ferrum.objects import node as node_obj
+from ferrum.periodic import decorators
+
+LOG = logging.getLogger(__name__)
+
+_TIMEOUTS = {
+    states.DEPLOYWAIT: 'deploy_callback_timeout',
+    states.CLEANWAIT: 'clean_callback_timeout',
+}
+
+
+class ProvisionTimeouts:
+    """Fails ``wait call-back`` and ``clean wait`` nodes past their timeout."""
+
+    @decorators.periodic(
+        spacing=lambda conf: conf.conductor.check_provision_state_interval)
+    def check_timeouts(self, ctx: context_mod.ConductorContext) -> None:
+        for state, option in _TIMEOUTS.items():
+            timeout = ctx.conf.conductor[option]
+            if not timeout:
+                continue
+            cutoff = ctx.clock() - datetime.timedelta(seconds=timeout)
+            rows = node_obj.Node.list_columns(
+                ctx.db, ['id', 'uuid', 'provision_updated_at', 'driver'],
+                filters={'provision_state': state, 'reserved': False,
+                         'conductor_group': ctx.conf.conductor.conductor_group})
+            for row in rows:
+                if (row.driver in ctx.drivers.hardware_types
+                        and row.provision_updated_at is not None
+                        and row.provision_updated_at < cutoff):
+                    self._fail(ctx, row.id, state, option, timeout)
+
+    def _fail(self, ctx: context_mod.ConductorContext, node_id: int,
+              state: str, option: str, timeout: int) -> None:
+        try:
+            with task_manager.acquire(ctx, node_id, retry=False,
+                                      purpose='callback timeout') as task:
+                if task.node.provision_state != state:
+                    return  # it moved on while we looked
+                error = ('Timeout reached while waiting in "%s" for %d '
+                         'seconds ([conductor]%s)' % (state, timeout, option))
+                if state == states.CLEANWAIT:
+                    task.spawn_after(cleaning.fail_cleaning, task, error)
+                else:
+                    task.process_event('fail', last_error=error)
+        except (exception.NodeLocked, exception.NodeNotFound):
+            pass
+        except exception.TemporaryFailure as exc:
+            LOG.warning('Node %(node)s: cannot fail it on timeout yet: '
+                        '%(error)s', {'node': node_id, 'error': exc})

@@ -1,0 +1,31 @@
+# SPDX-License-Identifier: Apache-2.0
+"""ferrum's configuration: one module per option group, registered on demand.
+
+Nothing here creates a global ``CONF``. Services receive the ``ConfigOpts``
+they run with, so each test builds a fresh one with :func:`new_conf`.
+"""
+
+from oslo_config import cfg
+from oslo_log import log
+
+from ferrum.conf import conductor
+from ferrum.conf import database
+from ferrum.conf import default
+
+
+def register_opts(conf: cfg.ConfigOpts) -> None:
+    """Register every ferrum option group (and oslo.log's) on ``conf``."""
+    default.register_opts(conf)
+    conductor.register_opts(conf)
+    database.register_opts(conf)
+    log.register_options(conf)
+
+
+def new_conf(args: list[str] | None = None,
+             default_config_files: list[str] | None = None) -> cfg.ConfigOpts:
+    """Build and parse a fresh ``ConfigOpts`` with every ferrum option."""
+    conf = cfg.ConfigOpts()
+    register_opts(conf)
+    conf(args or [], project='ferrum',
+         default_config_files=default_config_files or [])
+    return conf

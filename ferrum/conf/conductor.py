@@ -1,0 +1,89 @@
+# SPDX-License-Identifier: Apache-2.0
+"""Options of the [conductor] group: heartbeats, workers, timeouts, periodics."""
+
+from oslo_config import cfg
+
+GROUP = 'conductor'
+
+opts: list[cfg.Opt] = [
+    cfg.IntOpt('heartbeat_interval', default=10, min=1,
+               help='Seconds between two heartbeats this conductor writes to '
+                    'the conductors table.'),
+    cfg.IntOpt('heartbeat_timeout', default=60, min=2,
+               help='Seconds after its last heartbeat when a conductor is '
+                    'considered dead: its node locks are cleared and its work '
+                    'is taken over. Keep it several times '
+                    'heartbeat_interval so a busy conductor is not taken '
+                    'over.'),
+    cfg.IntOpt('workers_pool_size', default=100, min=3,
+               help='Maximum number of threads running node operations '
+                    '(deploy, clean, power) at once. When all are busy, new '
+                    'operations are refused with a temporary failure (HTTP '
+                    '503) and the node is left as it was.'),
+    cfg.IntOpt('periodic_max_workers', default=8, min=1,
+               help='Maximum number of threads the periodic tasks run on. '
+                    'A periodic task that fans out over nodes never uses more '
+                    'than this many threads.'),
+    cfg.IntOpt('sync_power_state_interval', default=120, min=0,
+               mutable=True,
+               help='Seconds between two runs of the power-state sync, which '
+                    'reads every managed node\'s power state from its BMC. '
+                    '0 disables the sync.'),
+    cfg.IntOpt('sync_power_state_workers', default=8, min=1, mutable=True,
+               help='Threads used by one power-state sync run to query BMCs '
+                    'in parallel; the effective number is also bounded by '
+                    'periodic_max_workers.'),
+    cfg.IntOpt('power_state_sync_max_retries', default=3, min=1,
+               mutable=True,
+               help='Consecutive failed power-state reads after which a node '
+                    'is put in maintenance with the fault "power failure". '
+                    'The fault is cleared when the BMC answers again.'),
+    cfg.BoolOpt('force_power_state_during_sync', default=True, mutable=True,
+                help='When the power-state sync finds a node in a different '
+                     'power state than the database records, set the node '
+                     'back to the recorded state (True) or record the state '
+                     'the hardware reports (False).'),
+    cfg.IntOpt('node_locked_retry_attempts', default=3, min=1, mutable=True,
+               help='Attempts to take a node lock held by another task '
+                    'before giving up with "node locked" (HTTP 409). Read '
+                    'at each lock attempt.'),
+    cfg.FloatOpt('node_locked_retry_interval', default=1.0, min=0,
+                 mutable=True,
+                 help='Seconds to wait between two attempts to take a node '
+                      'lock. Read at each lock attempt.'),
+    cfg.BoolOpt('automated_clean', default=True, mutable=True,
+                help='Run automated cleaning (the clean steps with a '
+                     'priority above 0) when a node is provided and when it '
+                     'is torn down. When False, nodes pass straight through '
+                     'cleaning.'),
+    cfg.IntOpt('deploy_callback_timeout', default=1800, min=0, mutable=True,
+               help='Seconds a node may stay in "wait call-back" before the '
+                    'deploy is failed. 0 disables the timeout.'),
+    cfg.IntOpt('clean_callback_timeout', default=1800, min=0, mutable=True,
+               help='Seconds a node may stay in "clean wait" before cleaning '
+                    'is failed. 0 disables the timeout.'),
+    cfg.IntOpt('power_state_change_timeout', default=60, min=2, mutable=True,
+               help='Seconds to wait for a node to reach the requested power '
+                    'state after a power change before the change is '
+                    'failed.'),
+    cfg.IntOpt('check_provision_state_interval', default=60, min=0,
+               mutable=True,
+               help='Seconds between two runs of the periodic task that '
+                    'fails nodes waiting in "wait call-back" or "clean wait" '
+                    'for longer than their timeout. 0 disables it.'),
+    cfg.StrOpt('conductor_group', default='',
+               regex=r'^[a-zA-Z0-9_.-]*$', max_length=255,
+               help='The group of nodes this conductor manages: only nodes '
+                    'whose conductor_group equals it (case-insensitively). '
+                    'The empty default manages nodes without a group. '
+                    'Letters, digits, "_", "." and "-" only.'),
+    cfg.IntOpt('graceful_shutdown_timeout', default=60, min=0,
+               help='Seconds a stopping conductor waits for in-flight node '
+                    'operations to finish. Nodes still in a transient state '
+                    'after that are failed cleanly and unlocked. 0 fails '
+                    'them at once.'),
+]
+
+
+def register_opts(conf: cfg.ConfigOpts) -> None:
+    conf.register_opts(opts, group=GROUP)

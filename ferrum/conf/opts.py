@@ -1,0 +1,16 @@
+# SPDX-License-Identifier: Apache-2.0
+"""The ``oslo.config.opts`` entry point used by oslo-config-generator."""
+
+from oslo_config import cfg
+
+from ferrum.conf import conductor
+from ferrum.conf import database
+from ferrum.conf import default
+
+
+def list_opts() -> list[tuple[str, list[cfg.Opt]]]:
+    return [
+        ('DEFAULT', default.opts),
+        (conductor.GROUP, conductor.opts),
+        (database.GROUP, database.list_opts()),
+    ]

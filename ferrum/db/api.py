@@ -1,0 +1,131 @@
+# SPDX-License-Identifier: Apache-2.0
+"""Database access: one engine per process and reader/writer transactions.
+
+The engine comes from oslo.db (connection retries, pool settings, and its
+exception filters, which turn driver errors into ``DBDuplicateEntry`` and
+``DBDeadlock``). Objects run SQLAlchemy Core statements on the connection
+that :meth:`Database.writer` or :meth:`Database.reader` yields.
+
+SQLite is the embedded default. It runs in WAL mode with a busy timeout, and
+a write transaction starts with ``BEGIN IMMEDIATE``: the write lock is taken
+up front, so a second writer waits for it (up to the busy timeout) instead of
+failing with "database is locked" when its read lock cannot be upgraded.
+oslo.db's SQLite set-up always emits a plain ``BEGIN`` and opens a new
+connection per transaction (NullPool), so ferrum builds the SQLite engine
+itself, pooled, and only borrows oslo.db's exception filters for it. For the
+same reason ferrum wraps engines itself rather than using enginefacade.
+"""
+
+import contextlib
+import os
+import threading
+from collections.abc import Iterator
+from typing import Any
+
+import sqlalchemy as sa
+from oslo_config import cfg
+from oslo_db.sqlalchemy import engines
+from oslo_db.sqlalchemy import exc_filters
+
+_WRITE = 'ferrum_write'
+
+
+def connection_url(conf: cfg.ConfigOpts) -> str:
+    """``[database]connection``, or SQLite under ``[DEFAULT]state_path``."""
+    if conf.database.connection:
+        return str(conf.database.connection)
+    path = os.path.abspath(os.path.join(conf.state_path, 'ferrum.sqlite'))
+    return 'sqlite:///%s' % path
+
+
+class Database:
+    """The engine of one process, with transaction helpers."""
+
+    def __init__(self, conf: cfg.ConfigOpts, url: str | None = None) -> None:
+        self.url = url or connection_url(conf)
+        if self.url.startswith('sqlite:///'):
+            directory = os.path.dirname(self.url[len('sqlite:///'):])
+            if directory:
+                os.makedirs(directory, exist_ok=True)
+        if self.url.startswith('sqlite'):
+            self.engine = _sqlite_engine(
+                self.url, conf.database.sqlite_busy_timeout)
+        else:
+            self.engine = engines.create_engine(
+                self.url,
+                max_pool_size=conf.database.max_pool_size,
+                max_overflow=conf.database.max_overflow,
+                pool_timeout=conf.database.pool_timeout,
+                max_retries=conf.database.max_retries,
+                retry_interval=conf.database.retry_interval,
+                connection_recycle_time=(
+                    conf.database.connection_recycle_time))
+        self.is_sqlite = self.engine.dialect.name == 'sqlite'
+        self._local = threading.local()
+
+    @contextlib.contextmanager
+    def writer(self) -> Iterator[sa.Connection]:
+        """A write transaction: committed on success, rolled back on error.
+
+        Nested use in one thread joins the outer transaction.
+        """
+        outer = getattr(self._local, 'conn', None)
+        if outer is not None:
+            yield outer
+            return
+        with self.engine.connect() as conn:
+            conn.execution_options(**{_WRITE: True})
+            with conn.begin():
+                self._local.conn = conn
+                try:
+                    yield conn
+                finally:
+                    self._local.conn = None
+
+    @contextlib.contextmanager
+    def reader(self) -> Iterator[sa.Connection]:
+        """A read-only transaction (joins an enclosing writer if any)."""
+        outer = getattr(self._local, 'conn', None)
+        if outer is not None:
+            yield outer
+            return
+        with self.engine.connect() as conn:
+            with conn.begin():
+                yield conn
+
+    def dispose(self) -> None:
+        self.engine.dispose()
+
+
+def _sqlite_engine(url: str, busy_timeout_ms: int) -> sa.Engine:
+    if url in ('sqlite://', 'sqlite:///:memory:'):
+        # One shared connection, or every connection gets its own database.
+        engine = sa.create_engine(
+            url, poolclass=sa.pool.StaticPool,
+            connect_args={'check_same_thread': False})
+    else:
+        engine = sa.create_engine(
+            url, pool_size=5, max_overflow=20, pool_timeout=60,
+            connect_args={'check_same_thread': False})
+    exc_filters.register_engine(engine)
+    @sa.event.listens_for(engine, 'connect')
+    def _on_connect(dbapi_conn: Any, _record: Any) -> None:
+        # Let SQLAlchemy, not pysqlite, decide when transactions begin.
+        dbapi_conn.isolation_level = None
+        cursor = dbapi_conn.cursor()
+        cursor.execute('PRAGMA journal_mode=WAL')
+        # In WAL mode NORMAL loses no committed data on a process crash,
+        # only possibly the last transactions on power loss.
+        cursor.execute('PRAGMA synchronous=NORMAL')
+        cursor.execute('PRAGMA busy_timeout=%d' % busy_timeout_ms)
+        cursor.execute('PRAGMA foreign_keys=ON')
+        cursor.close()
+
+    @sa.event.listens_for(engine, 'begin')
+    def _on_begin(conn: sa.Connection) -> None:
+        if conn.get_execution_options().get(_WRITE):
+            conn.exec_driver_sql('BEGIN IMMEDIATE')
+        else:
+            conn.exec_driver_sql('BEGIN')
+
+    return engine

@@ -1,0 +1,219 @@
+# SPDX-License-Identifier: Apache-2.0
+"""SQLAlchemy models: the tables only, with their indexes and constraints.
+
+The objects in :mod:`ferrum.objects` own the queries; they use these tables
+through SQLAlchemy Core. Changing a model needs an Alembic migration, and
+``tests/functional/db/test_migrations.py`` fails when the two differ.
+"""
+
+import datetime
+import json
+from typing import Any
+
+import sqlalchemy as sa
+from sqlalchemy import orm
+
+
+class JSONEncoded(sa.types.TypeDecorator[Any]):
+    """JSON stored as text, so it works the same on SQLite, PostgreSQL, MySQL."""
+
+    impl = sa.Text
+    cache_ok = True
+
+    def process_bind_param(self, value: Any, dialect: Any) -> str | None:
+        return None if value is None else json.dumps(value)
+
+    def process_result_value(self, value: Any, dialect: Any) -> Any:
+        return None if value is None else json.loads(value)
+
+
+class Base(orm.DeclarativeBase):
+    pass
+
+
+def _now() -> datetime.datetime:
+    return datetime.datetime.now(datetime.timezone.utc).replace(tzinfo=None)
+
+
+class TimestampMixin:
+    created_at: orm.Mapped[datetime.datetime] = orm.mapped_column(
+        sa.DateTime, default=_now, nullable=False)
+    updated_at: orm.Mapped[datetime.datetime | None] = orm.mapped_column(
+        sa.DateTime, onupdate=_now)
+
+
+class Conductor(TimestampMixin, Base):
+    __tablename__ = 'conductors'
+    __table_args__ = (
+        sa.UniqueConstraint('hostname', name='uniq_conductors0hostname'),)
+
+    id: orm.Mapped[int] = orm.mapped_column(primary_key=True)
+    hostname: orm.Mapped[str] = orm.mapped_column(sa.String(255))
+    conductor_group: orm.Mapped[str] = orm.mapped_column(
+        sa.String(255), server_default='', default='')
+    online: orm.Mapped[bool] = orm.mapped_column(sa.Boolean, default=True)
+    heartbeat_at: orm.Mapped[datetime.datetime] = orm.mapped_column(
+        sa.DateTime, default=_now)
+    rpc_address: orm.Mapped[str | None] = orm.mapped_column(sa.String(255))
+
+
+class ConductorHardwareInterface(TimestampMixin, Base):
+    __tablename__ = 'conductor_hardware_interfaces'
+    __table_args__ = (
+        sa.UniqueConstraint(
+            'conductor_id', 'hardware_type', 'interface_type',
+            'interface_name', name='uniq_conductorhardwareinterfaces0'),)
+
+    id: orm.Mapped[int] = orm.mapped_column(primary_key=True)
+    conductor_id: orm.Mapped[int] = orm.mapped_column(
+        sa.ForeignKey('conductors.id', ondelete='CASCADE'), index=True)
+    hardware_type: orm.Mapped[str] = orm.mapped_column(sa.String(255))
+    interface_type: orm.Mapped[str] = orm.mapped_column(sa.String(16))
+    interface_name: orm.Mapped[str] = orm.mapped_column(sa.String(255))
+    default: orm.Mapped[bool] = orm.mapped_column(sa.Boolean, default=False)
+
+
+class Node(TimestampMixin, Base):
+    __tablename__ = 'nodes'
+    __table_args__ = (
+        sa.UniqueConstraint('uuid', name='uniq_nodes0uuid'),
+        sa.UniqueConstraint('name', name='uniq_nodes0name'),
+        sa.UniqueConstraint('instance_uuid', name='uniq_nodes0instance_uuid'),
+        sa.Index('nodes_provision_state_idx', 'provision_state'),
+        sa.Index('nodes_resource_class_idx', 'resource_class'),
+        sa.Index('nodes_reservation_idx', 'reservation'),
+        sa.Index('nodes_conductor_group_idx', 'conductor_group'),
+        sa.Index('nodes_owner_idx', 'owner'),
+        sa.Index('nodes_lessee_idx', 'lessee'),
+        sa.Index('nodes_driver_idx', 'driver'),
+    )
+
+    id: orm.Mapped[int] = orm.mapped_column(primary_key=True)
+    uuid: orm.Mapped[str] = orm.mapped_column(sa.String(36))
+    name: orm.Mapped[str | None] = orm.mapped_column(sa.String(255))
+    description: orm.Mapped[str | None] = orm.mapped_column(sa.Text)
+    driver: orm.Mapped[str] = orm.mapped_column(sa.String(255))
+    power_interface: orm.Mapped[str | None] = orm.mapped_column(sa.String(255))
+    management_interface: orm.Mapped[str | None] = orm.mapped_column(
+        sa.String(255))
+    boot_interface: orm.Mapped[str | None] = orm.mapped_column(sa.String(255))
+    deploy_interface: orm.Mapped[str | None] = orm.mapped_column(
+        sa.String(255))
+    inspect_interface: orm.Mapped[str | None] = orm.mapped_column(
+        sa.String(255))
+    vendor_interface: orm.Mapped[str | None] = orm.mapped_column(
+        sa.String(255))
+    driver_info: orm.Mapped[Any] = orm.mapped_column(JSONEncoded, nullable=True)
+    driver_internal_info: orm.Mapped[Any] = orm.mapped_column(JSONEncoded, nullable=True)
+    properties: orm.Mapped[Any] = orm.mapped_column(JSONEncoded, nullable=True)
+    instance_info: orm.Mapped[Any] = orm.mapped_column(JSONEncoded, nullable=True)
+    extra: orm.Mapped[Any] = orm.mapped_column(JSONEncoded, nullable=True)
+    provision_state: orm.Mapped[str] = orm.mapped_column(sa.String(15))
+    target_provision_state: orm.Mapped[str | None] = orm.mapped_column(
+        sa.String(15))
+    provision_updated_at: orm.Mapped[datetime.datetime | None] = (
+        orm.mapped_column(sa.DateTime))
+    power_state: orm.Mapped[str | None] = orm.mapped_column(sa.String(15))
+    target_power_state: orm.Mapped[str | None] = orm.mapped_column(
+        sa.String(15))
+    maintenance: orm.Mapped[bool] = orm.mapped_column(
+        sa.Boolean, default=False)
+    maintenance_reason: orm.Mapped[str | None] = orm.mapped_column(sa.Text)
+    fault: orm.Mapped[str | None] = orm.mapped_column(sa.String(255))
+    last_error: orm.Mapped[str | None] = orm.mapped_column(sa.Text)
+    reservation: orm.Mapped[str | None] = orm.mapped_column(sa.String(255))
+    conductor_affinity: orm.Mapped[int | None] = orm.mapped_column(
+        sa.ForeignKey('conductors.id', name='nodes_conductor_affinity_fk'))
+    conductor_group: orm.Mapped[str] = orm.mapped_column(
+        sa.String(255), server_default='', default='')
+    resource_class: orm.Mapped[str | None] = orm.mapped_column(sa.String(80))
+    instance_uuid: orm.Mapped[str | None] = orm.mapped_column(sa.String(36))
+    allocation_id: orm.Mapped[int | None] = orm.mapped_column(sa.Integer)
+    owner: orm.Mapped[str | None] = orm.mapped_column(sa.String(255))
+    lessee: orm.Mapped[str | None] = orm.mapped_column(sa.String(255))
+    clean_step: orm.Mapped[Any] = orm.mapped_column(JSONEncoded, nullable=True)
+    deploy_step: orm.Mapped[Any] = orm.mapped_column(JSONEncoded, nullable=True)
+    automated_clean: orm.Mapped[bool | None] = orm.mapped_column(sa.Boolean)
+    protected: orm.Mapped[bool] = orm.mapped_column(sa.Boolean, default=False)
+    protected_reason: orm.Mapped[str | None] = orm.mapped_column(sa.Text)
+    retired: orm.Mapped[bool] = orm.mapped_column(sa.Boolean, default=False)
+    retired_reason: orm.Mapped[str | None] = orm.mapped_column(sa.Text)
+    inspection_started_at: orm.Mapped[datetime.datetime | None] = (
+        orm.mapped_column(sa.DateTime))
+    inspection_finished_at: orm.Mapped[datetime.datetime | None] = (
+        orm.mapped_column(sa.DateTime))
+
+
+class NodeTrait(Base):
+    __tablename__ = 'node_traits'
+    __table_args__ = (sa.Index('node_traits_trait_idx', 'trait'),)
+
+    node_id: orm.Mapped[int] = orm.mapped_column(
+        sa.ForeignKey('nodes.id', ondelete='CASCADE'), primary_key=True)
+    trait: orm.Mapped[str] = orm.mapped_column(
+        sa.String(255), primary_key=True)
+    created_at: orm.Mapped[datetime.datetime] = orm.mapped_column(
+        sa.DateTime, default=_now)
+
+
+class Port(TimestampMixin, Base):
+    __tablename__ = 'ports'
+    __table_args__ = (
+        sa.UniqueConstraint('uuid', name='uniq_ports0uuid'),
+        sa.UniqueConstraint('address', name='uniq_ports0address'),
+        sa.UniqueConstraint('name', name='uniq_ports0name'),
+    )
+
+    id: orm.Mapped[int] = orm.mapped_column(primary_key=True)
+    uuid: orm.Mapped[str] = orm.mapped_column(sa.String(36))
+    name: orm.Mapped[str | None] = orm.mapped_column(sa.String(255))
+    address: orm.Mapped[str] = orm.mapped_column(sa.String(18))
+    node_id: orm.Mapped[int] = orm.mapped_column(
+        sa.ForeignKey('nodes.id', ondelete='CASCADE'), index=True)
+    local_link_connection: orm.Mapped[Any] = orm.mapped_column(JSONEncoded, nullable=True)
+    pxe_enabled: orm.Mapped[bool] = orm.mapped_column(
+        sa.Boolean, default=True)
+    physical_network: orm.Mapped[str | None] = orm.mapped_column(
+        sa.String(64))
+    is_smartnic: orm.Mapped[bool] = orm.mapped_column(
+        sa.Boolean, default=False)
+    extra: orm.Mapped[Any] = orm.mapped_column(JSONEncoded, nullable=True)
+
+
+class Allocation(TimestampMixin, Base):
+    __tablename__ = 'allocations'
+    __table_args__ = (
+        sa.UniqueConstraint('uuid', name='uniq_allocations0uuid'),
+        sa.UniqueConstraint('name', name='uniq_allocations0name'),
+        # A node holds at most one allocation: the database, not Python,
+        # is what stops a double allocation.
+        sa.UniqueConstraint('node_id', name='uniq_allocations0node_id'),
+        sa.Index('allocations_state_idx', 'state'),
+        sa.Index('allocations_conductor_affinity_idx', 'conductor_affinity'),
+    )
+
+    id: orm.Mapped[int] = orm.mapped_column(primary_key=True)
+    uuid: orm.Mapped[str] = orm.mapped_column(sa.String(36))
+    name: orm.Mapped[str | None] = orm.mapped_column(sa.String(255))
+    node_id: orm.Mapped[int | None] = orm.mapped_column(
+        sa.ForeignKey('nodes.id', ondelete='SET NULL'))
+    state: orm.Mapped[str] = orm.mapped_column(sa.String(15))
+    last_error: orm.Mapped[str | None] = orm.mapped_column(sa.Text)
+    resource_class: orm.Mapped[str | None] = orm.mapped_column(sa.String(80))
+    candidate_nodes: orm.Mapped[Any] = orm.mapped_column(JSONEncoded, nullable=True)
+    extra: orm.Mapped[Any] = orm.mapped_column(JSONEncoded, nullable=True)
+    owner: orm.Mapped[str | None] = orm.mapped_column(sa.String(255))
+    conductor_affinity: orm.Mapped[int | None] = orm.mapped_column(
+        sa.ForeignKey('conductors.id',
+                      name='allocations_conductor_affinity_fk'))
+
+
+class AllocationTrait(Base):
+    __tablename__ = 'allocation_traits'
+
+    allocation_id: orm.Mapped[int] = orm.mapped_column(
+        sa.ForeignKey('allocations.id', ondelete='CASCADE'), primary_key=True)
+    trait: orm.Mapped[str] = orm.mapped_column(
+        sa.String(255), primary_key=True)
+    created_at: orm.Mapped[datetime.datetime] = orm.mapped_column(
+        sa.DateTime, default=_now)

@@ -1,0 +1,163 @@
+# SPDX-License-Identifier: Apache-2.0
+"""Fake interfaces. Behaviour is steered per node through ``driver_info``:
+
+* ``fake_fail``: list of hook names that raise ``DriverError``
+  (``validate``, ``power``, ``prepare``, ``deploy``, ``tear_down``,
+  ``clean_up``, ``prepare_cleaning``, ``tear_down_cleaning``,
+  ``erase_devices``, ``take_over``, ``inspect``);
+* ``fake_async``: list of hooks that finish asynchronously and return a wait
+  state (``deploy``, ``prepare_cleaning``, ``erase_devices``, ``inspect``).
+
+This lets tests and demos walk every failure path of the state machine
+with the real conductor and no mocks.
+"""
+
+from typing import TYPE_CHECKING, Any
+
+from ferrum.common import exception
+from ferrum.common import states
+from ferrum.drivers import base
+from ferrum.drivers import steps
+
+if TYPE_CHECKING:
+    from ferrum.conductor.task_manager import Task
+
+
+def _maybe_fail(task: 'Task', hook: str) -> None:
+    if hook in (task.node.driver_info.get('fake_fail') or ()):
+        raise exception.DriverError(
+            reason='fake %s failure requested by driver_info fake_fail on '
+                   'node %s' % (hook, task.node.uuid))
+
+
+def _is_async(task: 'Task', hook: str) -> bool:
+    return hook in (task.node.driver_info.get('fake_async') or ())
+
+
+class FakePower(base.PowerInterface):
+    def get_properties(self) -> dict[str, str]:
+        return {'fake_fail': 'Optional. Hooks that should fail.',
+                'fake_async': 'Optional. Hooks that finish asynchronously.'}
+
+    def validate(self, task: 'Task') -> None:
+        _maybe_fail(task, 'validate')
+
+    def get_power_state(self, task: 'Task') -> str:
+        _maybe_fail(task, 'power')
+        return task.node.power_state or states.POWER_OFF
+
+    def set_power_state(self, task: 'Task', power_state: str,
+                        timeout: int | None = None) -> None:
+        _maybe_fail(task, 'power')
+        if power_state not in (states.POWER_ON, states.POWER_OFF,
+                               states.SOFT_POWER_OFF):
+            raise exception.InvalidParameterValue(
+                reason='fake power cannot set %s' % power_state)
+
+    def reboot(self, task: 'Task', timeout: int | None = None) -> None:
+        _maybe_fail(task, 'power')
+
+    def get_supported_power_states(self, task: 'Task') -> list[str]:
+        return [states.POWER_ON, states.POWER_OFF, states.REBOOT,
+                states.SOFT_POWER_OFF, states.SOFT_REBOOT]
+
+
+class FakeManagement(base.ManagementInterface):
+    def validate(self, task: 'Task') -> None:
+        pass
+
+    def get_supported_boot_devices(self, task: 'Task') -> list[str]:
+        return ['pxe', 'disk', 'cdrom', 'bios']
+
+    def set_boot_device(self, task: 'Task', device: str,
+                        persistent: bool = False) -> None:
+        if device not in self.get_supported_boot_devices(task):
+            raise exception.InvalidParameterValue(
+                reason='Boot device %s is not one of %s' % (
+                    device, self.get_supported_boot_devices(task)))
+        task.node.driver_internal_info['fake_boot_device'] = {
+            'boot_device': device, 'persistent': persistent}
+
+    def get_boot_device(self, task: 'Task') -> dict[str, Any]:
+        return dict(task.node.driver_internal_info.get(
+            'fake_boot_device', {'boot_device': 'disk', 'persistent': True}))
+
+
+class FakeBoot(base.BootInterface):
+    def validate(self, task: 'Task') -> None:
+        pass
+
+    def prepare_ramdisk(self, task: 'Task') -> None:
+        pass
+
+    def clean_up_ramdisk(self, task: 'Task') -> None:
+        pass
+
+    def prepare_instance(self, task: 'Task') -> None:
+        pass
+
+    def clean_up_instance(self, task: 'Task') -> None:
+        pass
+
+
+class FakeDeploy(base.DeployInterface):
+    def validate(self, task: 'Task') -> None:
+        pass
+
+    def prepare(self, task: 'Task') -> None:
+        _maybe_fail(task, 'prepare')
+
+    def deploy(self, task: 'Task') -> str | None:
+        _maybe_fail(task, 'deploy')
+        return states.DEPLOYWAIT if _is_async(task, 'deploy') else None
+
+    def tear_down(self, task: 'Task') -> None:
+        _maybe_fail(task, 'tear_down')
+
+    def clean_up(self, task: 'Task') -> None:
+        _maybe_fail(task, 'clean_up')
+
+    def take_over(self, task: 'Task') -> None:
+        _maybe_fail(task, 'take_over')
+
+    def prepare_cleaning(self, task: 'Task') -> str | None:
+        _maybe_fail(task, 'prepare_cleaning')
+        if _is_async(task, 'prepare_cleaning'):
+            return states.CLEANWAIT
+        return None
+
+    def tear_down_cleaning(self, task: 'Task') -> None:
+        _maybe_fail(task, 'tear_down_cleaning')
+
+    @steps.clean_step(priority=10, abortable=True)
+    def erase_devices(self, task: 'Task') -> str | None:
+        """Pretend to erase the disks (automated cleaning)."""
+        _maybe_fail(task, 'erase_devices')
+        if _is_async(task, 'erase_devices'):
+            return states.CLEANWAIT
+        return None
+
+    @steps.clean_step(priority=0, argsinfo={
+        'message': {'description': 'Text recorded on the node.',
+                    'required': True}})
+    def record_message(self, task: 'Task', message: str) -> None:
+        """A manual-only step that records its argument."""
+        task.node.driver_internal_info['fake_message'] = message
+
+
+class FakeInspect(base.InspectInterface):
+    def validate(self, task: 'Task') -> None:
+        pass
+
+    def inspect_hardware(self, task: 'Task') -> str | None:
+        _maybe_fail(task, 'inspect')
+        if _is_async(task, 'inspect'):
+            return states.INSPECTWAIT
+        task.node.properties.update({'cpus': 8, 'memory_mb': 16384,
+                                     'local_gb': 100, 'cpu_arch': 'x86_64'})
+        return None
+
+
+class FakeVendor(base.VendorInterface):
+    def validate(self, task: 'Task') -> None:
+        pass

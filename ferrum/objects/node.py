@@ -1,0 +1,295 @@
+# SPDX-License-Identifier: Apache-2.0
+"""Node: a bare-metal machine, and the queries that read and lock it.
+
+A :class:`Node` is a plain object loaded from one row. ``save()`` writes
+back only the fields that changed since it was loaded (nested dicts such as
+``driver_internal_info`` included), so two tasks updating different fields
+do not overwrite each other.
+
+Locking is a conditional UPDATE (see :meth:`Node.reserve`): the database, not
+a Python lock, decides who holds a node, which is what lets several
+conductors share one database.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+import sqlalchemy as sa
+from oslo_db import exception as db_exc
+
+from ferrum.common import exception
+from ferrum.common import states
+from ferrum.db import api as db_api
+from ferrum.db import models
+from ferrum.objects import base
+
+TABLE = models.Node.__table__
+FIELDS: tuple[str, ...] = tuple(c.name for c in TABLE.columns)
+_JSON_FIELDS = frozenset(c.name for c in TABLE.columns
+                         if isinstance(c.type, models.JSONEncoded))
+_DICT_FIELDS = frozenset({'driver_info', 'driver_internal_info',
+                          'properties', 'instance_info', 'extra'})
+#: Columns that may be used as list filters with plain equality.
+EQUALITY_FILTERS = frozenset({
+    'provision_state', 'maintenance', 'driver', 'resource_class',
+    'conductor_group', 'owner', 'lessee', 'fault', 'instance_uuid',
+    'reservation', 'conductor_affinity', 'power_state', 'target_power_state',
+    'allocation_id'})
+
+
+class Node:
+    """One node row. Attribute names are the column names."""
+
+    id: int
+    uuid: str
+    name: str | None
+    driver: str
+    driver_info: dict[str, Any]
+    driver_internal_info: dict[str, Any]
+    properties: dict[str, Any]
+    instance_info: dict[str, Any]
+    extra: dict[str, Any]
+    provision_state: str
+    target_provision_state: str | None
+    power_state: str | None
+    target_power_state: str | None
+    maintenance: bool
+    maintenance_reason: str | None
+    fault: str | None
+    last_error: str | None
+    reservation: str | None
+    conductor_affinity: int | None
+    conductor_group: str
+    resource_class: str | None
+    instance_uuid: str | None
+    allocation_id: int | None
+    owner: str | None
+    lessee: str | None
+    clean_step: dict[str, Any] | None
+    deploy_step: dict[str, Any] | None
+    automated_clean: bool | None
+
+    def __init__(self, db: db_api.Database, row: Mapping[str, Any]) -> None:
+        self._db = db
+        values = dict(row)
+        for name in _DICT_FIELDS:
+            if values.get(name) is None:
+                values[name] = {}
+        self.__dict__.update(values)
+        self._loaded = {name: (copy.deepcopy(value) if name in _JSON_FIELDS
+                               else value)
+                        for name, value in values.items()}
+
+    def __repr__(self) -> str:
+        return '<Node %s %s>' % (self.uuid, self.provision_state)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {name: getattr(self, name) for name in FIELDS}
+
+    def changes(self) -> dict[str, Any]:
+        """The fields whose value differs from what was loaded."""
+        return {name: getattr(self, name) for name in FIELDS
+                if getattr(self, name) != self._loaded[name]}
+
+    # ---- reading ----------------------------------------------------------
+
+    @classmethod
+    def get(cls, db: db_api.Database, ident: int | str) -> Node:
+        """Load a node by id, UUID or name.
+
+        :raises NodeNotFound: when no node matches.
+        """
+        with db.reader() as conn:
+            row = conn.execute(
+                sa.select(TABLE).where(_ident_clause(ident))).mappings().first()
+        if row is None:
+            raise exception.NodeNotFound(node=ident)
+        return cls(db, row)
+
+    @classmethod
+    def list(cls, db: db_api.Database,
+             filters: Mapping[str, Any] | None = None,
+             limit: int | None = None,
+             sort_key: str = 'id', sort_dir: str = 'asc') -> list[Node]:
+        """Nodes matching ``filters`` (column equality; see EQUALITY_FILTERS).
+
+        Extra filter keys: ``provision_state_in`` (a collection),
+        ``uuid_in``, ``associated`` (bool), ``reserved`` (bool).
+        """
+        query = _filtered(sa.select(TABLE), filters or {})
+        column = TABLE.c[sort_key]
+        order = column.desc() if sort_dir == 'desc' else column.asc()
+        query = query.order_by(order, TABLE.c.id.asc())
+        if limit:
+            query = query.limit(limit)
+        with db.reader() as conn:
+            return [cls(db, row) for row in conn.execute(query).mappings()]
+
+    @staticmethod
+    def list_columns(db: db_api.Database, columns: Iterable[str],
+                     filters: Mapping[str, Any] | None = None,
+                     limit: int | None = None) -> list[sa.Row[Any]]:
+        """Only ``columns`` of matching nodes: cheap rows for periodic tasks."""
+        query = _filtered(
+            sa.select(*(TABLE.c[name] for name in columns)), filters or {})
+        query = query.order_by(TABLE.c.id)
+        if limit:
+            query = query.limit(limit)
+        with db.reader() as conn:
+            return list(conn.execute(query))
+
+    # ---- writing ----------------------------------------------------------
+
+    @classmethod
+    def create(cls, db: db_api.Database, values: Mapping[str, Any]) -> Node:
+        """Insert a node; ``uuid`` is generated and state is enroll by default.
+
+        :raises NodeAlreadyExists: on a duplicate UUID, name or instance UUID.
+        """
+        row: dict[str, Any] = {
+            'uuid': base.new_uuid(), 'provision_state': states.ENROLL,
+            'maintenance': False, 'conductor_group': '', 'protected': False,
+            'retired': False, 'created_at': base.utcnow()}
+        row.update({name: {} for name in _DICT_FIELDS})
+        row.update(values)
+        unknown = set(row) - set(FIELDS)
+        if unknown:
+            raise exception.InvalidParameterValue(
+                reason='Unknown node fields: %s' % ', '.join(sorted(unknown)))
+        try:
+            with db.writer() as conn:
+                node_id = conn.execute(
+                    sa.insert(TABLE).values(**row)).inserted_primary_key[0]
+        except db_exc.DBDuplicateEntry as exc:
+            field = (exc.columns or ['uuid'])[0]
+            raise exception.NodeAlreadyExists(
+                field=field, value=row.get(field))
+        return cls.get(db, node_id)
+
+    def save(self, **extra_values: Any) -> None:
+        """Write the changed fields (plus ``extra_values``) to the database.
+
+        Also stamps ``updated_at`` and, when the provision state changed,
+        ``provision_updated_at``.
+        """
+        changes = self.changes()
+        changes.update(extra_values)
+        if not changes:
+            return
+        now = base.utcnow()
+        changes['updated_at'] = now
+        if 'provision_state' in changes:
+            changes['provision_updated_at'] = now
+        try:
+            with self._db.writer() as conn:
+                result = conn.execute(sa.update(TABLE)
+                                      .where(TABLE.c.id == self.id)
+                                      .values(**changes))
+        except db_exc.DBDuplicateEntry as exc:
+            field = (exc.columns or ['name'])[0]
+            raise exception.NodeAlreadyExists(
+                field=field, value=changes.get(field))
+        if result.rowcount != 1:
+            raise exception.NodeNotFound(node=self.uuid)
+        self.__dict__.update(changes)
+        for name, value in changes.items():
+            self._loaded[name] = (copy.deepcopy(value) if name in _JSON_FIELDS
+                                  else value)
+
+    def refresh(self) -> None:
+        """Reload every field from the database, dropping unsaved changes."""
+        fresh = Node.get(self._db, self.id)
+        self.__dict__.update(fresh.__dict__)
+
+    def destroy(self) -> None:
+        with self._db.writer() as conn:
+            result = conn.execute(sa.delete(TABLE).where(TABLE.c.id == self.id))
+        if result.rowcount != 1:
+            raise exception.NodeNotFound(node=self.uuid)
+
+    # ---- locking ------------------------------------------------------------
+
+    @classmethod
+    def reserve(cls, db: db_api.Database, host: str,
+                ident: int | str) -> Node:
+        """Lock a node for ``host`` and return it, as one conditional UPDATE.
+
+        :raises NodeLocked: when another host (or task) holds the lock.
+        :raises NodeNotFound: when the node does not exist.
+        """
+        with db.writer() as conn:
+            result = conn.execute(
+                sa.update(TABLE)
+                .where(_ident_clause(ident), TABLE.c.reservation.is_(None))
+                .values(reservation=host))
+            row = conn.execute(
+                sa.select(TABLE).where(_ident_clause(ident))).mappings().first()
+        if row is None:
+            raise exception.NodeNotFound(node=ident)
+        if result.rowcount != 1:
+            raise exception.NodeLocked(node=row['uuid'],
+                                       host=row['reservation'])
+        return cls(db, row)
+
+    @staticmethod
+    def release(db: db_api.Database, host: str, node_id: int,
+                changes: Mapping[str, Any] | None = None) -> bool:
+        """Drop ``host``'s lock on a node, writing ``changes`` in the same UPDATE.
+
+        Returns False when the lock was no longer held by ``host`` (another
+        conductor cleared it after deciding this one was dead); the changes
+        are then not written.
+        """
+        values = dict(changes or {})
+        values['reservation'] = None
+        with db.writer() as conn:
+            result = conn.execute(
+                sa.update(TABLE)
+                .where(TABLE.c.id == node_id, TABLE.c.reservation == host)
+                .values(**values))
+        return result.rowcount == 1
+
+    @staticmethod
+    def release_all(db: db_api.Database, host: str) -> int:
+        """Clear every lock ``host`` holds; returns how many were cleared."""
+        with db.writer() as conn:
+            return conn.execute(
+                sa.update(TABLE).where(TABLE.c.reservation == host)
+                .values(reservation=None)).rowcount
+
+
+def _ident_clause(ident: int | str) -> sa.ColumnElement[bool]:
+    if isinstance(ident, int):
+        return TABLE.c.id == ident
+    if base.is_uuid_like(ident):
+        return TABLE.c.uuid == ident.lower()
+    return TABLE.c.name == ident
+
+
+def _filtered(query: sa.Select[Any],
+              filters: Mapping[str, Any]) -> sa.Select[Any]:
+    for key, value in filters.items():
+        if key in EQUALITY_FILTERS:
+            query = query.where(TABLE.c[key] == value if value is not None
+                                else TABLE.c[key].is_(None))
+        elif key == 'provision_state_in':
+            query = query.where(TABLE.c.provision_state.in_(list(value)))
+        elif key == 'uuid_in':
+            query = query.where(TABLE.c.uuid.in_(list(value)))
+        elif key == 'associated':
+            column = TABLE.c.instance_uuid
+            query = query.where(column.isnot(None) if value
+                                else column.is_(None))
+        elif key == 'reserved':
+            column = TABLE.c.reservation
+            query = query.where(column.isnot(None) if value
+                                else column.is_(None))
+        elif key == 'reservation_in':
+            query = query.where(TABLE.c.reservation.in_(list(value)))
+        else:
+            raise exception.InvalidParameterValue(
+                reason='Unknown node filter %s' % key)
+    return query

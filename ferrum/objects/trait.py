@@ -1,0 +1,50 @@
+# SPDX-License-Identifier: Apache-2.0
+"""Node traits: the capability strings allocations match on."""
+
+from collections.abc import Iterable
+
+import sqlalchemy as sa
+
+from ferrum.db import api as db_api
+from ferrum.db import models
+from ferrum.objects import base
+
+TABLE = models.NodeTrait.__table__
+
+
+def get_for_node(db: db_api.Database, node_id: int) -> list[str]:
+    with db.reader() as conn:
+        return sorted(conn.execute(
+            sa.select(TABLE.c.trait).where(TABLE.c.node_id == node_id)
+        ).scalars())
+
+
+def set_for_node(db: db_api.Database, node_id: int,
+                 traits: Iterable[str]) -> list[str]:
+    """Replace every trait of a node; returns the new sorted list."""
+    wanted = sorted(set(traits))
+    now = base.utcnow()
+    with db.writer() as conn:
+        conn.execute(sa.delete(TABLE).where(TABLE.c.node_id == node_id))
+        if wanted:
+            conn.execute(sa.insert(TABLE), [
+                {'node_id': node_id, 'trait': t, 'created_at': now}
+                for t in wanted])
+    return wanted
+
+
+def add(db: db_api.Database, node_id: int, trait: str) -> None:
+    """Add one trait; adding one the node already has is a no-op."""
+    with db.writer() as conn:
+        exists = conn.execute(sa.select(TABLE.c.trait).where(
+            TABLE.c.node_id == node_id, TABLE.c.trait == trait)).first()
+        if exists is None:
+            conn.execute(sa.insert(TABLE).values(
+                node_id=node_id, trait=trait, created_at=base.utcnow()))
+
+
+def remove(db: db_api.Database, node_id: int, trait: str) -> bool:
+    """Remove one trait; returns False when the node did not have it."""
+    with db.writer() as conn:
+        return conn.execute(sa.delete(TABLE).where(
+            TABLE.c.node_id == node_id, TABLE.c.trait == trait)).rowcount == 1

@@ -1,0 +1,93 @@
+# SPDX-License-Identifier: Apache-2.0
+"""Collects marked periodic methods and runs them on a futurist worker.
+
+One collector gathers the periodic methods of the conductor's own objects
+and of every loaded driver interface. It de-duplicates by class, so an
+interface class loaded under two entry-point names runs its periodics once.
+Spacing is read here, when the worker is built.
+"""
+
+import logging
+import threading
+from collections.abc import Callable, Iterable
+from typing import Any
+
+import futurist
+from futurist import periodics
+
+from ferrum.conductor import context as context_mod
+from ferrum.periodic import decorators
+
+LOG = logging.getLogger(__name__)
+
+
+def collect(objects: Iterable[object]) -> list[tuple[object, str,
+                                                     decorators.PeriodicSpec]]:
+    """``(object, method name, spec)`` for every marked method, once a class."""
+    seen: set[type] = set()
+    found = []
+    for obj in objects:
+        cls = type(obj)
+        if cls in seen:
+            continue
+        seen.add(cls)
+        for name in sorted(dir(cls)):
+            spec = getattr(getattr(cls, name, None), decorators.MARK, None)
+            if isinstance(spec, decorators.PeriodicSpec):
+                found.append((obj, name, spec))
+    return found
+
+
+def _callable_for(obj: object, name: str, ctx: context_mod.ConductorContext,
+                  spacing: float, run_immediately: bool
+                  ) -> Callable[[], None]:
+    method = getattr(obj, name)
+
+    @periodics.periodic(spacing=spacing, run_immediately=run_immediately)
+    def run() -> None:
+        method(ctx)
+
+    run.__name__ = '%s.%s' % (type(obj).__name__, name)
+    run.__qualname__ = run.__name__
+    return run
+
+
+def build_worker(ctx: context_mod.ConductorContext,
+                 objects: Iterable[object],
+                 now_func: Callable[[], float] | None = None,
+                 cond_cls: type[threading.Condition] | None = None
+                 ) -> periodics.PeriodicWorker:
+    """A futurist ``PeriodicWorker`` over the enabled periodic tasks.
+
+    ``now_func`` and ``cond_cls`` let tests drive time without sleeping.
+    """
+    callables: list[tuple[Callable[..., Any], tuple[Any, ...],
+                          dict[str, Any]]] = []
+    for obj, name, spec in collect(objects):
+        spacing = float(spec.spacing(ctx.conf))
+        if spacing <= 0:
+            LOG.info('Periodic task %s.%s is disabled (interval 0)',
+                     type(obj).__name__, name)
+            continue
+        callables.append((_callable_for(obj, name, ctx, spacing,
+                                        spec.run_immediately), (), {}))
+        LOG.debug('Periodic task %s.%s every %.1fs',
+                  type(obj).__name__, name, spacing)
+    max_workers = ctx.conf.conductor.periodic_max_workers
+    kwargs: dict[str, Any] = {}
+    if now_func is not None:
+        kwargs['now_func'] = now_func
+    if cond_cls is not None:
+        kwargs['cond_cls'] = cond_cls
+    return periodics.PeriodicWorker(
+        callables,
+        executor_factory=lambda: futurist.ThreadPoolExecutor(
+            max_workers=max_workers),
+        on_failure=_log_failure, **kwargs)
+
+
+def _log_failure(callback: Callable[..., Any], kind: Any, value: Any,
+                 traceback: Any, **_kwargs: Any) -> None:
+    LOG.error('Periodic task %s failed; it runs again at its next time',
+              getattr(callback, '__name__', callback),
+              exc_info=(kind, value, traceback))
