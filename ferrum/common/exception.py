@@ -122,11 +122,6 @@ class NodeInMaintenance(Conflict):
                'maintenance before %(action)s.')
 
 
-class ConductorAlreadyRegistered(Conflict):
-    msg_fmt = ('A conductor named %(conductor)s is already registered and '
-               'alive; give this one another [DEFAULT]host.')
-
-
 # ---- temporary failures ------------------------------------------------------
 
 class NoFreeConductorWorker(TemporaryFailure):

@@ -8,6 +8,7 @@ and other conductors take over the work of the dead ones.
 
 import dataclasses
 import datetime
+import logging
 from collections.abc import Iterable
 
 import sqlalchemy as sa
@@ -17,6 +18,7 @@ from ferrum.db import api as db_api
 from ferrum.db import models
 from ferrum.objects import base
 
+LOG = logging.getLogger(__name__)
 TABLE = models.Conductor.__table__
 IFACES = models.ConductorHardwareInterface.__table__
 
@@ -48,8 +50,9 @@ def register(db: db_api.Database, hostname: str, group: str,
              ) -> Conductor:
     """Register (or re-register after a restart) a conductor as online.
 
-    :raises ConductorAlreadyRegistered: when a live conductor with the same
-        hostname exists: two processes must not share a reservation name.
+    A restart under systemd comes back before the old heartbeat expires, so
+    a live-looking row of the same hostname is taken over with a warning
+    rather than refused.
     """
     now = base.utcnow()
     values = {'conductor_group': group, 'online': True, 'heartbeat_at': now,
@@ -60,10 +63,12 @@ def register(db: db_api.Database, hostname: str, group: str,
         if row is None:
             conn.execute(sa.insert(TABLE).values(
                 hostname=hostname, created_at=now, **values))
-        elif row['online'] and row['heartbeat_at'] > _cutoff(
-                heartbeat_timeout):
-            raise exception.ConductorAlreadyRegistered(conductor=hostname)
         else:
+            if row['online'] and row['heartbeat_at'] > _cutoff(
+                    heartbeat_timeout):
+                LOG.warning('Conductor %s was still registered as alive; '
+                            'assuming it restarted. Two conductors must not '
+                            'share one [DEFAULT]host.', hostname)
             conn.execute(sa.update(TABLE).where(TABLE.c.id == row['id'])
                          .values(**values))
     return get(db, hostname)
