@@ -43,7 +43,7 @@ genconfig: $(STAMP)
 	  --output-file etc/ferrum/ferrum.conf.sample
 
 states: $(STAMP)
-	$(BIN)/python tools/states_to_dot.py --svg doc/states.svg
+	$(BIN)/python tools/states_to_dot.py --dot doc/states.dot --svg doc/states.svg
 
 bench: $(STAMP)
 	$(BIN)/python tools/bench/conductor_flow.py

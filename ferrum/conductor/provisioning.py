@@ -176,7 +176,11 @@ def do_provisioning_action(ctx: context_mod.ConductorContext,
     verb, purpose = _VERBS[action]
     with task_manager.acquire(ctx, node_id, purpose=purpose) as task:
         event = states.VERBS[action]
-        if not state_machine.is_allowed(task.node.provision_state, event):
+        # In these states the conductor fires events itself (e.g. "manage"
+        # ends a manual clean); an operator must not fire them midway.
+        if (task.node.provision_state in states.STUCK_STATES_TREATED_AS_FAIL
+                or not state_machine.is_allowed(task.node.provision_state,
+                                                event)):
             raise exception.InvalidStateRequested(
                 action=action, node=task.node.uuid,
                 state=task.node.provision_state)

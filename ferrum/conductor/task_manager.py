@@ -94,7 +94,12 @@ class Task:
 
     def process_event(self, event: str, last_error: str | None = None,
                       target_state: str | None = None) -> str:
-        """Fire ``event``, then persist the new state (and ``last_error``).
+        """Fire ``event`` and record the new state (and ``last_error``).
+
+        The state is persisted before the task hands over to a worker
+        (``spawn_after``) and otherwise in the same UPDATE that releases the
+        lock, so nobody sees a state whose work has not been handed on, and
+        a block that raises after the event leaves the node as it was.
 
         :param last_error: recorded on the node; a failure event should give
             one. It is cleared when omitted for a non-failure state.
@@ -110,6 +115,9 @@ class Task:
             self.node.target_provision_state = None
         elif target_state is not None:
             self.node.target_provision_state = target_state
+        elif (new in (states.CLEANING, states.CLEANWAIT, states.CLEANHOLD)
+              and self.node.target_provision_state == states.MANAGEABLE):
+            pass  # manual cleaning keeps its manageable target throughout
         elif new not in states.FAILURE_STATES:
             self.node.target_provision_state = states.TARGETS.get(new)
         if last_error is not None:
@@ -122,7 +130,6 @@ class Task:
             {'node': self.node.uuid, 'old': old, 'new': new, 'event': event,
              'purpose': self.purpose,
              'error': ': %s' % last_error if last_error else ''})
-        self.node.save()
         return new
 
     # ---- hand-over to a worker ----------------------------------------------
@@ -140,12 +147,24 @@ class Task:
                      args: tuple[Any, ...]) -> None:
         try:
             func(*args)
-        except Exception:
+        except Exception as exc:
             LOG.exception('Node %(node)s: %(purpose)s failed unexpectedly',
                           {'node': self.node.uuid, 'purpose': self.purpose})
-            self.release(save=False)
-        else:
-            self.release()
+            self._fail_unexpectedly(exc)
+        self.release()
+
+    def _fail_unexpectedly(self, exc: Exception) -> None:
+        """A flow raised (a bug): fail the node rather than strand it."""
+        try:
+            self.node.refresh()
+            state = self.node.provision_state
+            self.fsm = state_machine.new_machine(state)
+            if state_machine.is_allowed(state, 'fail'):
+                self.process_event('fail', last_error=(
+                    'Unexpected error during %s: %s' % (self.purpose, exc)))
+        except Exception:
+            LOG.exception('Node %s: could not record the failure',
+                          self.node.uuid)
 
     # ---- lock -----------------------------------------------------------------
 

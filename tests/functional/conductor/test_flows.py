@@ -204,3 +204,25 @@ def test_delete_only_in_allowed_states(conductor, db):
     conductor.manager.destroy_node(node.uuid)
     with pytest.raises(exception.NodeNotFound):
         node_obj.Node.get(db, node.id)
+
+
+def test_manual_clean_keeps_manageable_target_while_waiting(conductor, db):
+    node = to_state(conductor.manager, db, enroll(
+        conductor.manager, fake_async=['prepare_cleaning']), 'manageable')
+    conductor.manager.do_provisioning_action(node.uuid, 'clean', {
+        'clean_steps': [{'interface': 'deploy', 'step': 'record_message',
+                         'args': {'message': 'hi'}}]})
+    node = settled(db, node.id, states.CLEANWAIT)
+    assert node.target_provision_state == states.MANAGEABLE
+    conductor.manager.continue_cleaning(node.uuid)
+    settled(db, node.id, states.MANAGEABLE)
+
+
+def test_operator_cannot_fire_conductor_events_mid_operation(conductor, db):
+    node = to_state(conductor.manager, db, enroll(conductor.manager),
+                    'manageable')
+    node.provision_state = states.CLEANING  # as if a clean were running
+    node.save()
+    with pytest.raises(exception.InvalidStateRequested,
+                       match='state "cleaning"'):
+        conductor.manager.do_provisioning_action(node.uuid, 'manage')
