@@ -6,12 +6,15 @@
   ``clean_up``, ``prepare_cleaning``, ``tear_down_cleaning``,
   ``erase_devices``, ``take_over``, ``inspect``);
 * ``fake_async``: list of hooks that finish asynchronously and return a wait
-  state (``deploy``, ``prepare_cleaning``, ``erase_devices``, ``inspect``).
+  state (``deploy``, ``prepare_cleaning``, ``erase_devices``, ``inspect``);
+* ``fake_deploy_seconds``: how long ``deploy`` takes, like slow hardware
+  (used to stop a conductor in the middle of a deploy).
 
 This lets tests and demos walk every failure path of the state machine
 with the real conductor and no mocks.
 """
 
+import time
 from typing import TYPE_CHECKING, Any
 
 from ferrum.common import exception
@@ -109,6 +112,7 @@ class FakeDeploy(base.DeployInterface):
 
     def deploy(self, task: 'Task') -> str | None:
         _maybe_fail(task, 'deploy')
+        time.sleep(float(task.node.driver_info.get('fake_deploy_seconds', 0)))
         return states.DEPLOYWAIT if _is_async(task, 'deploy') else None
 
     def tear_down(self, task: 'Task') -> None:
