@@ -9,7 +9,7 @@ from ferrum import conf as ferrum_conf
 from ferrum.db import api as db_api
 from ferrum.db import migration
 
-pytest_plugins = ['tests.postgres'] if os.path.exists(os.path.join(os.path.dirname(__file__), 'postgres.py')) else []  # TEMP
+pytest_plugins = ['tests.postgres']
 
 
 def require_real(what: str) -> None:
