@@ -47,6 +47,8 @@ states: $(STAMP)
 
 bench: $(STAMP)
 	$(BIN)/python tools/bench/conductor_flow.py
+	$(BIN)/python tools/bench/conductor_flow.py --idle-nodes 9000
+	$(BIN)/python tools/bench/all_in_one_rss.py
 
 clean-venv:
 	rm -rf $(VENV)

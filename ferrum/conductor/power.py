@@ -3,6 +3,7 @@
 
 import logging
 import threading
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -96,7 +97,11 @@ class PowerSync:
         conf = self.ctx.conf.conductor
         workers = min(conf.sync_power_state_workers,
                       conf.periodic_max_workers) or 1
+        started = time.monotonic()
         _fan_out([r.id for r in candidates], self.sync_one, workers)
+        LOG.debug('Power sync checked %(count)d nodes in %(secs).1fs',
+                  {'count': len(candidates),
+                   'secs': time.monotonic() - started})
 
     def sync_one(self, node_id: int) -> None:
         try:

@@ -40,6 +40,24 @@ EQUALITY_FILTERS = frozenset({
     'allocation_id'})
 
 
+# The hot statements are built once: building a statement with 40-odd
+# columns and computing its cache key cost more than running it on SQLite.
+# Parameters whose name starts with "b_" are bound in WHERE clauses; other
+# parameters name the columns an UPDATE sets.
+_RETURNING = tuple(TABLE.c)
+_INSERT = sa.insert(TABLE).returning(*_RETURNING)
+_UPDATE = sa.update(TABLE).where(TABLE.c.id == sa.bindparam('b_id'))
+_UPDATE_IF_HELD = sa.update(TABLE).where(
+    TABLE.c.id == sa.bindparam('b_id'),
+    TABLE.c.reservation == sa.bindparam('b_host'))
+_RESERVE = {
+    column: sa.update(TABLE).where(
+        TABLE.c[column] == sa.bindparam('b_ident'),
+        TABLE.c.reservation.is_(None)).values(
+            reservation=sa.bindparam('b_host')).returning(*_RETURNING)
+    for column in ('id', 'uuid', 'name')}
+
+
 class Node:
     """One node row. Attribute names are the column names."""
 
@@ -161,13 +179,12 @@ class Node:
                 reason='Unknown node fields: %s' % ', '.join(sorted(unknown)))
         try:
             with db.writer() as conn:
-                node_id = conn.execute(
-                    sa.insert(TABLE).values(**row)).inserted_primary_key[0]
+                created = conn.execute(_INSERT, row).mappings().one()
         except db_exc.DBDuplicateEntry as exc:
             field = (exc.columns or ['uuid'])[0]
             raise exception.NodeAlreadyExists(
                 field=field, value=row.get(field))
-        return cls.get(db, node_id)
+        return cls(db, created)
 
     def save(self, **extra_values: Any) -> None:
         """Write the changed fields (plus ``extra_values``) to the database.
@@ -185,9 +202,7 @@ class Node:
             changes['provision_updated_at'] = now
         try:
             with self._db.writer() as conn:
-                result = conn.execute(sa.update(TABLE)
-                                      .where(TABLE.c.id == self.id)
-                                      .values(**changes))
+                result = conn.execute(_UPDATE, dict(changes, b_id=self.id))
         except db_exc.DBDuplicateEntry as exc:
             field = (exc.columns or ['name'])[0]
             raise exception.NodeAlreadyExists(
@@ -220,19 +235,19 @@ class Node:
         :raises NodeLocked: when another host (or task) holds the lock.
         :raises NodeNotFound: when the node does not exist.
         """
+        column, value = _ident_column(ident)
         with db.writer() as conn:
-            result = conn.execute(
-                sa.update(TABLE)
-                .where(_ident_clause(ident), TABLE.c.reservation.is_(None))
-                .values(reservation=host))
-            row = conn.execute(
-                sa.select(TABLE).where(_ident_clause(ident))).mappings().first()
-        if row is None:
+            row = conn.execute(_RESERVE[column], {
+                'b_ident': value, 'b_host': host}).mappings().first()
+        if row is not None:
+            return cls(db, row)
+        with db.reader() as conn:
+            holder = conn.execute(
+                sa.select(TABLE.c.uuid, TABLE.c.reservation)
+                .where(_ident_clause(ident))).first()
+        if holder is None:
             raise exception.NodeNotFound(node=ident)
-        if result.rowcount != 1:
-            raise exception.NodeLocked(node=row['uuid'],
-                                       host=row['reservation'])
-        return cls(db, row)
+        raise exception.NodeLocked(node=holder.uuid, host=holder.reservation)
 
     @staticmethod
     def release(db: db_api.Database, host: str, node_id: int,
@@ -243,13 +258,10 @@ class Node:
         conductor cleared it after deciding this one was dead); the changes
         are then not written.
         """
-        values = dict(changes or {})
-        values['reservation'] = None
+        values = dict(changes or {}, reservation=None, b_id=node_id,
+                      b_host=host)
         with db.writer() as conn:
-            result = conn.execute(
-                sa.update(TABLE)
-                .where(TABLE.c.id == node_id, TABLE.c.reservation == host)
-                .values(**values))
+            result = conn.execute(_UPDATE_IF_HELD, values)
         return result.rowcount == 1
 
     @staticmethod
@@ -261,12 +273,18 @@ class Node:
                 .values(reservation=None)).rowcount
 
 
-def _ident_clause(ident: int | str) -> sa.ColumnElement[bool]:
+def _ident_column(ident: int | str) -> tuple[str, int | str]:
+    """Which column an identifier names: id, UUID or name."""
     if isinstance(ident, int):
-        return TABLE.c.id == ident
+        return 'id', ident
     if base.is_uuid_like(ident):
-        return TABLE.c.uuid == ident.lower()
-    return TABLE.c.name == ident
+        return 'uuid', ident.lower()
+    return 'name', ident
+
+
+def _ident_clause(ident: int | str) -> sa.ColumnElement[bool]:
+    column, value = _ident_column(ident)
+    return TABLE.c[column] == value
 
 
 def _filtered(query: sa.Select[Any],
