@@ -150,3 +150,24 @@ def test_sigkill_mid_deploy_leaves_nothing_locked_after_restart(
         assert node_obj.Node.list(db, {'reserved': True}) == []
     finally:
         restarted.stop()
+
+
+def test_all_in_one_runs_with_no_config_on_embedded_sqlite(tmp_path,
+                                                           notify_socket):
+    sock, path = notify_socket
+    workdir = tmp_path / 'fresh'
+    workdir.mkdir()
+    env = dict(os.environ, NOTIFY_SOCKET=path)
+    proc = subprocess.Popen([os.path.join(BIN, 'ferrum')], cwd=workdir,
+                            env=env)
+    try:
+        _recv_until(sock, 'READY=1')
+        database = workdir / '.ferrum' / 'ferrum.sqlite'
+        assert database.exists()
+        proc.send_signal(signal.SIGTERM)
+        _recv_until(sock, 'STOPPING=1')
+        assert proc.wait(timeout=30) == 0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
