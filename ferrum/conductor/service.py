@@ -17,6 +17,7 @@ import logging
 import threading
 from collections.abc import Callable
 
+from futurist import periodics
 from oslo_config import cfg
 
 from ferrum.common import exception
@@ -52,7 +53,7 @@ class ConductorService:
         self.ctx: context_mod.ConductorContext | None = None
         self.manager: manager.ConductorManager | None = None
         self._heartbeat: keepalive.Heartbeat | None = None
-        self._periodic: periodic_worker.periodics.PeriodicWorker | None = None
+        self._periodic: periodics.PeriodicWorker | None = None
         self._periodic_thread: threading.Thread | None = None
         self.power_sync: power.PowerSync | None = None
 
@@ -88,8 +89,9 @@ class ConductorService:
 
     def periodic_objects(self) -> list[object]:
         assert self.ctx is not None
-        return ([self.power_sync, timeouts.ProvisionTimeouts()]
-                + self.ctx.drivers.all_interface_objects())
+        objects: list[object] = [self.power_sync,
+                                 timeouts.ProvisionTimeouts()]
+        return objects + list(self.ctx.drivers.all_interface_objects())
 
     def start_periodics(self) -> None:
         assert self.ctx is not None

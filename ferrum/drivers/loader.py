@@ -11,7 +11,7 @@ name, and the conductor refuses to start. Nothing is loaded lazily later.
 
 import dataclasses
 import logging
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
 from oslo_config import cfg
@@ -28,7 +28,7 @@ LOG = logging.getLogger(__name__)
 TYPES_NAMESPACE = 'ferrum.hardware.types'
 INTERFACES_NAMESPACE = 'ferrum.hardware.interfaces.%s'
 KINDS = default_conf.INTERFACE_KINDS
-_BASES: dict[str, type[base.BaseInterface]] = {
+_BASES: dict[str, type] = {
     'power': base.PowerInterface, 'management': base.ManagementInterface,
     'boot': base.BootInterface, 'deploy': base.DeployInterface,
     'inspect': base.InspectInterface, 'vendor': base.VendorInterface}
@@ -52,20 +52,20 @@ class Driver:
 
 
 def _load(namespace: str, names: list[str], what: str) -> dict[str, Any]:
-    def missing(names_: list[str]) -> None:
+    def missing(names_: Iterable[str]) -> None:
         raise exception.DriverLoadError(
             what=what, name=', '.join(sorted(names_)), namespace=namespace,
             reason='no such entry point is installed; check the spelling '
                    'or install the package that provides it')
 
-    def failed(_manager: Any, entrypoint: Any, exc: Exception) -> None:
+    def failed(_manager: Any, entrypoint: Any, exc: BaseException) -> None:
         raise exception.DriverLoadError(
             what=what, name=entrypoint.name, namespace=namespace,
             reason='%s: %s' % (type(exc).__name__, exc))
 
     if not names:
         return {}
-    manager = named.NamedExtensionManager(
+    manager: named.NamedExtensionManager[Any] = named.NamedExtensionManager(
         namespace, names, invoke_on_load=True, name_order=True,
         on_load_failure_callback=failed,
         on_missing_entrypoints_callback=missing)
@@ -159,8 +159,9 @@ class DriverRegistry:
         names = self.check_node_interfaces(
             node.driver, {'%s_interface' % k: getattr(node, '%s_interface' % k)
                           for k in KINDS})
-        parts = {kind: self.interfaces[kind][names['%s_interface' % kind]]
-                 for kind in KINDS}
+        parts: dict[str, Any] = {
+            kind: self.interfaces[kind][names['%s_interface' % kind]]
+            for kind in KINDS}
         return Driver(hardware_type=node.driver, **parts)
 
     def all_interface_objects(self) -> list[base.BaseInterface]:

@@ -13,6 +13,7 @@ conductors share one database.
 
 from __future__ import annotations
 
+import builtins
 import copy
 from collections.abc import Iterable, Mapping
 from typing import Any
@@ -26,7 +27,7 @@ from ferrum.db import api as db_api
 from ferrum.db import models
 from ferrum.objects import base
 
-TABLE = models.Node.__table__
+TABLE: sa.Table = models.Node.__table__  # type: ignore[assignment]
 FIELDS: tuple[str, ...] = tuple(c.name for c in TABLE.columns)
 _JSON_FIELDS = frozenset(c.name for c in TABLE.columns
                          if isinstance(c.type, models.JSONEncoded))
@@ -90,7 +91,7 @@ class Node:
     deploy_step: dict[str, Any] | None
     automated_clean: bool | None
 
-    def __init__(self, db: db_api.Database, row: Mapping[str, Any]) -> None:
+    def __init__(self, db: db_api.Database, row: Mapping[Any, Any]) -> None:
         self._db = db
         values = dict(row)
         for name in _DICT_FIELDS:
@@ -149,7 +150,7 @@ class Node:
     @staticmethod
     def list_columns(db: db_api.Database, columns: Iterable[str],
                      filters: Mapping[str, Any] | None = None,
-                     limit: int | None = None) -> list[sa.Row[Any]]:
+                     limit: int | None = None) -> 'builtins.list[Any]':
         """Only ``columns`` of matching nodes: cheap rows for periodic tasks."""
         query = _filtered(
             sa.select(*(TABLE.c[name] for name in columns)), filters or {})

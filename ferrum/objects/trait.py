@@ -9,7 +9,7 @@ from ferrum.db import api as db_api
 from ferrum.db import models
 from ferrum.objects import base
 
-TABLE = models.NodeTrait.__table__
+TABLE: sa.Table = models.NodeTrait.__table__  # type: ignore[assignment]
 
 
 def get_for_node(db: db_api.Database, node_id: int) -> list[str]:
