@@ -54,7 +54,7 @@ class ConductorManager:
                         node.uuid, node.provision_state,
                         sorted(states.DELETE_ALLOWED_STATES))))
             node.destroy()
-            task.release(save=False)
+            task.forget()
 
     # ---- provisioning --------------------------------------------------------
 

@@ -16,6 +16,12 @@ from ferrum.periodic import decorators
 
 LOG = logging.getLogger(__name__)
 
+#: The sync leaves these alone: not verified yet, or a ramdisk or the
+#: hardware itself is expected to change the power state meanwhile.
+_SYNC_EXCLUDED_STATES = frozenset({
+    states.ENROLL, states.DEPLOYWAIT, states.CLEANWAIT, states.INSPECTWAIT,
+    states.ADOPTFAIL})
+
 _RESULT_STATE = {
     states.POWER_ON: states.POWER_ON,
     states.POWER_OFF: states.POWER_OFF,
@@ -46,7 +52,6 @@ def change_power_state(ctx: context_mod.ConductorContext, node_id: int | str,
                 reason='Node %s does not support power state "%s"; it '
                        'supports %s' % (task.node.uuid, target, supported))
         task.node.target_power_state = _RESULT_STATE[target]
-        task.node.save()
         task.spawn_after(_do_power, task, target, timeout)
 
 
@@ -117,8 +122,9 @@ class PowerSync:
     def _sync(self, task: task_manager.Task) -> None:
         assert task.driver is not None
         node = task.node
-        if node.provision_state == states.ENROLL or node.target_power_state:
-            return  # not verified yet, or a power change is under way
+        if (node.provision_state in _SYNC_EXCLUDED_STATES
+                or node.target_power_state):
+            return  # see _SYNC_EXCLUDED_STATES, or a change is under way
         try:
             actual = task.driver.power.get_power_state(task)
         except Exception as exc:
@@ -129,8 +135,12 @@ class PowerSync:
         recovered = node.fault == states.FAULT_POWER_FAILURE
         if actual == node.power_state and not recovered:
             return
+        seen = (node.power_state, node.provision_state)
         task.upgrade_lock()
         node = task.node
+        if (node.target_power_state
+                or (node.power_state, node.provision_state) != seen):
+            return  # someone acted while we read the BMC: next run
         if recovered and node.fault == states.FAULT_POWER_FAILURE:
             LOG.info('Node %(node)s: BMC answers again, leaving maintenance',
                      {'node': node.uuid})

@@ -1,8 +1,9 @@
 # SPDX-License-Identifier: Apache-2.0
 """Clean-up of nodes a conductor left locked when it stopped or died.
 
-Used at start-up (our own stale locks, after a crash) and at graceful stop
-(work that did not finish within ``graceful_shutdown_timeout``). A node
+Used at start-up (our own stale locks, after a crash), at graceful stop
+(work that did not finish within ``graceful_shutdown_timeout``), and
+periodically for conductors whose heartbeat stopped. A node
 left in a transient state goes to that state's failure state, so an
 operator sees what happened instead of a node that is stuck for ever.
 """
@@ -12,9 +13,12 @@ import logging
 import sqlalchemy as sa
 
 from ferrum.common import states
+from ferrum.conductor import context as context_mod
 from ferrum.db import api as db_api
 from ferrum.objects import base
+from ferrum.objects import conductor as conductor_obj
 from ferrum.objects import node as node_obj
+from ferrum.periodic import decorators
 
 LOG = logging.getLogger(__name__)
 
@@ -52,3 +56,23 @@ def fail_and_release(db: db_api.Database, host: str, why: str) -> int:
             conn.execute(sa.update(table).where(table.c.id == row.id)
                          .values(**values))
     return len(rows)
+
+
+class DeadConductors:
+    """Frees the nodes of conductors whose heartbeat stopped."""
+
+    @decorators.periodic(
+        spacing=lambda conf: conf.conductor.check_provision_state_interval)
+    def release_dead_conductor_locks(
+            self, ctx: context_mod.ConductorContext) -> None:
+        dead = conductor_obj.list_dead(
+            ctx.db, ctx.conf.conductor.heartbeat_timeout)
+        for other in dead:
+            if other.hostname == ctx.host:
+                continue
+            cleared = fail_and_release(ctx.db, other.hostname,
+                                       'stopped sending heartbeats')
+            if cleared:
+                LOG.warning('Cleared %(count)d node locks of dead conductor '
+                            '%(host)s', {'count': cleared,
+                                         'host': other.hostname})

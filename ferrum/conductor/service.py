@@ -90,7 +90,8 @@ class ConductorService:
     def periodic_objects(self) -> list[object]:
         assert self.ctx is not None
         objects: list[object] = [self.power_sync,
-                                 timeouts.ProvisionTimeouts()]
+                                 timeouts.ProvisionTimeouts(),
+                                 recovery.DeadConductors()]
         return objects + list(self.ctx.drivers.all_interface_objects())
 
     def start_periodics(self) -> None:

@@ -45,6 +45,7 @@ from ferrum.drivers import loader
 from ferrum.objects import node as node_obj
 
 LOG = logging.getLogger(__name__)
+_RELEASE_ATTEMPTS = 3
 
 
 class Task:
@@ -69,9 +70,14 @@ class Task:
             self.release()
             raise
         self.fsm = state_machine.new_machine(self.node.provision_state)
+        self._remember_initial_state()
+
+    def _remember_initial_state(self) -> None:
+        """What ``_undo_event`` restores when no worker takes the job."""
         self._initial_state = (self.node.provision_state,
                                self.node.target_provision_state,
-                               self.node.last_error)
+                               self.node.last_error,
+                               self.node.target_power_state)
 
     def _reserve(self, node_id: int | str, retry: bool) -> node_obj.Node:
         conf = self.ctx.conf.conductor
@@ -151,7 +157,8 @@ class Task:
             LOG.exception('Node %(node)s: %(purpose)s failed unexpectedly',
                           {'node': self.node.uuid, 'purpose': self.purpose})
             self._fail_unexpectedly(exc)
-        self.release()
+        finally:
+            self.release()
 
     def _fail_unexpectedly(self, exc: Exception) -> None:
         """A flow raised (a bug): fail the node rather than strand it."""
@@ -179,22 +186,44 @@ class Task:
             return
         self.node = self._reserve(self.node.id, retry=True)
         self.fsm = state_machine.new_machine(self.node.provision_state)
+        self._remember_initial_state()
         self.shared = False
         self._released = False
 
     def release(self, save: bool = True) -> None:
-        """Release the lock, writing pending changes when ``save``."""
+        """Release the lock, writing pending changes when ``save``.
+
+        A database error is retried, then the release is tried once more
+        without the changes: a lock must not outlive its task.
+        """
         if self._released:
             return
-        self._released = True
         changes = self.node.changes() if save else {}
-        if not node_obj.Node.release(self.ctx.db, self.ctx.host,
-                                     self.node.id, changes):
+        for attempt in range(_RELEASE_ATTEMPTS):
+            try:
+                held = node_obj.Node.release(self.ctx.db, self.ctx.host,
+                                             self.node.id, changes)
+                break
+            except Exception:
+                LOG.exception('Node %(node)s: releasing the lock failed '
+                              '(attempt %(attempt)d)',
+                              {'node': self.node.uuid, 'attempt': attempt + 1})
+                if attempt == _RELEASE_ATTEMPTS - 2:
+                    changes = {}  # maybe the changes are what fails
+                time.sleep(0.1 * (attempt + 1))
+        else:
+            return  # still locked: start-up recovery or take-over clears it
+        self._released = True
+        if not held:
             LOG.warning('Node %(node)s: the lock of %(host)s was cleared by '
                         'someone else before %(purpose)s finished; its last '
                         'changes were not written',
                         {'node': self.node.uuid, 'host': self.ctx.host,
                          'purpose': self.purpose})
+
+    def forget(self) -> None:
+        """The node is gone (deleted): there is no lock left to release."""
+        self._released = True
 
     def __enter__(self) -> 'Task':
         return self
@@ -210,7 +239,7 @@ class Task:
         try:
             self.node.save()
             self.ctx.workers.submit(self._run_spawned, func, args)
-        except exception.FerrumException:
+        except Exception:
             self._undo_event()
             raise
 
@@ -221,7 +250,8 @@ class Task:
                                   'purpose': self.purpose,
                                   'state': self._initial_state[0]})
         (self.node.provision_state, self.node.target_provision_state,
-         self.node.last_error) = self._initial_state
+         self.node.last_error, self.node.target_power_state) = (
+             self._initial_state)
         self.release()
 
 

@@ -25,7 +25,6 @@ opts: list[cfg.Opt] = [
                     'A periodic task that fans out over nodes never uses more '
                     'than this many threads.'),
     cfg.IntOpt('sync_power_state_interval', default=120, min=0,
-               mutable=True,
                help='Seconds between two runs of the power-state sync, which '
                     'reads every managed node\'s power state from its BMC. '
                     '0 disables the sync.'),
@@ -67,10 +66,11 @@ opts: list[cfg.Opt] = [
                     'state after a power change before the change is '
                     'failed.'),
     cfg.IntOpt('check_provision_state_interval', default=60, min=0,
-               mutable=True,
                help='Seconds between two runs of the periodic task that '
                     'fails nodes waiting in "wait call-back" or "clean wait" '
-                    'for longer than their timeout. 0 disables it.'),
+                    'for longer than their timeout, and clears the node '
+                    'locks of conductors whose heartbeat is older than '
+                    'heartbeat_timeout. 0 disables it.'),
     cfg.StrOpt('conductor_group', default='',
                regex=r'^[a-zA-Z0-9_.-]*$', max_length=255,
                help='The group of nodes this conductor manages: only nodes '

@@ -66,10 +66,18 @@ class Database:
                 retry_interval=conf.database.retry_interval,
                 connection_recycle_time=(
                     conf.database.connection_recycle_time))
+        # Bound values include driver_info, whose passwords must never
+        # reach an error message, a log line or last_error.
+        self.engine.hide_parameters = True
         self.is_sqlite = self.engine.dialect.name == 'sqlite'
         self._local = threading.local()
         self._write_lock = (threading.Lock() if self.is_sqlite
                             else contextlib.nullcontext())
+        # An in-memory database is one shared connection: readers must
+        # queue behind writers too.
+        self._read_lock = (self._write_lock
+                           if isinstance(self.engine.pool, sa.pool.StaticPool)
+                           else contextlib.nullcontext())
 
     @contextlib.contextmanager
     def writer(self) -> Iterator[sa.Connection]:
@@ -97,7 +105,7 @@ class Database:
         if outer is not None:
             yield outer
             return
-        with self.engine.connect() as conn:
+        with self._read_lock, self.engine.connect() as conn:
             with conn.begin():
                 yield conn
 

@@ -261,6 +261,9 @@ class Node:
         """
         values = dict(changes or {}, reservation=None, b_id=node_id,
                       b_host=host)
+        if 'provision_state' in values:
+            # Callback timeouts count from here: the state's start.
+            values['provision_updated_at'] = base.utcnow()
         with db.writer() as conn:
             result = conn.execute(_UPDATE_IF_HELD, values)
         return result.rowcount == 1

@@ -94,3 +94,45 @@ def test_locked_node_is_a_conflict(conductor, db, conf):
         conductor.manager.do_provisioning_action(node.uuid, 'manage')
     assert caught.value.code == 409
     assert node_obj.Node.get(db, node.id).provision_state == states.ENROLL
+
+
+def test_database_error_on_hand_over_still_unlocks(conductor, db,
+                                                    monkeypatch):
+    """A non-ferrum error (here: the database) while handing over."""
+    from ferrum.conductor import workers
+    node = to_state(conductor.manager, db, enroll(conductor.manager),
+                    'manageable')
+
+    def broken_submit(self, func, *args, **kwargs):
+        raise RuntimeError('simulated database failure')
+    monkeypatch.setattr(workers.WorkerPool, 'submit', broken_submit)
+    with pytest.raises(RuntimeError):
+        conductor.manager.do_provisioning_action(node.uuid, 'provide')
+    node = node_obj.Node.get(db, node.id)
+    assert (node.provision_state, node.reservation) == (states.MANAGEABLE,
+                                                        None)
+
+
+def test_refused_power_change_leaves_no_target(conductor, db):
+    node = to_state(conductor.manager, db, enroll(conductor.manager),
+                    'manageable')
+    pool = conductor.ctx.workers
+    held = [pool._slots.acquire(blocking=False) for _ in range(pool.size)]
+    try:
+        with pytest.raises(exception.NoFreeConductorWorker):
+            conductor.manager.change_node_power_state(node.uuid,
+                                                      states.POWER_ON)
+    finally:
+        for _ in held:
+            pool._slots.release()
+    node = node_obj.Node.get(db, node.id)
+    assert (node.target_power_state, node.reservation) == (None, None)
+
+
+def test_passwords_never_reach_database_errors(conductor, db):
+    from oslo_db import exception as db_exc
+    with pytest.raises(db_exc.DBError) as caught:
+        node_obj.Node.create(db, {'driver': 'fake-hardware',
+                                  'conductor_group': None,
+                                  'driver_info': {'ipmi_password': 's3cret'}})
+    assert 's3cret' not in str(caught.value)

@@ -109,3 +109,53 @@ def test_restart_fails_and_unlocks_own_transient_nodes(conf, db):
         assert 'restarted' in node.last_error
     finally:
         second.stop()
+
+
+def test_wait_timeout_counts_from_entering_the_wait_state(conductor, db,
+                                                          conf):
+    conf.set_override('deploy_callback_timeout', 600, 'conductor')
+    node = to_state(conductor.manager, db, enroll(
+        conductor.manager, fake_async=['deploy'], fake_deploy_seconds=1),
+        'available')
+    conductor.manager.do_provisioning_action(node.uuid, 'deploy')
+    settled(db, node.id, states.DEPLOYWAIT)
+    waiting_since = datetime.datetime.utcnow()
+    # 599.5 s after the wait began, but more than 600 s after the deploy
+    # began: only a timestamp taken when the wait began keeps the node.
+    conductor.ctx.clock = lambda: waiting_since + datetime.timedelta(
+        seconds=599.5)
+    timeouts.ProvisionTimeouts().check_timeouts(conductor.ctx)
+    assert node_obj.Node.get(db, node.id).provision_state == (
+        states.DEPLOYWAIT)
+
+
+def test_dead_conductor_locks_are_cleared_and_its_nodes_failed(conductor,
+                                                               db, conf):
+    from ferrum.conductor import recovery
+    from ferrum.objects import conductor as conductor_obj
+    node = to_state(conductor.manager, db, enroll(conductor.manager),
+                    'available')
+    other = conductor_obj.register(db, 'dead-host', '', 60)
+    node.provision_state = states.DEPLOYING
+    node.save(reservation='dead-host')
+    recovery.DeadConductors().release_dead_conductor_locks(conductor.ctx)
+    assert node_obj.Node.get(db, node.id).reservation == 'dead-host'
+    conductor_obj.unregister(db, other.id)  # as if its heartbeat expired
+    recovery.DeadConductors().release_dead_conductor_locks(conductor.ctx)
+    node = node_obj.Node.get(db, node.id)
+    assert (node.provision_state, node.reservation) == (states.DEPLOYFAIL,
+                                                        None)
+    assert 'dead-host stopped sending heartbeats' in node.last_error
+
+
+def test_power_sync_leaves_waiting_nodes_alone(conductor, db):
+    node = to_state(conductor.manager, db, enroll(
+        conductor.manager, fake_async=['deploy']), 'available')
+    conductor.manager.do_provisioning_action(node.uuid, 'deploy')
+    node = settled(db, node.id, states.DEPLOYWAIT)
+    node.driver_info['fake_fail'] = ['power']
+    node.save()
+    for _ in range(5):
+        conductor.power_sync.sync_power_states(conductor.ctx)
+    assert conductor.power_sync.failures == {}
+    assert not node_obj.Node.get(db, node.id).maintenance
