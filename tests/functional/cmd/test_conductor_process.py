@@ -131,10 +131,12 @@ def test_sigkill_mid_deploy_leaves_nothing_locked_after_restart(
     proc = subprocess.Popen([sys.executable, '-c', _DEPLOYER,
                              str(config_file), node.uuid])
     try:
-        wait_for(lambda: node_obj.Node.get(db, node.id).reservation,
-                 timeout=60, what='the deploy to start')
-        assert node_obj.Node.get(db, node.id).provision_state == (
-            states.DEPLOYING)
+        def deploying():
+            current = node_obj.Node.get(db, node.id)
+            return (current.reservation is not None
+                    and current.provision_state == states.DEPLOYING)
+        # The lock is taken just before the new state is written.
+        wait_for(deploying, timeout=60, what='the deploy to start')
     finally:
         proc.send_signal(signal.SIGKILL)
         proc.wait()
