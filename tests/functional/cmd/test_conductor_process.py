@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: Apache-2.0
 """The real ``ferrum-conductor`` process: systemd notify, signals, SIGKILL."""
 
+import contextlib
 import os
 import signal
 import socket
@@ -62,14 +63,31 @@ def _recv_until(sock, wanted):
             return seen
 
 
+@contextlib.contextmanager
+def _running(command, **kwargs):
+    """A child process that is killed if the test leaves it running."""
+    proc = subprocess.Popen(command, **kwargs)
+    try:
+        yield proc
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+
+
+def _stop(proc, sock):
+    """SIGTERM: systemd hears STOPPING=1 and the process exits cleanly."""
+    proc.send_signal(signal.SIGTERM)
+    _recv_until(sock, 'STOPPING=1')
+    assert proc.wait(timeout=30) == 0
+
+
 def test_notify_reload_and_graceful_stop(config_file, notify_socket, db,
                                          tmp_path):
     sock, path = notify_socket
     env = dict(os.environ, NOTIFY_SOCKET=path)
-    proc = subprocess.Popen([os.path.join(BIN, 'ferrum-conductor'),
-                             '--config-file', str(config_file)], env=env,
-                            stderr=subprocess.PIPE, text=True)
-    try:
+    with _running([os.path.join(BIN, 'ferrum-conductor'), '--config-file',
+                   str(config_file)], env=env) as proc:
         _recv_until(sock, 'READY=1')
         me = conductor_obj.get(db, 'test-conductor')
         assert me.online
@@ -84,13 +102,7 @@ def test_notify_reload_and_graceful_stop(config_file, notify_socket, db,
         wait_for(lambda: 'reloaded its configuration' in (
             tmp_path / 'conductor.log').read_text(), what='reload logged')
 
-        proc.send_signal(signal.SIGTERM)
-        _recv_until(sock, 'STOPPING=1')
-        assert proc.wait(timeout=30) == 0
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
+        _stop(proc, sock)
     assert not conductor_obj.get(db, 'test-conductor').online
 
 
@@ -160,16 +172,8 @@ def test_all_in_one_runs_with_no_config_on_embedded_sqlite(tmp_path,
     workdir = tmp_path / 'fresh'
     workdir.mkdir()
     env = dict(os.environ, NOTIFY_SOCKET=path)
-    proc = subprocess.Popen([os.path.join(BIN, 'ferrum')], cwd=workdir,
-                            env=env)
-    try:
+    with _running([os.path.join(BIN, 'ferrum')], cwd=workdir,
+                  env=env) as proc:
         _recv_until(sock, 'READY=1')
-        database = workdir / '.ferrum' / 'ferrum.sqlite'
-        assert database.exists()
-        proc.send_signal(signal.SIGTERM)
-        _recv_until(sock, 'STOPPING=1')
-        assert proc.wait(timeout=30) == 0
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
+        assert (workdir / '.ferrum' / 'ferrum.sqlite').exists()
+        _stop(proc, sock)

@@ -1,12 +1,27 @@
 # SPDX-License-Identifier: Apache-2.0
 """A driver hook raising lands the node in the right failure state, unlocked."""
 
+import contextlib
+
 import pytest
 
 from ferrum.common import exception
 from ferrum.common import states
 from ferrum.objects import node as node_obj
 from tests.functional.conductor.flows import enroll, settled, to_state
+
+
+@contextlib.contextmanager
+def busy_workers(conductor):
+    """Occupy every worker slot, as a burst of operations would."""
+    pool = conductor.ctx.workers
+    held = [pool._slots.acquire(blocking=False) for _ in range(pool.size)]
+    assert all(held)
+    try:
+        yield
+    finally:
+        for _ in held:
+            pool._slots.release()
 
 
 @pytest.mark.parametrize('hook, start, action, failed', [
@@ -68,16 +83,10 @@ def test_recovery_from_failure_states(conductor, db):
 def test_full_worker_pool_is_a_temporary_failure(conductor, db):
     node = to_state(conductor.manager, db, enroll(conductor.manager),
                     'available')
-    pool = conductor.ctx.workers
-    held = [pool._slots.acquire(blocking=False) for _ in range(pool.size)]
-    try:
-        assert all(held)
+    with busy_workers(conductor):
         with pytest.raises(exception.NoFreeConductorWorker) as caught:
             conductor.manager.do_provisioning_action(node.uuid, 'deploy')
         assert caught.value.code == 503
-    finally:
-        for _ in held:
-            pool._slots.release()
     node = node_obj.Node.get(db, node.id)
     assert (node.provision_state, node.target_provision_state,
             node.reservation) == (states.AVAILABLE, None, None)
@@ -116,15 +125,10 @@ def test_database_error_on_hand_over_still_unlocks(conductor, db,
 def test_refused_power_change_leaves_no_target(conductor, db):
     node = to_state(conductor.manager, db, enroll(conductor.manager),
                     'manageable')
-    pool = conductor.ctx.workers
-    held = [pool._slots.acquire(blocking=False) for _ in range(pool.size)]
-    try:
+    with busy_workers(conductor):
         with pytest.raises(exception.NoFreeConductorWorker):
             conductor.manager.change_node_power_state(node.uuid,
                                                       states.POWER_ON)
-    finally:
-        for _ in held:
-            pool._slots.release()
     node = node_obj.Node.get(db, node.id)
     assert (node.target_power_state, node.reservation) == (None, None)
 
