@@ -244,9 +244,9 @@ class Task:
             raise
 
     def _undo_event(self) -> None:
-        """No worker took the job: put the node back where it was."""
-        LOG.warning('Node %(node)s: no worker free for %(purpose)s; back to '
-                    '%(state)s', {'node': self.node.uuid,
+        """The job could not be handed on: put the node back as it was."""
+        LOG.warning('Node %(node)s: could not hand %(purpose)s to a worker; '
+                    'back to %(state)s', {'node': self.node.uuid,
                                   'purpose': self.purpose,
                                   'state': self._initial_state[0]})
         (self.node.provision_state, self.node.target_provision_state,
