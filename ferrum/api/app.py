@@ -1,0 +1,55 @@
+# SPDX-License-Identifier: Apache-2.0
+"""Builds the WSGI application around the route table.
+
+Every request negotiates its microversion first; every response carries
+the version headers; every error, expected or not, has Ironic's JSON error
+shape and never a traceback.
+"""
+
+from typing import Any
+
+import flask
+from oslo_config import cfg
+from werkzeug import exceptions as http_exc
+
+from ferrum.api import errors
+from ferrum.api import microversion
+from ferrum.api import routes
+from ferrum.common import exception
+from ferrum.db import api as db_api
+
+
+def _negotiate() -> None:
+    flask.g.api_version = None
+    flask.g.api_version = microversion.negotiate(dict(flask.request.headers))
+
+
+def _add_version_headers(response: flask.Response) -> flask.Response:
+    microversion.add_headers(response, flask.g.get('api_version'))
+    return response
+
+
+def _endpoint(method_map: dict[str, routes.Handler]) -> Any:
+    def dispatch(**kwargs: Any) -> Any:
+        method = flask.request.method
+        # Flask answers HEAD with the GET handler's headers and no body.
+        handler = method_map['GET' if method == 'HEAD' else method]
+        return handler(**kwargs)
+    return dispatch
+
+
+def create_app(conf: cfg.ConfigOpts, db: db_api.Database) -> flask.Flask:
+    """The API application, on ``db``, configured by ``conf``."""
+    app = flask.Flask('ferrum.api')
+    app.config['FERRUM_CONF'] = conf
+    app.config['FERRUM_DB'] = db
+    app.json.sort_keys = False  # type: ignore[attr-defined]
+    for path, method_map in routes.ROUTES.items():
+        app.add_url_rule(path, endpoint=path, view_func=_endpoint(method_map),
+                         methods=list(method_map), strict_slashes=False)
+    app.before_request(_negotiate)
+    app.after_request(_add_version_headers)
+    app.register_error_handler(exception.FerrumException, errors.from_ferrum)
+    app.register_error_handler(http_exc.HTTPException, errors.from_http)
+    app.register_error_handler(Exception, errors.from_unexpected)
+    return app

@@ -1,0 +1,57 @@
+# SPDX-License-Identifier: Apache-2.0
+"""Errors as Ironic shapes them, and the last line of defence against 500s.
+
+Ironic's body is ``{"error_message": "<JSON string>"}`` whose string holds
+``faultstring``, ``faultcode`` and ``debuginfo``; python-ironicclient and
+openstacksdk both parse it. A ferrum exception carries its HTTP code; any
+other exception is logged with its traceback and answered with a generic
+500 that never includes the traceback.
+"""
+
+import json
+import logging
+
+import flask
+from werkzeug import exceptions as http_exc
+
+from ferrum.common import exception
+
+LOG = logging.getLogger(__name__)
+
+
+def error_response(code: int, message: str) -> flask.Response:
+    fault = {'faultstring': message,
+             'faultcode': 'Client' if code < 500 else 'Server',
+             'debuginfo': None}
+    response = flask.jsonify({'error_message': json.dumps(fault)})
+    response.status_code = code
+    return response
+
+
+def from_ferrum(exc: exception.FerrumException) -> flask.Response:
+    if exc.code >= 500:
+        LOG.error('%s: %s', type(exc).__name__, exc)
+    return error_response(exc.code, str(exc))
+
+
+def from_http(exc: http_exc.HTTPException) -> flask.Response:
+    """Werkzeug's own errors (unknown route, wrong method, bad JSON)."""
+    code = exc.code or 500
+    messages = {
+        404: 'The resource could not be found: %s' % flask.request.path,
+        405: 'The method %s is not allowed for %s' % (
+            flask.request.method, flask.request.path),
+    }
+    response = error_response(code, messages.get(code, exc.description or
+                                                 exc.name))
+    if code == 405 and isinstance(exc, http_exc.MethodNotAllowed):
+        response.headers['Allow'] = ', '.join(exc.valid_methods or ())
+    return response
+
+
+def from_unexpected(exc: Exception) -> flask.Response:
+    LOG.exception('Unexpected error handling %s %s', flask.request.method,
+                  flask.request.path)
+    return error_response(500, 'An unexpected error prevented the server '
+                               'from fulfilling the request; the server log '
+                               'has the details.')
