@@ -29,9 +29,6 @@ DELETING = 'deleting'
 ADOPTING = 'adopting'
 ADOPTFAIL = 'adopt failed'
 
-#: Not a state: the target state of an operation that has none.
-NOSTATE = None
-
 # ---- events: the API verbs, and the ones the conductor raises itself ----
 VERBS = {
     'manage': 'manage',
@@ -64,7 +61,8 @@ STUCK_STATES_TREATED_AS_FAIL = {
     ADOPTING: ADOPTFAIL,
 }
 
-#: States waiting for an external event, with their timeout option.
+#: States waiting for an external event (a driver callback); see
+#: conductor/timeouts.py for which of them time out.
 WAIT_STATES = frozenset({DEPLOYWAIT, CLEANWAIT, INSPECTWAIT})
 
 #: A node may be deleted in these states without maintenance.
@@ -93,9 +91,6 @@ SOFT_POWER_OFF = 'soft power off'
 SOFT_REBOOT = 'soft rebooting'
 #: The driver answered, but could not tell the state.
 POWER_ERROR = 'error'
-
-POWER_TARGETS = frozenset({POWER_ON, POWER_OFF, REBOOT, SOFT_POWER_OFF,
-                           SOFT_REBOOT})
 
 # ---- faults ----
 FAULT_POWER_FAILURE = 'power failure'
