@@ -159,6 +159,17 @@ def fail_cleaning(task: task_manager.Task, error: str,
     task.process_event('fail', last_error=error)
 
 
+def tear_down_aborted(task: task_manager.Task, error: str) -> None:
+    """After ``abort`` in clean wait/hold (node already in clean failed)."""
+    assert task.driver is not None
+    try:
+        task.driver.deploy.tear_down_cleaning(task)
+    except Exception as exc:
+        task.node.last_error = '%s Tearing down cleaning failed: %s' % (
+            error, exc)
+    _forget_steps(task)
+
+
 def _forget_steps(task: task_manager.Task) -> None:
     task.node.clean_step = None
     for key in (_STEPS, _INDEX, _MANUAL):

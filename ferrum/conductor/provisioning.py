@@ -114,22 +114,10 @@ def _abort(task: task_manager.Task, _args: dict[str, Any]) -> None:
     if state in (states.CLEANWAIT, states.CLEANHOLD):
         error = 'Cleaning aborted by request.'
         task.process_event('abort', last_error=error)
-        task.spawn_after(_tear_down_aborted_cleaning, task, error)
+        task.spawn_after(cleaning.tear_down_aborted, task, error)
     else:
         task.process_event('abort', last_error='%s aborted by request.'
                            % state.capitalize())
-
-
-def _tear_down_aborted_cleaning(task: task_manager.Task, error: str) -> None:
-    assert task.driver is not None
-    try:
-        task.driver.deploy.tear_down_cleaning(task)
-    except Exception as exc:
-        task.node.last_error = '%s Tearing down cleaning failed: %s' % (
-            error, exc)
-    task.node.clean_step = None
-    for key in ('clean_steps', 'clean_step_index', 'clean_manual'):
-        task.node.driver_internal_info.pop(key, None)
 
 
 def _check_allowed(task: task_manager.Task, event: str) -> None:
