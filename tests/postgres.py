@@ -41,7 +41,6 @@ import pwd
 import re
 import shlex
 import shutil
-import socket
 import stat
 import subprocess
 import tempfile
@@ -51,6 +50,8 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 import pytest
+
+from tests import process
 
 if TYPE_CHECKING:
     from oslo_config import cfg
@@ -98,14 +99,6 @@ def find_bindir() -> str | None:
                for tool in _TOOLS):
             return bindir
     return None
-
-
-def _free_port() -> int:
-    # The kernel picks a port nobody holds right now. Someone may still take
-    # it before the postmaster binds it; start() retries on that.
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind((_HOST, 0))
-        return int(sock.getsockname()[1])
 
 
 def _world_traversable(path: str) -> bool:
@@ -217,7 +210,7 @@ class PostgresServer:
     def start(self) -> None:
         """Start the postmaster on a free port and wait until it answers."""
         for attempt in range(1, _START_ATTEMPTS + 1):
-            self.port = _free_port()
+            self.port = process.free_port(_HOST)
             try:
                 self._start_once()
                 return

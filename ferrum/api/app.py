@@ -12,10 +12,12 @@ import flask
 from oslo_config import cfg
 from werkzeug import exceptions as http_exc
 
+from ferrum.api import auth
 from ferrum.api import errors
 from ferrum.api import microversion
 from ferrum.api import routes
 from ferrum.common import exception
+from ferrum.conductor import rpcapi
 from ferrum.db import api as db_api
 
 
@@ -38,16 +40,22 @@ def _endpoint(method_map: dict[str, routes.Handler]) -> Any:
     return dispatch
 
 
-def create_app(conf: cfg.ConfigOpts, db: db_api.Database) -> flask.Flask:
-    """The API application, on ``db``, configured by ``conf``."""
+def create_app(conf: cfg.ConfigOpts, db: db_api.Database,
+               rpc: rpcapi.ConductorAPI) -> flask.Flask:
+    """The API application on ``db``, reaching conductors through ``rpc``."""
     app = flask.Flask('ferrum.api')
     app.config['FERRUM_CONF'] = conf
     app.config['FERRUM_DB'] = db
+    app.config['FERRUM_RPC'] = rpc
     app.json.sort_keys = False  # type: ignore[attr-defined]
+    # "//" in a path is a 404 like any unknown path, not a redirect whose
+    # Location would echo the raw request back.
+    app.url_map.merge_slashes = False
     for path, method_map in routes.ROUTES.items():
         app.add_url_rule(path, endpoint=path, view_func=_endpoint(method_map),
                          methods=list(method_map), strict_slashes=False)
     app.before_request(_negotiate)
+    auth.install(app, conf)
     app.after_request(_add_version_headers)
     app.register_error_handler(exception.FerrumException, errors.from_ferrum)
     app.register_error_handler(http_exc.HTTPException, errors.from_http)

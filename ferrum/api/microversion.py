@@ -17,12 +17,85 @@ import microversion_parse
 
 from ferrum.common import exception
 
-#: (minor version, what it added). The API serves 1.1 up to the last one.
+#: (minor version, what it means in ferrum). Ironic's history, version by
+#: version: ferrum serves each one for the resources it has. A version that
+#: only concerns a resource ferrum does not serve (RAID, volumes, port
+#: groups, VIFs, rescue, BIOS, events, deploy templates, indicators) is
+#: claimed because clients need the versions after it; the fields it adds
+#: are shown with their "nothing configured" value and requests for the
+#: missing resource get a clear error.
 VERSIONS: tuple[tuple[int, str], ...] = (
-    (1, 'Initial version: nodes, version discovery, errors.'),
+    (1, 'Nodes, ports, drivers; version discovery; errors.'),
+    (2, 'Provision state "available" replaces "None".'),
+    (3, 'Node driver_internal_info.'),
+    (4, 'Provision target "manage" and the manageable state.'),
+    (5, 'Node names; a node is addressed by UUID or name.'),
+    (6, 'Provision target "inspect"; inspection timestamps.'),
+    (7, 'Node clean_step.'),
+    (8, 'The "fields" query parameter.'),
+    (9, 'Node list filter provision_state.'),
+    (10, 'Node names may use the RFC 3986 unreserved characters.'),
+    (11, 'Nodes are created in "enroll". ferrum\'s minimum: see MIN_VERSION.'),
+    (12, 'Node raid_config fields (RAID is not served).'),
+    (13, 'Provision target "abort".'),
+    (14, 'Node /states/provision reports manageable -> cleaning.'),
+    (15, 'Manual cleaning: target "clean" with clean_steps.'),
+    (16, 'Node list filter driver.'),
+    (17, 'Provision target "adopt".'),
+    (18, 'Port internal_info.'),
+    (19, 'Port local_link_connection and pxe_enabled.'),
+    (20, 'Node network_interface (always "noop" in ferrum).'),
+    (21, 'Node resource_class and its list filter.'),
+    (22, 'Ramdisk lookup and heartbeat (not served).'),
+    (23, 'Port groups (not served).'),
+    (24, 'Port portgroup_uuid (always null).'),
+    (25, 'Port group creation and removal (not served).'),
+    (26, 'Port group mode and properties (not served).'),
+    (27, 'Soft power off and soft reboot, and a power timeout.'),
+    (28, 'VIF attach and detach (not served).'),
+    (29, 'Inject NMI (not served).'),
+    (30, 'Dynamic drivers: /v1/drivers?type= and ?detail=.'),
+    (31, 'Node <kind>_interface fields and their defaults.'),
+    (32, 'Volume connectors and targets (not served).'),
+    (33, 'Node storage_interface (always "noop").'),
+    (34, 'Port physical_network.'),
+    (35, 'configdrive accepted by "rebuild".'),
+    (36, 'Agent version in heartbeats (not served).'),
+    (37, 'Node traits: the traits field and /v1/nodes/{node}/traits.'),
+    (38, 'Rescue (not served: node rescue_interface is "no-rescue").'),
+    (39, 'Inspection wait state.'),
+    (40, 'BIOS settings (not served: bios_interface is "no-bios").'),
+    (41, 'Aborting inspection.'),
+    (42, 'Node fault and its list filter.'),
+    (43, 'The "detail" query parameter on node lists.'),
+    (44, 'Node deploy_step.'),
+    (45, 'reset_interfaces when PATCHing a node\'s driver.'),
+    (46, 'Node conductor_group and its list filter.'),
+    (47, 'Node automated_clean.'),
+    (48, 'Node protected and protected_reason.'),
+    (49, '/v1/conductors and the node conductor field.'),
+    (50, 'Node owner and its list filter.'),
+    (51, 'Node description and the description_contains filter.'),
+    (52, 'Node allocation_uuid (allocations: see doc/api-versions.md).'),
+    (53, 'Port is_smartnic.'),
+    (54, 'Node events (not served).'),
+    (55, 'Deploy templates (not served).'),
+    (56, 'configdrive as a JSON object.'),
+    (57, 'Allocation PATCH of name and extra.'),
+    (58, 'Allocation backfill.'),
+    (59, 'configdrive vendor_data.'),
+    (60, 'Allocation owner.'),
+    (61, 'Node retired and retired_reason, and the retired filter.'),
+    (62, 'Agent token (not served).'),
+    (63, 'Indicators (not served).'),
+    (64, 'Port local_link_connection network_type.'),
+    (65, 'Node lessee and its list filter.'),
 )
 
-MIN_VERSION = (1, VERSIONS[0][0])
+#: Below 1.11 Ironic creates nodes directly in "available", skipping
+#: verification and cleaning. ferrum never lets a node become available
+#: without them, so it starts at 1.11; every client in use asks for more.
+MIN_VERSION = (1, 11)
 MAX_VERSION = (1, VERSIONS[-1][0])
 SERVICE_TYPE = 'baremetal'
 LEGACY_HEADER = 'X-OpenStack-Ironic-API-Version'
@@ -83,3 +156,24 @@ def add_headers(response: flask.Response,
         response.headers['OpenStack-API-Version'] = '%s %s' % (
             SERVICE_TYPE, as_string(version))
     response.headers['Vary'] = '%s, OpenStack-API-Version' % LEGACY_HEADER
+
+
+def at_least(minor: int) -> bool:
+    """Whether the current request's version is 1.``minor`` or later."""
+    return request_version() >= (1, minor)
+
+
+class VersionTooOld(exception.FerrumException):
+    """A feature newer than the negotiated version was used; as in Ironic."""
+
+    msg_fmt = ('%(what)s needs API version 1.%(minor)d or later; this '
+               'request uses %(current)s. Send the header "%(header)s: '
+               '1.%(minor)d" (or "latest").')
+    code = 406
+
+
+def require(minor: int, what: str) -> None:
+    """Refuse (406) a feature the request's version does not have yet."""
+    if not at_least(minor):
+        raise VersionTooOld(what=what, minor=minor, header=LEGACY_HEADER,
+                            current=as_string(request_version()))

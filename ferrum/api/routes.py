@@ -9,15 +9,54 @@ router, decides what a malformed identifier means.
 from collections.abc import Callable
 from typing import Any
 
+from ferrum.api.handlers import conductor
+from ferrum.api.handlers import driver
 from ferrum.api.handlers import node
+from ferrum.api.handlers import node_management
+from ferrum.api.handlers import node_states
+from ferrum.api.handlers import port
 from ferrum.api.handlers import root
+from ferrum.api.handlers import trait
 
 Handler = Callable[..., Any]
+
+_NODE = '/v1/nodes/<node_ident>'
 
 ROUTES: dict[str, dict[str, Handler]] = {
     '/': {'GET': root.root},
     '/v1': {'GET': root.v1},
-    '/v1/nodes': {'GET': node.list_nodes},
+    # ---- nodes ----
+    '/v1/nodes': {'GET': node.list_nodes, 'POST': node.create_node},
     '/v1/nodes/detail': {'GET': node.list_details},
-    '/v1/nodes/<node_ident>': {'GET': node.get_node},
+    _NODE: {'GET': node.get_node, 'PATCH': node.patch_node,
+            'DELETE': node.delete_node},
+    _NODE + '/states': {'GET': node_states.get_states},
+    _NODE + '/states/provision': {'PUT': node_states.set_provision_state},
+    _NODE + '/states/power': {'PUT': node_states.set_power_state},
+    _NODE + '/maintenance': {'PUT': node_states.set_maintenance,
+                             'DELETE': node_states.unset_maintenance},
+    _NODE + '/validate': {'GET': node_management.validate},
+    _NODE + '/management/boot_device': {
+        'GET': node_management.get_boot_device,
+        'PUT': node_management.set_boot_device},
+    _NODE + '/management/boot_device/supported': {
+        'GET': node_management.get_supported_boot_devices},
+    _NODE + '/traits': {'GET': trait.list_traits, 'PUT': trait.set_traits,
+                        'DELETE': trait.remove_all_traits},
+    _NODE + '/traits/<trait_name>': {'PUT': trait.add_trait,
+                                     'DELETE': trait.remove_trait},
+    # ---- ports (and a node's ports) ----
+    '/v1/ports': {'GET': port.list_ports, 'POST': port.create_port},
+    '/v1/ports/detail': {'GET': port.list_details},
+    '/v1/ports/<port_ident>': {'GET': port.get_port, 'PATCH': port.patch_port,
+                               'DELETE': port.delete_port},
+    _NODE + '/ports': {'GET': port.list_node_ports},
+    _NODE + '/ports/detail': {'GET': port.list_node_port_details},
+    # ---- drivers and conductors ----
+    '/v1/drivers': {'GET': driver.list_drivers},
+    '/v1/drivers/<driver_name>': {'GET': driver.get_driver},
+    '/v1/drivers/<driver_name>/properties': {
+        'GET': driver.get_driver_properties},
+    '/v1/conductors': {'GET': conductor.list_conductors},
+    '/v1/conductors/<hostname>': {'GET': conductor.get_conductor},
 }

@@ -171,3 +171,39 @@ class DeployFailure(DriverError):
 
 class CleaningFailure(DriverError):
     msg_fmt = 'Cleaning of node %(node)s failed: %(reason)s'
+
+
+# ---- ports ----
+
+class InvalidMAC(Invalid):
+    msg_fmt = ('Expected a MAC address but received "%(mac)s". A MAC address '
+               'is six pairs of hexadecimal digits separated by colons, '
+               'such as 52:54:00:12:34:56.')
+
+
+class PortNotFound(NotFound):
+    msg_fmt = 'Port %(port)s could not be found.'
+
+
+class MACAlreadyExists(Conflict):
+    msg_fmt = ('A port with MAC address %(mac)s already exists; each MAC '
+               'address belongs to one port.')
+
+
+class PortAlreadyExists(Conflict):
+    msg_fmt = 'A port with UUID %(uuid)s already exists.'
+
+
+# ---- drivers and conductors --------------------------------------------------
+
+class DriverNotFound(NotFound):
+    msg_fmt = ('No live conductor runs the driver "%(driver)s"; GET '
+               '/v1/drivers lists those that do.')
+
+
+class NotFoundAtVersion(NotFound):
+    """An endpoint newer than the request's version: 404, as in Ironic."""
+
+    msg_fmt = ('%(what)s does not exist at API version %(current)s; it needs '
+               '1.%(minor)d or later. Send the header "%(header)s: '
+               '1.%(minor)d" (or "latest").')

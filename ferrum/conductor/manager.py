@@ -17,6 +17,7 @@ from ferrum.conductor import deployments
 from ferrum.conductor import power
 from ferrum.conductor import provisioning
 from ferrum.conductor import task_manager
+from ferrum.conductor import updates
 from ferrum.objects import node as node_obj
 
 
@@ -40,6 +41,12 @@ class ConductorManager:
         values.update(self.ctx.drivers.check_node_interfaces(
             values['driver'], values))
         return node_obj.Node.create(self.ctx.db, values)
+
+    def update_node(self, node_id: int | str, changes: dict[str, Any],
+                    reset_interfaces: bool = False) -> node_obj.Node:
+        """Apply validated field changes under the node's lock."""
+        return updates.update_node(self.ctx, node_id, changes,
+                                   reset_interfaces)
 
     def destroy_node(self, node_id: int | str) -> None:
         """Delete a node in enroll/manageable/adopt failed or maintenance."""
@@ -117,8 +124,15 @@ class ConductorManager:
         with task_manager.acquire(self.ctx, node_id,
                                   purpose='setting boot device') as task:
             assert task.driver is not None
-            task.driver.management.validate(task)
-            task.driver.management.set_boot_device(task, device, persistent)
+            management = task.driver.management
+            management.validate(task)
+            supported = management.get_supported_boot_devices(task)
+            if device not in supported:
+                raise exception.InvalidParameterValue(reason=(
+                    'Boot device "%s" is not supported by node %s; it '
+                    'supports %s.' % (device[:100], task.node.uuid,
+                                      ', '.join(supported))))
+            management.set_boot_device(task, device, persistent)
 
     def get_boot_device(self, node_id: int | str) -> dict[str, Any]:
         with task_manager.acquire(self.ctx, node_id, shared=True,

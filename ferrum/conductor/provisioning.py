@@ -68,16 +68,25 @@ def _validate_for_deploy(task: task_manager.Task) -> None:
     task.driver.boot.validate(task)
 
 
-def _deploy(task: task_manager.Task, _args: dict[str, Any]) -> None:
+def _store_configdrive(task: task_manager.Task, args: dict[str, Any]) -> None:
+    """Keep a requested config drive where deploy interfaces look for it."""
+    if args.get('configdrive') is not None:
+        task.node.instance_info = dict(task.node.instance_info,
+                                       configdrive=args['configdrive'])
+
+
+def _deploy(task: task_manager.Task, args: dict[str, Any]) -> None:
     _check_allowed(task, 'deploy')
     _validate_for_deploy(task)
+    _store_configdrive(task, args)
     task.process_event('deploy')
     task.spawn_after(deployments.do_deploy, task)
 
 
-def _rebuild(task: task_manager.Task, _args: dict[str, Any]) -> None:
+def _rebuild(task: task_manager.Task, args: dict[str, Any]) -> None:
     _check_allowed(task, 'rebuild')
     _validate_for_deploy(task)
+    _store_configdrive(task, args)
     task.process_event('rebuild')
     task.spawn_after(deployments.do_deploy, task)
 

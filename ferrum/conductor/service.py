@@ -69,7 +69,7 @@ class ConductorService:
             workers=workers.WorkerPool(self.conf.conductor.workers_pool_size),
             clock=self._clock)
         me = conductor_obj.register(
-            db, ctx.host, self.conf.conductor.conductor_group,
+            db, ctx.host, self.conf.conductor.conductor_group.lower(),
             self.conf.conductor.heartbeat_timeout)
         ctx.conductor_id = me.id
         conductor_obj.set_hardware_interfaces(db, me.id, drivers.advertised())

@@ -8,6 +8,7 @@ they run with, so each test builds a fresh one with :func:`new_conf`.
 from oslo_config import cfg
 from oslo_log import log
 
+from ferrum.conf import api
 from ferrum.conf import conductor
 from ferrum.conf import database
 from ferrum.conf import default
@@ -16,6 +17,7 @@ from ferrum.conf import default
 def register_opts(conf: cfg.ConfigOpts) -> None:
     """Register every ferrum option group (and oslo.log's) on ``conf``."""
     default.register_opts(conf)
+    api.register_opts(conf)
     conductor.register_opts(conf)
     database.register_opts(conf)
     log.register_options(conf)

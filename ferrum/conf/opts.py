@@ -3,6 +3,7 @@
 
 from oslo_config import cfg
 
+from ferrum.conf import api
 from ferrum.conf import conductor
 from ferrum.conf import database
 from ferrum.conf import default
@@ -10,7 +11,8 @@ from ferrum.conf import default
 
 def list_opts() -> list[tuple[str, list[cfg.Opt]]]:
     return [
-        ('DEFAULT', default.opts),
+        ('DEFAULT', default.opts + api.auth_opts),
+        (api.GROUP, api.opts),
         (conductor.GROUP, conductor.opts),
         (database.GROUP, database.list_opts()),
     ]

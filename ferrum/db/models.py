@@ -71,6 +71,11 @@ class ConductorHardwareInterface(TimestampMixin, Base):
     interface_type: orm.Mapped[str] = orm.mapped_column(sa.String(16))
     interface_name: orm.Mapped[str] = orm.mapped_column(sa.String(255))
     default: orm.Mapped[bool] = orm.mapped_column(sa.Boolean, default=False)
+    #: driver_info key -> description (the interface's get_properties()).
+    properties: orm.Mapped[Any] = orm.mapped_column(JSONEncoded, nullable=True)
+    #: Sorted driver_info keys the API never shows (secret_properties).
+    secret_properties: orm.Mapped[Any] = orm.mapped_column(
+        JSONEncoded, nullable=True)
 
 
 class Node(TimestampMixin, Base):

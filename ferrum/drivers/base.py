@@ -22,7 +22,8 @@ Rules every implementation follows:
   ``last_error``. Any other exception is treated the same way, but its
   message may be less helpful to an operator.
 * Never log or put into an exception a value of ``driver_info`` whose key
-  contains ``password``.
+  contains ``password`` or is listed in the interface's
+  ``secret_properties``.
 * Methods that start long operations may return a *wait* state (see each
   method): the conductor then releases the lock and waits for
   ``continue_*`` (the deploy or clean step finished asynchronously) or for the
@@ -44,12 +45,24 @@ class BaseInterface(abc.ABC):
     #: The interface kind, one of ferrum.conf.default.INTERFACE_KINDS.
     kind: str = ''
 
+    #: ``driver_info`` keys whose values are secrets (tokens, keys,
+    #: community strings) beyond those whose name contains "password",
+    #: which are always secret. The API shows their values as ``******``
+    #: on every node that uses this interface, and neither ferrum nor the
+    #: interface may log them or put them into an exception. Read by the
+    #: conductor once at start-up, without a node or lock, and registered
+    #: in the database for the API; a change takes effect when the
+    #: conductors restart. List the keys in ``get_properties`` too.
+    secret_properties: frozenset[str] = frozenset()
+
     def get_properties(self) -> dict[str, str]:
         """The ``driver_info`` keys this interface reads, with a description.
 
-        Called by the API (``GET /v1/drivers/<name>/properties``) without a
-        node or lock. Mark required keys by starting the description with
-        "Required.".
+        Called by the conductor once at start-up, without a node or lock;
+        the result is registered in the database, and the API serves it
+        (``GET /v1/drivers/<name>/properties`` for a hardware type's default
+        interfaces) without loading drivers. Mark required keys by starting
+        the description with "Required.".
         """
         return {}
 

@@ -168,12 +168,20 @@ class DriverRegistry:
         return [obj for kind in KINDS for obj in self.interfaces[kind].values()]
 
     def advertised(self) -> list[conductor_obj.HardwareInterface]:
-        """What the conductor registers for the API to route by."""
+        """What the conductor registers for the API, which loads no driver.
+
+        Enough to route nodes, to answer ``/v1/drivers`` and to mask the
+        declared secrets in ``driver_info``.
+        """
         rows = []
         for hw_name in sorted(self.hardware_types):
             for kind in KINDS:
                 for name in self.usable(hw_name, kind):
+                    iface = self.interfaces[kind][name]
                     rows.append(conductor_obj.HardwareInterface(
-                        hw_name, kind, name,
-                        name == self.defaults[hw_name][kind]))
+                        hardware_type=hw_name, interface_type=kind,
+                        interface_name=name,
+                        default=name == self.defaults[hw_name][kind],
+                        properties=iface.get_properties(),
+                        secret_properties=frozenset(iface.secret_properties)))
         return rows

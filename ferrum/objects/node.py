@@ -14,7 +14,6 @@ conductors share one database.
 from __future__ import annotations
 
 import builtins
-import copy
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -38,7 +37,7 @@ EQUALITY_FILTERS = frozenset({
     'provision_state', 'maintenance', 'driver', 'resource_class',
     'conductor_group', 'owner', 'lessee', 'fault', 'instance_uuid',
     'reservation', 'conductor_affinity', 'power_state', 'target_power_state',
-    'allocation_id'})
+    'allocation_id', 'retired'})
 
 
 # The hot statements are built once: building a statement with 40-odd
@@ -59,8 +58,12 @@ _RESERVE = {
     for column in ('id', 'uuid', 'name')}
 
 
-class Node:
+class Node(base.Row):
     """One node row. Attribute names are the column names."""
+
+    COLUMNS = FIELDS
+    JSON_COLUMNS = _JSON_FIELDS
+    DICT_COLUMNS = _DICT_FIELDS
 
     id: int
     uuid: str
@@ -90,28 +93,23 @@ class Node:
     clean_step: dict[str, Any] | None
     deploy_step: dict[str, Any] | None
     automated_clean: bool | None
-
-    def __init__(self, db: db_api.Database, row: Mapping[Any, Any]) -> None:
-        self._db = db
-        values = dict(row)
-        for name in _DICT_FIELDS:
-            if values.get(name) is None:
-                values[name] = {}
-        self.__dict__.update(values)
-        self._loaded = {name: (copy.deepcopy(value) if name in _JSON_FIELDS
-                               else value)
-                        for name, value in values.items()}
+    description: str | None
+    protected: bool
+    protected_reason: str | None
+    retired: bool
+    retired_reason: str | None
+    power_interface: str
+    management_interface: str
+    boot_interface: str
+    deploy_interface: str
+    inspect_interface: str
+    vendor_interface: str
 
     def __repr__(self) -> str:
         return '<Node %s %s>' % (self.uuid, self.provision_state)
 
     def as_dict(self) -> dict[str, Any]:
         return {name: getattr(self, name) for name in FIELDS}
-
-    def changes(self) -> dict[str, Any]:
-        """The fields whose value differs from what was loaded."""
-        return {name: getattr(self, name) for name in FIELDS
-                if getattr(self, name) != self._loaded[name]}
 
     # ---- reading ----------------------------------------------------------
 
@@ -132,18 +130,17 @@ class Node:
     def list(cls, db: db_api.Database,
              filters: Mapping[str, Any] | None = None,
              limit: int | None = None,
-             sort_key: str = 'id', sort_dir: str = 'asc') -> list[Node]:
+             sort_key: str = 'id', sort_dir: str = 'asc',
+             marker: Node | None = None) -> list[Node]:
         """Nodes matching ``filters`` (column equality; see EQUALITY_FILTERS).
 
         Extra filter keys: ``provision_state_in`` (a collection),
-        ``uuid_in``, ``associated`` (bool), ``reserved`` (bool).
+        ``uuid_in``, ``associated`` (bool), ``reserved`` (bool),
+        ``description_contains`` (a substring). ``marker`` is the last node
+        of the previous page.
         """
-        query = _filtered(sa.select(TABLE), filters or {})
-        column = TABLE.c[sort_key]
-        order = column.desc() if sort_dir == 'desc' else column.asc()
-        query = query.order_by(order, TABLE.c.id.asc())
-        if limit:
-            query = query.limit(limit)
+        query = base.paginate(_filtered(sa.select(TABLE), filters or {}),
+                              TABLE, limit, sort_key, sort_dir, marker)
         with db.reader() as conn:
             return [cls(db, row) for row in conn.execute(query).mappings()]
 
@@ -174,10 +171,7 @@ class Node:
             'retired': False, 'created_at': base.utcnow()}
         row.update({name: {} for name in _DICT_FIELDS})
         row.update(values)
-        unknown = set(row) - set(FIELDS)
-        if unknown:
-            raise exception.InvalidParameterValue(
-                reason='Unknown node fields: %s' % ', '.join(sorted(unknown)))
+        base.check_columns(row, FIELDS, 'node')
         try:
             with db.writer() as conn:
                 created = conn.execute(_INSERT, row).mappings().one()
@@ -210,10 +204,7 @@ class Node:
                 field=field, value=changes.get(field))
         if result.rowcount != 1:
             raise exception.NodeNotFound(node=self.uuid)
-        self.__dict__.update(changes)
-        for name, value in changes.items():
-            self._loaded[name] = (copy.deepcopy(value) if name in _JSON_FIELDS
-                                  else value)
+        self._mark_saved(changes)
 
     def refresh(self) -> None:
         """Reload every field from the database, dropping unsaved changes."""
@@ -309,6 +300,9 @@ def _filtered(query: sa.Select[Any],
             column = TABLE.c.reservation
             query = query.where(column.isnot(None) if value
                                 else column.is_(None))
+        elif key == 'description_contains':
+            query = query.where(TABLE.c.description.contains(
+                value, autoescape=True))
         elif key == 'reservation_in':
             query = query.where(TABLE.c.reservation.in_(list(value)))
         else:

@@ -48,3 +48,18 @@ def remove(db: db_api.Database, node_id: int, trait: str) -> bool:
     with db.writer() as conn:
         return conn.execute(sa.delete(TABLE).where(
             TABLE.c.node_id == node_id, TABLE.c.trait == trait)).rowcount == 1
+
+
+def get_for_nodes(db: db_api.Database, node_ids: Iterable[int]
+                  ) -> dict[int, list[str]]:
+    """Traits of many nodes in one query: node id -> sorted traits."""
+    ids = list(node_ids)
+    result: dict[int, list[str]] = {node_id: [] for node_id in ids}
+    if not ids:
+        return result
+    with db.reader() as conn:
+        rows = conn.execute(sa.select(TABLE.c.node_id, TABLE.c.trait).where(
+            TABLE.c.node_id.in_(ids)).order_by(TABLE.c.trait))
+        for node_id, trait in rows:
+            result[node_id].append(trait)
+    return result

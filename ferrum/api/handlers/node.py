@@ -1,28 +1,232 @@
 # SPDX-License-Identifier: Apache-2.0
-"""``/v1/nodes``: list, detail and get (more verbs land with issue 3)."""
+"""``/v1/nodes``: list (with filters and paging), get, create, PATCH, delete.
+
+Reads go straight to the database; anything that changes a node goes to
+its conductor through the rpcapi, which takes the node's lock.
+"""
 
 from typing import Any
 
 import flask
 
+from ferrum.api import body
+from ferrum.api import listing
+from ferrum.api import microversion
+from ferrum.api import services
+from ferrum.api.schemas import node as node_schema
 from ferrum.api.views import node as node_view
+from ferrum.common import exception
+from ferrum.objects import allocation as allocation_obj
+from ferrum.objects import base
+from ferrum.objects import conductor as conductor_obj
 from ferrum.objects import node as node_obj
+from ferrum.objects import trait as trait_obj
+
+#: query parameter -> (minor version, how to parse it, filter key).
+_FILTERS: dict[str, tuple[int, str, str]] = {
+    'provision_state': (9, 'str', 'provision_state'),
+    'maintenance': (1, 'bool', 'maintenance'),
+    'associated': (1, 'bool', 'associated'),
+    'instance_uuid': (1, 'uuid', 'instance_uuid'),
+    'driver': (16, 'str', 'driver'),
+    'resource_class': (21, 'str', 'resource_class'),
+    'fault': (42, 'str', 'fault'),
+    'conductor_group': (46, 'group', 'conductor_group'),
+    'owner': (50, 'str', 'owner'),
+    'description_contains': (51, 'str', 'description_contains'),
+    'retired': (61, 'bool', 'retired'),
+    'lessee': (65, 'str', 'lessee'),
+}
+_JSON_FIELDS = frozenset({'driver_info', 'driver_internal_info',
+                          'properties', 'instance_info', 'extra',
+                          'clean_step', 'deploy_step'})
+_SORTABLE = frozenset(node_obj.FIELDS) - _JSON_FIELDS
+#: What a field removed by PATCH goes back to, where that is not null.
+_REMOVED_VALUES: dict[str, Any] = {
+    'driver_info': {}, 'properties': {}, 'instance_info': {}, 'extra': {},
+    'conductor_group': '', 'protected': False, 'retired': False}
 
 
-def _db() -> Any:
-    return flask.current_app.config['FERRUM_DB']
+def _filters() -> dict[str, Any]:
+    filters: dict[str, Any] = {}
+    for param, (minor, kind, key) in _FILTERS.items():
+        raw = flask.request.args.get(param)
+        if raw is None:
+            continue
+        microversion.require(minor, 'The %s filter' % param)
+        if kind == 'bool':
+            filters[key] = listing.parse_bool(param)
+        elif kind == 'uuid' and not base.is_uuid_like(raw):
+            raise exception.InvalidParameterValue(
+                reason='instance_uuid must be a UUID, not "%s".' % raw[:100])
+        else:
+            filters[key] = raw.lower() if kind == 'group' else raw
+    return filters
+
+
+def _context(nodes: list[node_obj.Node], fields: list[str]
+             ) -> node_view.Context:
+    db, conf = services.db(), services.conf()
+    allocation_ids = [n.allocation_id for n in nodes
+                      if n.allocation_id is not None]
+    return node_view.Context(
+        secrets=(conductor_obj.secret_keys(db)
+                 if 'driver_info' in fields else {}),
+        conductors=(conductor_obj.alive_drivers(
+            db, conf.conductor.heartbeat_timeout)
+            if 'conductor' in fields else {}),
+        traits=(trait_obj.get_for_nodes(db, [n.id for n in nodes])
+                if 'traits' in fields else {}),
+        allocations=(allocation_obj.uuids_by_id(db, allocation_ids)
+                     if 'allocation_uuid' in fields else {}))
+
+
+def _render_all(nodes: list[node_obj.Node], fields: list[str]
+                ) -> list[dict[str, Any]]:
+    ctx = _context(nodes, fields)
+    return [node_view.render(n, fields, ctx) for n in nodes]
+
+
+def _list(detail: bool) -> dict[str, Any]:
+    fields = _with_links(listing.list_fields(
+        node_view.available_fields(), node_view.LIST_FIELDS, detail))
+    page = listing.parse_page(_SORTABLE)
+    marker = None
+    if page.marker is not None:
+        if not base.is_uuid_like(page.marker):
+            raise exception.InvalidParameterValue(
+                reason='marker must be a node UUID, not "%s".'
+                       % page.marker[:100])
+        marker = node_obj.Node.get(services.db(), page.marker)
+    nodes = node_obj.Node.list(services.db(), _filters(), page.limit,
+                               page.sort_key, page.sort_dir, marker)
+    result: dict[str, Any] = {'nodes': _render_all(nodes, fields)}
+    result.update(listing.next_link(
+        'nodes', page, len(nodes), nodes[-1].uuid if nodes else None))
+    return result
 
 
 def list_nodes() -> dict[str, Any]:
-    return {'nodes': [node_view.render(n, detail=False)
-                      for n in node_obj.Node.list(_db())]}
+    return _list(detail=False)
 
 
 def list_details() -> dict[str, Any]:
-    return {'nodes': [node_view.render(n, detail=True)
-                      for n in node_obj.Node.list(_db())]}
+    return _list(detail=True)
 
 
 def get_node(node_ident: str) -> dict[str, Any]:
-    return node_view.render(node_obj.Node.get(_db(), node_ident),
-                            detail=True)
+    fields = listing.parse_fields(node_view.available_fields())
+    node = node_obj.Node.get(services.db(), node_ident)
+    return _render_all([node], _with_links(fields) if fields
+                       else node_view.available_fields())[0]
+
+
+def _with_links(fields: list[str]) -> list[str]:
+    """As Ironic does, ``fields`` never drops the links."""
+    return fields if 'links' in fields else fields + ['links']
+
+
+def _check_values(values: dict[str, Any]) -> None:
+    """Rules beyond the schema: versions, names, the registered driver."""
+    for name in values:
+        minor = node_view.FIELD_VERSIONS.get(name, 1)
+        microversion.require(minor, 'The node field "%s"' % name)
+    if base.is_uuid_like(values.get('name')):
+        raise exception.InvalidParameterValue(
+            reason='A node name cannot look like a UUID: %s' % values['name'])
+    if values.get('conductor_group'):
+        # Ironic matches groups case-insensitively; storing them in lower
+        # case makes that a plain equality everywhere.
+        values['conductor_group'] = values['conductor_group'].lower()
+    if 'driver' in values:
+        _check_driver_registered(values['driver'])
+
+
+def _check_driver_registered(driver: str) -> None:
+    alive = conductor_obj.alive_drivers(
+        services.db(), services.conf().conductor.heartbeat_timeout)
+    if not any(driver in types for _group, types in alive.values()):
+        raise exception.DriverNotSupported(driver=driver)
+
+
+def _detail(node: node_obj.Node) -> dict[str, Any]:
+    return _render_all([node], node_view.available_fields())[0]
+
+
+def _node_response(node: node_obj.Node, status: int) -> flask.Response:
+    response = flask.jsonify(_detail(node))
+    response.status_code = status
+    return response
+
+
+def create_node() -> flask.Response:
+    values = body.json_body(node_schema.CREATE)
+    values.pop('chassis_uuid', None)
+    _check_values(values)
+    node = services.rpc().create_node(
+        {k: v for k, v in values.items() if v is not None})
+    response = _node_response(node, 201)
+    response.headers['Location'] = listing.resource_links(
+        'nodes', node.uuid)[0]['href']
+    return response
+
+
+def _patchable_document(node: node_obj.Node) -> dict[str, Any]:
+    """What a patch applies to: every visible field, secrets unmasked."""
+    fields = node_view.available_fields()
+    document = _render_all([node], fields)[0]
+    document['driver_info'] = dict(node.driver_info)
+    document['instance_info'] = dict(node.instance_info)
+    return document
+
+
+def _keep_masked_secrets(node: node_obj.Node, changes: dict[str, Any]) -> None:
+    """A client that echoes back "******" must not overwrite the secret."""
+    for field in ('driver_info', 'instance_info'):
+        info, old = changes.get(field), getattr(node, field)
+        if isinstance(info, dict):
+            for key, value in info.items():
+                if value == node_view.SECRET_MASK and key in old:
+                    info[key] = old[key]
+
+
+def patch_node(node_ident: str) -> dict[str, Any]:
+    node = node_obj.Node.get(services.db(), node_ident)
+    reset = listing.parse_bool('reset_interfaces')
+    if reset is not None:
+        microversion.require(45, 'reset_interfaces')
+    document = _patchable_document(node)
+    patched = body.apply_patch(document, body.json_body())
+    changes = {name: patched.get(name) for name in document
+               if patched.get(name) != document[name]}
+    read_only = sorted(set(changes) - node_schema.UPDATABLE)
+    if read_only:
+        raise exception.InvalidParameterValue(
+            reason="'/%s' is a read-only attribute and cannot be updated "
+                   "with PATCH; see the API reference for the endpoint that "
+                   "changes it." % read_only[0])
+    if reset and 'driver' not in changes:
+        raise exception.InvalidParameterValue(
+            reason='reset_interfaces can only be used with a driver change.')
+    for name, default in _REMOVED_VALUES.items():
+        if name in changes and changes[name] is None:
+            changes[name] = default
+    body.validate(changes, node_schema.UPDATE, 'node update')
+    _check_values(changes)
+    _keep_masked_secrets(node, changes)
+    if not changes:
+        return _detail(node)
+    updated = services.rpc().update_node(node.id, changes, bool(reset))
+    return _detail(updated)
+
+
+
+
+def delete_node(node_ident: str) -> flask.Response:
+    node = node_obj.Node.get(services.db(), node_ident)
+    if node.protected:
+        raise exception.InvalidState(reason=(
+            'Node %s is protected; unset "protected" before deleting it.'
+            % node.uuid))
+    services.rpc().destroy_node(node.id)
+    return flask.Response(status=204)

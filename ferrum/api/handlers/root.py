@@ -3,13 +3,12 @@
 
 from typing import Any
 
-import flask
-
+from ferrum.api import listing
 from ferrum.api import microversion
 
 
 def _link(rel: str, *parts: str) -> dict[str, str]:
-    return {'href': flask.request.host_url + '/'.join(parts), 'rel': rel}
+    return {'href': listing.base_url() + '/'.join(parts), 'rel': rel}
 
 
 def _version() -> dict[str, Any]:

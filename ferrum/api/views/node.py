@@ -1,44 +1,142 @@
 # SPDX-License-Identifier: Apache-2.0
-"""A node as the API shows it at a given microversion."""
+"""A node as the API shows it at a given microversion.
 
+``FIELD_VERSIONS`` is Ironic's history of node fields: a field is shown
+only to requests at or after the version that introduced it. Values that
+do not live in the node row (traits, conductor, allocation UUID, and the
+interfaces ferrum does not serve) come from a :class:`Context` built once
+per request, so rendering a page of nodes costs no query per node.
+"""
+
+import dataclasses
+import hashlib
+from collections.abc import Collection, Mapping
 from typing import Any
 
-import flask
-
+from ferrum.api import listing
+from ferrum.api import microversion
+from ferrum.api.views import unserved
 from ferrum.objects import node as node_obj
 
-#: The fields a node list shows without /detail, as at API 1.1.
+#: field -> the minor version that introduced it.
+FIELD_VERSIONS: dict[str, int] = {
+    'uuid': 1, 'instance_uuid': 1, 'power_state': 1, 'provision_state': 1,
+    'maintenance': 1, 'driver': 1, 'driver_info': 1, 'extra': 1,
+    'instance_info': 1, 'properties': 1, 'target_power_state': 1,
+    'target_provision_state': 1, 'provision_updated_at': 1, 'last_error': 1,
+    'maintenance_reason': 1, 'reservation': 1, 'created_at': 1,
+    'updated_at': 1, 'console_enabled': 1, 'chassis_uuid': 1, 'links': 1,
+    'ports': 1, 'driver_internal_info': 3, 'name': 5,
+    'inspection_started_at': 6, 'inspection_finished_at': 6,
+    'clean_step': 7, 'raid_config': 12, 'target_raid_config': 12,
+    'network_interface': 20, 'resource_class': 21,
+    'boot_interface': 31, 'console_interface': 31, 'deploy_interface': 31,
+    'inspect_interface': 31, 'management_interface': 31,
+    'power_interface': 31, 'raid_interface': 31, 'vendor_interface': 31,
+    'storage_interface': 33, 'traits': 37, 'rescue_interface': 38,
+    'bios_interface': 40, 'fault': 42, 'deploy_step': 44,
+    'conductor_group': 46, 'automated_clean': 47, 'protected': 48,
+    'protected_reason': 48, 'conductor': 49, 'owner': 50,
+    'description': 51, 'allocation_uuid': 52, 'retired': 61,
+    'retired_reason': 61, 'lessee': 65,
+}
+#: The fields a list without detail shows.
 LIST_FIELDS: tuple[str, ...] = ('instance_uuid', 'uuid', 'power_state',
-                                'provision_state', 'maintenance')
-#: Fields shown by GET of one node and /detail at API 1.1.
-DETAIL_FIELDS: tuple[str, ...] = LIST_FIELDS + (
-    'driver', 'driver_info', 'driver_internal_info', 'extra',
-    'instance_info', 'properties', 'target_power_state',
-    'target_provision_state', 'provision_updated_at', 'last_error',
-    'maintenance_reason', 'reservation', 'created_at', 'updated_at')
+                                'provision_state', 'maintenance', 'name',
+                                'links')
+#: Fields that hold no value in ferrum: the "nothing configured" value.
+CONSTANTS: dict[str, Any] = {
+    'console_enabled': False, 'chassis_uuid': None, 'raid_config': {},
+    'target_raid_config': {},
+    **{'%s_interface' % kind: name
+       for kind, name in unserved.INTERFACES.items()},
+}
 SECRET_MASK = '******'
+_TIMESTAMPS = frozenset({'created_at', 'updated_at', 'provision_updated_at',
+                         'inspection_started_at', 'inspection_finished_at'})
 
 
-def mask_secrets(info: dict[str, Any]) -> dict[str, Any]:
-    """``driver_info`` with every value whose key names a password hidden."""
-    return {key: SECRET_MASK if 'password' in key.lower() else value
+def available_fields() -> list[str]:
+    """Every field the current request's version may see."""
+    return [name for name, minor in FIELD_VERSIONS.items()
+            if microversion.at_least(minor)]
+
+
+@dataclasses.dataclass
+class Context:
+    """What rendering needs beyond the node rows, loaded once per request."""
+
+    #: hardware type -> kind -> interface name -> declared secret keys.
+    secrets: Mapping[tuple[str, str, str], frozenset[str]]
+    #: hostname -> (conductor group, hardware types), live conductors only.
+    conductors: Mapping[str, tuple[str, frozenset[str]]]
+    #: node id -> traits (only loaded when traits are shown).
+    traits: Mapping[int, list[str]]
+    #: allocation id -> allocation UUID.
+    allocations: Mapping[int, str]
+
+
+def secret_keys(node: node_obj.Node, ctx: Context) -> frozenset[str]:
+    """driver_info keys of ``node`` whose values are never shown."""
+    declared: set[str] = set()
+    for (hw_type, kind, name), keys in ctx.secrets.items():
+        if hw_type == node.driver and getattr(
+                node, '%s_interface' % kind, None) == name:
+            declared.update(keys)
+    return frozenset(declared)
+
+
+def mask_secrets(info: Mapping[str, Any],
+                 declared: Collection[str] = ()) -> dict[str, Any]:
+    """``info`` with passwords and driver-declared secrets hidden."""
+    return {key: SECRET_MASK if ('password' in key.lower()
+                                 or key in declared) else value
             for key, value in info.items()}
 
 
-def _links(uuid: str) -> list[dict[str, str]]:
-    base = flask.request.host_url
-    return [{'href': '%sv1/nodes/%s' % (base, uuid), 'rel': 'self'},
-            {'href': '%snodes/%s' % (base, uuid), 'rel': 'bookmark'}]
+def conductor_for(node: node_obj.Node, ctx: Context) -> str | None:
+    """The live conductor that handles ``node``, as the node shows it.
+
+    A conductor qualifies when it is in the node's group and registered
+    the node's hardware type. The pick is a stable hash of the node UUID
+    over the qualifying hosts, so it only moves when membership changes.
+    """
+    hosts = sorted(host for host, (group, types) in ctx.conductors.items()
+                   if group == node.conductor_group and node.driver in types)
+    if not hosts:
+        return None
+    digest = hashlib.md5(node.uuid.encode(), usedforsecurity=False).digest()
+    return hosts[int.from_bytes(digest[:4], 'big') % len(hosts)]
 
 
-def render(node: node_obj.Node, detail: bool) -> dict[str, Any]:
-    body: dict[str, Any] = {}
-    for name in DETAIL_FIELDS if detail else LIST_FIELDS:
-        value = getattr(node, name)
-        if name == 'driver_info':
-            value = mask_secrets(value)
-        elif name.endswith('_at') and value is not None:
-            value = value.isoformat() + '+00:00'
-        body[name] = value
-    body['links'] = _links(node.uuid)
-    return body
+def _value(node: node_obj.Node, name: str, ctx: Context) -> Any:
+    if name in CONSTANTS:
+        return CONSTANTS[name]
+    if name == 'links':
+        return listing.resource_links('nodes', node.uuid)
+    if name == 'ports':
+        return [{'href': '%sv1/nodes/%s/ports' % (listing.base_url(),
+                                                   node.uuid), 'rel': 'self'}]
+    if name == 'driver_info':
+        return mask_secrets(node.driver_info, secret_keys(node, ctx))
+    if name == 'instance_info':
+        # A config drive may hold keys and passwords for the instance.
+        return {key: SECRET_MASK if key == 'configdrive' else value
+                for key, value in node.instance_info.items()}
+    if name == 'traits':
+        return ctx.traits.get(node.id, [])
+    if name == 'conductor':
+        return conductor_for(node, ctx)
+    if name == 'allocation_uuid':
+        return (ctx.allocations.get(node.allocation_id)
+                if node.allocation_id is not None else None)
+    value = getattr(node, name)
+    if name in _TIMESTAMPS and value is not None:
+        return value.isoformat() + '+00:00'
+    return value
+
+
+def render(node: node_obj.Node, fields: Collection[str],
+           ctx: Context) -> dict[str, Any]:
+    """``node`` as a dict of ``fields`` (already checked for the version)."""
+    return {name: _value(node, name, ctx) for name in fields}

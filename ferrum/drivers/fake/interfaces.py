@@ -8,7 +8,9 @@
 * ``fake_async``: list of hooks that finish asynchronously and return a wait
   state (``deploy``, ``prepare_cleaning``, ``erase_devices``, ``inspect``);
 * ``fake_deploy_seconds``: how long ``deploy`` takes, like slow hardware
-  (used to stop a conductor in the middle of a deploy).
+  (used to stop a conductor in the middle of a deploy);
+* ``fake_secret``: read by nothing; fake power declares it secret, so the
+  API's masking of driver-declared secrets can be seen and tested.
 
 This lets tests and demos walk every failure path of the state machine
 with the real conductor and no mocks.
@@ -38,9 +40,12 @@ def _is_async(task: 'Task', hook: str) -> bool:
 
 
 class FakePower(base.PowerInterface):
+    secret_properties = frozenset({'fake_secret'})
+
     def get_properties(self) -> dict[str, str]:
         return {'fake_fail': 'Optional. Hooks that should fail.',
-                'fake_async': 'Optional. Hooks that finish asynchronously.'}
+                'fake_async': 'Optional. Hooks that finish asynchronously.',
+                'fake_secret': 'Optional. A secret the API never shows.'}
 
     def validate(self, task: 'Task') -> None:
         _maybe_fail(task, 'validate')

@@ -1,11 +1,18 @@
 # SPDX-License-Identifier: Apache-2.0
-"""An API application on the test database, driven through Flask's client."""
+"""An API application on a started conductor, driven through Flask's client."""
 
 import pytest
 
 from ferrum.api import app as api_app
+from ferrum.conductor import rpcapi
 
 
 @pytest.fixture
-def client(conf, db):
-    return api_app.create_app(conf, db).test_client()
+def app(conf, db, conductor):
+    return api_app.create_app(conf, db,
+                              rpcapi.LocalConductorAPI(conductor.manager))
+
+
+@pytest.fixture
+def client(app):
+    return app.test_client()

@@ -1,7 +1,6 @@
 # SPDX-License-Identifier: Apache-2.0
 """The real ``ferrum-conductor`` process: systemd notify, signals, SIGKILL."""
 
-import contextlib
 import os
 import signal
 import socket
@@ -13,8 +12,10 @@ import pytest
 
 from ferrum.common import states
 from ferrum.conductor import service
+from ferrum.db import migration
 from ferrum.objects import conductor as conductor_obj
 from ferrum.objects import node as node_obj
+from tests import process
 from tests.conftest import wait_for
 from tests.functional.conductor.flows import enroll, to_state
 
@@ -36,11 +37,11 @@ def config_file(tmp_path, conf):
     result = subprocess.run([os.path.join(BIN, 'ferrum-dbsync'),
                              '--config-file', str(path), 'upgrade'],
                             capture_output=True, text=True, check=True)
-    assert 'upgraded to 0001' in result.stdout
+    assert 'upgraded to %s' % migration.head() in result.stdout
     version = subprocess.run([os.path.join(BIN, 'ferrum-dbsync'),
                               '--config-file', str(path), 'version'],
                              capture_output=True, text=True, check=True)
-    assert version.stdout.strip() == '0001'
+    assert version.stdout.strip() == migration.head()
     return path
 
 
@@ -63,18 +64,6 @@ def _recv_until(sock, wanted):
             return seen
 
 
-@contextlib.contextmanager
-def _running(command, **kwargs):
-    """A child process that is killed if the test leaves it running."""
-    proc = subprocess.Popen(command, **kwargs)
-    try:
-        yield proc
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
-
-
 def _stop(proc, sock):
     """SIGTERM: systemd hears STOPPING=1 and the process exits cleanly."""
     proc.send_signal(signal.SIGTERM)
@@ -86,8 +75,9 @@ def test_notify_reload_and_graceful_stop(config_file, notify_socket, db,
                                          tmp_path):
     sock, path = notify_socket
     env = dict(os.environ, NOTIFY_SOCKET=path)
-    with _running([os.path.join(BIN, 'ferrum-conductor'), '--config-file',
-                   str(config_file)], env=env) as proc:
+    with process.running([os.path.join(BIN, 'ferrum-conductor'),
+                          '--config-file', str(config_file)],
+                         env=env) as proc:
         _recv_until(sock, 'READY=1')
         me = conductor_obj.get(db, 'test-conductor')
         assert me.online
@@ -171,9 +161,11 @@ def test_all_in_one_runs_with_no_config_on_embedded_sqlite(tmp_path,
     sock, path = notify_socket
     workdir = tmp_path / 'fresh'
     workdir.mkdir()
-    env = dict(os.environ, NOTIFY_SOCKET=path)
-    with _running([os.path.join(BIN, 'ferrum')], cwd=workdir,
-                  env=env) as proc:
+    # No config file; only oslo.config's environment source moves the API
+    # off 6385, which a developer's `make run` may hold.
+    env = dict(os.environ, NOTIFY_SOCKET=path, OS_API__PORT='0')
+    with process.running([os.path.join(BIN, 'ferrum')], cwd=workdir,
+                         env=env) as proc:
         _recv_until(sock, 'READY=1')
         assert (workdir / '.ferrum' / 'ferrum.sqlite').exists()
         _stop(proc, sock)

@@ -7,6 +7,7 @@ import sys
 
 import pytest
 
+from ferrum.conf import api
 from ferrum.conf import conductor
 from ferrum.conf import database
 from ferrum.conf import default
@@ -29,8 +30,8 @@ def test_sample_config_is_current(tmp_path):
 
 
 @pytest.mark.parametrize('group, opt', [
-    (module.__name__, opt) for module in (default, conductor, database)
-    for opt in module.opts])
+    (module.__name__, opt) for module in (default, conductor, database, api)
+    for opt in module.opts] + [(api.__name__, opt) for opt in api.auth_opts])
 def test_every_option_has_a_full_help_text(group, opt):
     assert opt.help and len(opt.help) > 30 and opt.help.rstrip().endswith(
         '.'), '[%s] %s needs a full-sentence help text' % (group, opt.name)

@@ -1,0 +1,86 @@
+# SPDX-License-Identifier: Apache-2.0
+"""Request bodies: JSON parsing, JSON Schema validation and JSON Patch.
+
+Every problem with a body is a 400 whose message says which part of the
+body is wrong and what was expected, never a 500.
+"""
+
+import copy
+from typing import Any
+
+import flask
+import jsonpatch
+import jsonschema
+
+from ferrum.common import exception
+
+#: A JSON Patch document as Ironic accepts it: add, replace and remove only.
+PATCH_SCHEMA: dict[str, Any] = {
+    'type': 'array',
+    'items': {
+        'type': 'object',
+        'properties': {
+            'op': {'type': 'string', 'enum': ['add', 'replace', 'remove']},
+            'path': {'type': 'string', 'pattern': '^(/[^/]+)+$'},
+            'value': {},
+        },
+        'required': ['op', 'path'],
+        'additionalProperties': False,
+    },
+}
+
+
+def _where(error: jsonschema.ValidationError) -> str:
+    path = '/'.join(str(part) for part in error.absolute_path)
+    return ' at "/%s"' % path if path else ''
+
+
+def validate(document: Any, schema: dict[str, Any], what: str) -> None:
+    """Raise InvalidParameterValue naming the first problem in ``document``."""
+    validator = jsonschema.Draft202012Validator(schema)
+    error = jsonschema.exceptions.best_match(validator.iter_errors(document))
+    if error is not None:
+        raise exception.InvalidParameterValue(
+            reason='Invalid %s%s: %s' % (what, _where(error), error.message))
+
+
+def json_body(schema: dict[str, Any] | None = None) -> Any:
+    """The request's JSON body, validated against ``schema`` if given."""
+    raw = flask.request.get_data(cache=True)
+    if not raw.strip():
+        document: Any = None
+    else:
+        try:
+            document = flask.json.loads(raw)
+        except ValueError as exc:
+            raise exception.InvalidParameterValue(
+                reason='The request body is not valid JSON: %s' % exc)
+    if schema is not None:
+        if document is None:
+            raise exception.InvalidParameterValue(
+                reason='This request needs a JSON body.')
+        validate(document, schema, 'request body')
+    return document
+
+
+def apply_patch(document: dict[str, Any], patch: Any) -> dict[str, Any]:
+    """``document`` with the JSON Patch ``patch`` applied (a new dict)."""
+    validate(patch, PATCH_SCHEMA, 'JSON Patch')
+    for operation in patch:
+        if operation['op'] != 'remove' and 'value' not in operation:
+            raise exception.InvalidParameterValue(
+                reason='The "%s" operation on %s needs a "value".'
+                       % (operation['op'], operation['path']))
+        root = operation['path'].split('/')[1]
+        if root not in document:
+            raise exception.InvalidParameterValue(
+                reason='Adding a new attribute (/%s) to the root of the '
+                       'resource is not allowed.' % root)
+    try:
+        patched: dict[str, Any] = jsonpatch.apply_patch(
+            copy.deepcopy(document), patch)
+    except (jsonpatch.JsonPatchException,
+            jsonpatch.JsonPointerException) as exc:
+        raise exception.InvalidParameterValue(
+            reason='The JSON Patch cannot be applied: %s' % exc)
+    return patched

@@ -1,0 +1,39 @@
+# SPDX-License-Identifier: Apache-2.0
+"""``/v1/nodes/{node}/validate`` and ``/management/boot_device``.
+
+These ask the node's driver, so they go to its conductor.
+"""
+
+from typing import Any
+
+import flask
+
+from ferrum.api import body
+from ferrum.api import services
+from ferrum.api.schemas import node as node_schema
+from ferrum.objects import node as node_obj
+
+
+def _node_id(node_ident: str) -> int:
+    return node_obj.Node.get(services.db(), node_ident).id
+
+
+def validate(node_ident: str) -> dict[str, Any]:
+    return services.rpc().validate_driver_interfaces(_node_id(node_ident))
+
+
+def get_boot_device(node_ident: str) -> dict[str, Any]:
+    return services.rpc().get_boot_device(_node_id(node_ident))
+
+
+def set_boot_device(node_ident: str) -> flask.Response:
+    request = body.json_body(node_schema.BOOT_DEVICE)
+    services.rpc().set_boot_device(_node_id(node_ident),
+                                   request['boot_device'],
+                                   request.get('persistent', False))
+    return flask.Response(status=204)
+
+
+def get_supported_boot_devices(node_ident: str) -> dict[str, Any]:
+    devices = services.rpc().get_supported_boot_devices(_node_id(node_ident))
+    return {'supported_boot_devices': devices}

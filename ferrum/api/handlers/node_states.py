@@ -1,0 +1,135 @@
+# SPDX-License-Identifier: Apache-2.0
+"""``/v1/nodes/{node}/states`` and ``/maintenance``: read and change state.
+
+Changes are asynchronous, as in Ironic: the conductor accepts the request
+(or refuses it with a clear error, changing nothing) and answers 202; the
+node's state then shows progress.
+"""
+
+from typing import Any
+
+import flask
+
+from ferrum.api import body
+from ferrum.api import listing
+from ferrum.api import microversion
+from ferrum.api import services
+from ferrum.api.schemas import node as node_schema
+from ferrum.api.views import node as node_view
+from ferrum.common import exception
+from ferrum.objects import node as node_obj
+
+#: Provision targets -> the minor version that introduced them.
+_TARGETS: dict[str, int] = {
+    'manage': 4, 'provide': 1, 'active': 1, 'deploy': 1, 'rebuild': 1,
+    'deleted': 1, 'undeploy': 1, 'inspect': 6, 'abort': 13, 'clean': 15,
+    'adopt': 17,
+}
+#: Ironic targets ferrum does not serve, with why.
+_UNSERVED_TARGETS = {
+    'rescue': 'rescue is not supported: no ferrum driver has a rescue '
+              'interface',
+    'unrescue': 'rescue is not supported: no ferrum driver has a rescue '
+                'interface',
+}
+#: Power targets -> the minor version that introduced them.
+_POWER_TARGETS: dict[str, int] = {
+    'power on': 1, 'power off': 1, 'rebooting': 1,
+    'soft power off': 27, 'soft rebooting': 27,
+}
+_STATE_FIELDS = ('console_enabled', 'last_error', 'power_state',
+                 'provision_state', 'provision_updated_at', 'raid_config',
+                 'target_power_state', 'target_provision_state',
+                 'target_raid_config')
+
+
+def _node(node_ident: str) -> node_obj.Node:
+    return node_obj.Node.get(services.db(), node_ident)
+
+
+def _accepted(node: node_obj.Node) -> flask.Response:
+    response = flask.Response(status=202)
+    response.headers['Location'] = '%sv1/nodes/%s/states' % (
+        listing.base_url(), node.uuid)
+    return response
+
+
+def get_states(node_ident: str) -> dict[str, Any]:
+    node = _node(node_ident)
+    ctx = node_view.Context(secrets={}, conductors={}, traits={},
+                            allocations={})
+    return node_view.render(node, _STATE_FIELDS, ctx)
+
+
+def _provision_args(target: str, request: dict[str, Any]) -> dict[str, Any]:
+    args: dict[str, Any] = {}
+    if target == 'clean' and not request.get('clean_steps'):
+        raise exception.InvalidParameterValue(
+            reason='Target "clean" needs "clean_steps": a list of '
+                   '{"interface", "step", "args"} objects.')
+    if request.get('clean_steps') is not None:
+        if target != 'clean':
+            raise exception.InvalidParameterValue(
+                reason='clean_steps can only be given with target "clean".')
+        args['clean_steps'] = request['clean_steps']
+    configdrive = request.get('configdrive')
+    if configdrive is not None:
+        if target not in ('active', 'deploy', 'rebuild'):
+            raise exception.InvalidParameterValue(
+                reason='configdrive can only be given with target "active" '
+                       'or "rebuild".')
+        if target == 'rebuild':
+            microversion.require(35, 'configdrive with "rebuild"')
+        if isinstance(configdrive, dict):
+            microversion.require(56, 'configdrive as a JSON object')
+        args['configdrive'] = configdrive
+    return args
+
+
+def _check_target(kind: str, target: str, versions: dict[str, int]) -> None:
+    """A known target, available at the request's version."""
+    if target not in versions:
+        raise exception.InvalidParameterValue(
+            reason='"%s" is not a %s target; use one of %s.' % (
+                target[:100], kind, ', '.join(sorted(versions))))
+    microversion.require(versions[target], 'The %s target "%s"'
+                         % (kind, target))
+
+
+def set_provision_state(node_ident: str) -> flask.Response:
+    request = body.json_body(node_schema.PROVISION)
+    target = request['target']
+    if target in _UNSERVED_TARGETS:
+        raise exception.InvalidParameterValue(reason=_UNSERVED_TARGETS[target])
+    _check_target('provision', target, _TARGETS)
+    args = _provision_args(target, request)
+    node = _node(node_ident)
+    services.rpc().do_provisioning_action(node.id, target, args)
+    return _accepted(node)
+
+
+def set_power_state(node_ident: str) -> flask.Response:
+    request = body.json_body(node_schema.POWER)
+    target = request['target']
+    _check_target('power', target, _POWER_TARGETS)
+    if request.get('timeout') is not None:
+        microversion.require(27, 'A power change timeout')
+    node = _node(node_ident)
+    services.rpc().change_node_power_state(node.id, target,
+                                           request.get('timeout'))
+    return _accepted(node)
+
+
+def set_maintenance(node_ident: str) -> flask.Response:
+    request = body.json_body()
+    body.validate(request, node_schema.MAINTENANCE, 'request body')
+    node = _node(node_ident)
+    services.rpc().set_maintenance(node.id, True,
+                                   (request or {}).get('reason'))
+    return _accepted(node)
+
+
+def unset_maintenance(node_ident: str) -> flask.Response:
+    node = _node(node_ident)
+    services.rpc().set_maintenance(node.id, False)
+    return _accepted(node)

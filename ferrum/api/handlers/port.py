@@ -1,0 +1,300 @@
+# SPDX-License-Identifier: Apache-2.0
+"""``/v1/ports`` and ``/v1/nodes/{node}/ports``: list, get, create, PATCH, delete.
+
+Ports are written by the API directly through :mod:`ferrum.objects.port`,
+without a conductor and without the node's lock: no conductor code reads
+ports yet (no driver boots from them, inspection does not create them), so
+a port change has nothing to coordinate with. The unique MAC address is
+enforced by the database. When a driver starts using ports, these writes
+belong behind the rpcapi, under the node's lock, as in Ironic.
+
+Like Ironic's conductor, the API refuses (409) port changes that would pull
+the network from under a node:
+
+- a new ``address`` while the node is ``active`` or has an instance,
+  unless it is in maintenance: the instance's network was set up for the
+  old MAC. Moving a port to another node changes the MACs of both nodes,
+  so the same rule applies to the node it leaves and the node it joins;
+- a new ``pxe_enabled``, ``local_link_connection`` or ``physical_network``
+  unless the node is ``enroll``, ``manageable``, ``inspecting`` or
+  ``inspect wait``, or in maintenance;
+- any change while the node is ``inspecting``, which owns its ports then.
+
+Creating and deleting ports is allowed in every state, as in Ironic, which
+only refuses deleting a port with a VIF attached (ferrum has no VIFs).
+Port groups are not served: ``portgroup_uuid`` is always null, a
+``portgroup`` filter finds nothing (404), and setting one is refused (400).
+"""
+
+import uuid as uuidlib
+from collections.abc import Mapping
+from typing import Any
+
+import flask
+
+from ferrum.api import body
+from ferrum.api import listing
+from ferrum.api import microversion
+from ferrum.api import services
+from ferrum.api.schemas import port as port_schema
+from ferrum.api.views import port as port_view
+from ferrum.common import exception
+from ferrum.common import states
+from ferrum.objects import base
+from ferrum.objects import node as node_obj
+from ferrum.objects import port as port_obj
+
+#: sort_key -> the minor version from which it may be used.
+_SORT_VERSIONS: dict[str, int] = {
+    'id': 1, 'uuid': 1, 'address': 1, 'node_id': 1, 'created_at': 1,
+    'updated_at': 1, 'pxe_enabled': 19, 'physical_network': 34,
+    'is_smartnic': 53}
+_CONNECTIVITY = frozenset({'pxe_enabled', 'local_link_connection',
+                           'physical_network'})
+_CONNECTIVITY_STATES = frozenset({states.ENROLL, states.MANAGEABLE,
+                                  states.INSPECTING, states.INSPECTWAIT})
+#: What removing a field with PATCH sets it to.
+_DEFAULTS: dict[str, Any] = {'extra': {}, 'local_link_connection': {},
+                             'pxe_enabled': True, 'is_smartnic': False}
+
+
+# ---- reading ---------------------------------------------------------------
+
+def _port(port_ident: str) -> port_obj.Port:
+    # Ports have no names before 1.88, so anything else names no port.
+    if not base.is_uuid_like(port_ident):
+        raise exception.PortNotFound(port=port_ident[:100])
+    return port_obj.Port.get(services.db(), port_ident)
+
+
+def _node_filter(parent: node_obj.Node | None) -> dict[str, Any]:
+    """The node_id filter from the URL, ``node_uuid`` or ``node``."""
+    if parent is not None:
+        return {'node_id': parent.id}
+    args = flask.request.args
+    node_uuid, node_ident = args.get('node_uuid'), args.get('node')
+    if node_uuid is not None and not base.is_uuid_like(node_uuid):
+        raise exception.InvalidParameterValue(
+            reason='node_uuid must be a UUID, not "%s"; use the node '
+                   'parameter for a name.' % node_uuid[:100])
+    ident = node_uuid or node_ident
+    if not ident:
+        return {}
+    return {'node_id': node_obj.Node.get(services.db(), ident).id}
+
+
+def _filters(parent: node_obj.Node | None) -> dict[str, Any]:
+    args = flask.request.args
+    portgroup = args.get('portgroup')
+    if portgroup is not None:
+        microversion.require(24, 'The portgroup filter')
+        raise exception.NotFound(
+            what='port group %s (ferrum serves no port groups)'
+                 % portgroup[:100])
+    filters = _node_filter(parent)
+    address = args.get('address')
+    if address is not None:
+        filters['address'] = port_schema.normalize_mac(address)
+    return filters
+
+
+def _fields(detail: bool) -> list[str]:
+    """The fields a list shows: ``fields``, or per ``detail``."""
+    return listing.list_fields(port_view.available_fields(),
+                               port_view.LIST_FIELDS, detail)
+
+
+def _page() -> tuple[listing.Page, port_obj.Port | None]:
+    sort_key = flask.request.args.get('sort_key')
+    if sort_key in _SORT_VERSIONS:
+        microversion.require(_SORT_VERSIONS[sort_key],
+                             'Sorting by %s' % sort_key)
+    page = listing.parse_page(_SORT_VERSIONS)
+    if page.marker is None:
+        return page, None
+    if not base.is_uuid_like(page.marker):
+        raise exception.InvalidParameterValue(
+            reason='marker must be a port UUID, not "%s".'
+                   % page.marker[:100])
+    return page, port_obj.Port.get(services.db(), page.marker)
+
+
+def _list(path: str, detail: bool,
+          parent: node_obj.Node | None = None) -> dict[str, Any]:
+    fields = _fields(detail)
+    page, marker = _page()
+    ports = port_obj.Port.list(
+        services.db(), limit=page.limit, sort_key=page.sort_key,
+        sort_dir=page.sort_dir, marker=marker, **_filters(parent))
+    result: dict[str, Any] = {
+        'ports': [port_view.render(p, fields) for p in ports]}
+    result.update(listing.next_link(
+        path, page, len(ports), ports[-1].uuid if ports else None))
+    return result
+
+
+def list_ports() -> dict[str, Any]:
+    return _list('ports', detail=False)
+
+
+def list_details() -> dict[str, Any]:
+    return _list('ports/detail', detail=True)
+
+
+def list_node_ports(node_ident: str) -> dict[str, Any]:
+    node = node_obj.Node.get(services.db(), node_ident)
+    return _list('nodes/%s/ports' % node.uuid, False, node)
+
+
+def list_node_port_details(node_ident: str) -> dict[str, Any]:
+    node = node_obj.Node.get(services.db(), node_ident)
+    return _list('nodes/%s/ports/detail' % node.uuid, True, node)
+
+
+def get_port(port_ident: str) -> dict[str, Any]:
+    available = port_view.available_fields()
+    fields = listing.parse_fields(available)
+    return port_view.render(_port(port_ident), fields or available)
+
+
+# ---- writing ---------------------------------------------------------------
+
+def _require_versions(values: Mapping[str, Any]) -> None:
+    """Refuse (406) fields and local_link_connection keys newer than the
+    request's version; ``values`` may hold only the keys that matter."""
+    for name in values:
+        microversion.require(port_view.FIELD_VERSIONS.get(name, 1),
+                             'The port field "%s"' % name)
+    link = values.get('local_link_connection')
+    for key in link if isinstance(link, dict) else ():
+        microversion.require(port_schema.LOCAL_LINK_KEYS.get(key, 1),
+                             'The local_link_connection key "%s"' % key)
+
+
+def _uuid(name: str, value: str) -> str:
+    """``value`` in the canonical UUID spelling; 400 if it is not one."""
+    if not base.is_uuid_like(value):
+        raise exception.InvalidParameterValue(
+            reason='%s must be a UUID, not "%s".' % (name, value[:100]))
+    return str(uuidlib.UUID(value))
+
+
+def _target_node(node_uuid: str) -> node_obj.Node:
+    """The node a port is put on; a missing node is a bad request."""
+    node_uuid = _uuid('node_uuid', node_uuid)
+    try:
+        return node_obj.Node.get(services.db(), node_uuid)
+    except exception.NodeNotFound:
+        raise exception.InvalidParameterValue(
+            reason='Node %s given as node_uuid does not exist.' % node_uuid)
+
+
+def create_port() -> flask.Response:
+    values = body.json_body(port_schema.CREATE)
+    values.pop('portgroup_uuid', None)
+    _require_versions(values)
+    port_schema.to_bool(values)
+    node = _target_node(values.pop('node_uuid'))
+    values['node_id'] = node.id
+    values['address'] = port_schema.normalize_mac(values['address'])
+    if 'uuid' in values:
+        values['uuid'] = _uuid('uuid', values['uuid'])
+    values['local_link_connection'] = port_schema.check_local_link_connection(
+        values.get('local_link_connection', {}),
+        values.get('is_smartnic', False))
+    port = port_obj.Port.create(services.db(), values)
+    response = flask.jsonify(port_view.render(
+        port, port_view.available_fields()))
+    response.status_code = 201
+    response.headers['Location'] = listing.resource_links(
+        'ports', port.uuid)[0]['href']
+    return response
+
+
+def _patch_changes(port: port_obj.Port) -> dict[str, Any]:
+    """The fields a PATCH changes, checked for versions and read-only."""
+    patch = body.json_body()
+    body.validate(patch, body.PATCH_SCHEMA, 'JSON Patch')
+    # Before applying: a hidden field is absent from the document, and
+    # the patch would otherwise fail as adding an unknown attribute.
+    _require_versions(dict.fromkeys(op['path'].split('/')[1] for op in patch))
+    document = port_view.render(port, port_view.available_fields())
+    patched = body.apply_patch(document, patch)
+    changes = {name: patched.get(name) for name in document
+               if patched.get(name) != document[name]}
+    if 'portgroup_uuid' in changes:
+        raise exception.InvalidParameterValue(
+            reason='ferrum serves no port groups; portgroup_uuid can only '
+                   'be null.')
+    read_only = sorted(set(changes) - port_schema.UPDATABLE)
+    if read_only:
+        raise exception.InvalidParameterValue(
+            reason="'/%s' is a read-only attribute and cannot be updated."
+                   % read_only[0])
+    for name in ('address', 'node_uuid'):
+        if name in changes and changes[name] is None:
+            raise exception.InvalidParameterValue(
+                reason="'/%s' is a mandatory attribute and cannot be "
+                       "removed." % name)
+    for name, default in _DEFAULTS.items():
+        if name in changes and changes[name] is None:
+            changes[name] = default
+    body.validate(changes, port_schema.UPDATE, 'port update')
+    port_schema.to_bool(changes)
+    _require_versions(changes)
+    return changes
+
+
+def _check_node_allows(port: port_obj.Port, node: node_obj.Node,
+                       changed: set[str]) -> None:
+    """Refuse (409) changes the node's state forbids; see the module doc."""
+    if node.provision_state == states.INSPECTING:
+        raise exception.InvalidState(reason=(
+            'Cannot update port %s while node %s is inspecting.'
+            % (port.uuid, node.uuid)))
+    if node.maintenance:
+        return
+    if ({'address', 'node_id'} & changed
+            and (node.provision_state == states.ACTIVE
+                 or node.instance_uuid is not None)):
+        raise exception.InvalidState(reason=(
+            'Cannot change the address or node of port %s while node %s is '
+            'active or has an instance; set the node in maintenance first.'
+            % (port.uuid, node.uuid)))
+    connectivity = sorted(_CONNECTIVITY & changed)
+    if connectivity and node.provision_state not in _CONNECTIVITY_STATES:
+        raise exception.InvalidState(reason=(
+            'Port %s cannot have %s changed while node %s is "%s"; it must '
+            'be %s, or in maintenance.' % (
+                port.uuid, ', '.join(connectivity), node.uuid,
+                node.provision_state, ', '.join(sorted(_CONNECTIVITY_STATES)))))
+
+
+def patch_port(port_ident: str) -> dict[str, Any]:
+    port = _port(port_ident)
+    changes = _patch_changes(port)
+    db = services.db()
+    nodes = [node_obj.Node.get(db, port.node_id)]
+    if 'node_uuid' in changes:
+        nodes.append(_target_node(changes.pop('node_uuid')))
+        port.node_id, port.node_uuid = nodes[-1].id, nodes[-1].uuid
+    if 'address' in changes:
+        changes['address'] = port_schema.normalize_mac(changes['address'])
+    if {'local_link_connection', 'is_smartnic'} & set(changes):
+        changes['local_link_connection'] = (
+            port_schema.check_local_link_connection(
+                changes.get('local_link_connection',
+                            port.local_link_connection),
+                changes.get('is_smartnic', port.is_smartnic)))
+    for name, value in changes.items():
+        setattr(port, name, value)
+    changed = set(port.changes())
+    for node in nodes:
+        _check_node_allows(port, node, changed)
+    port.save()
+    return port_view.render(port, port_view.available_fields())
+
+
+def delete_port(port_ident: str) -> flask.Response:
+    _port(port_ident).destroy()
+    return flask.Response(status=204)

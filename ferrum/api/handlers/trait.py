@@ -1,0 +1,66 @@
+# SPDX-License-Identifier: Apache-2.0
+"""``/v1/nodes/{node}/traits``: list, replace, add and remove traits (1.37).
+
+Traits are plain rows the conductor does not act on, so the API writes them
+directly; allocations read them when matching nodes.
+"""
+
+from typing import Any
+
+import flask
+
+from ferrum.api import body
+from ferrum.api import microversion
+from ferrum.api import services
+from ferrum.api.schemas import trait as trait_schema
+from ferrum.common import exception
+from ferrum.objects import node as node_obj
+from ferrum.objects import trait as trait_obj
+
+
+def _node(node_ident: str) -> node_obj.Node:
+    microversion.require(37, 'Node traits')
+    return node_obj.Node.get(services.db(), node_ident)
+
+
+def _no_content() -> flask.Response:
+    return flask.Response(status=204)
+
+
+def list_traits(node_ident: str) -> dict[str, Any]:
+    node = _node(node_ident)
+    return {'traits': trait_obj.get_for_node(services.db(), node.id)}
+
+
+def set_traits(node_ident: str) -> flask.Response:
+    node = _node(node_ident)
+    traits = body.json_body(trait_schema.SET_TRAITS)['traits']
+    for trait in traits:
+        trait_schema.check(trait)
+    trait_schema.check_count(len(set(traits)))
+    trait_obj.set_for_node(services.db(), node.id, traits)
+    return _no_content()
+
+
+def add_trait(node_ident: str, trait_name: str) -> flask.Response:
+    node = _node(node_ident)
+    trait_schema.check(trait_name)
+    current = trait_obj.get_for_node(services.db(), node.id)
+    if trait_name not in current:
+        trait_schema.check_count(len(current) + 1)
+        trait_obj.add(services.db(), node.id, trait_name)
+    return _no_content()
+
+
+def remove_all_traits(node_ident: str) -> flask.Response:
+    node = _node(node_ident)
+    trait_obj.set_for_node(services.db(), node.id, [])
+    return _no_content()
+
+
+def remove_trait(node_ident: str, trait_name: str) -> flask.Response:
+    node = _node(node_ident)
+    if not trait_obj.remove(services.db(), node.id, trait_name):
+        raise exception.NotFound(
+            what='trait %s on node %s' % (trait_name[:300], node.uuid))
+    return _no_content()

@@ -1,0 +1,133 @@
+# SPDX-License-Identifier: Apache-2.0
+"""Query parameters shared by the list endpoints, and the links they emit.
+
+``limit``, ``marker``, ``sort_key``, ``sort_dir`` and ``fields`` behave as in
+Ironic: ``limit`` is capped at ``[api]max_limit``; a full page gets a
+``next`` link carrying the last item as ``marker``.
+"""
+
+import dataclasses
+import urllib.parse
+from collections.abc import Collection
+
+import flask
+
+from ferrum.api import microversion
+from ferrum.api import services
+from ferrum.common import exception
+
+_TRUE = ('true', '1', 'yes', 'on', 'y', 't')
+_FALSE = ('false', '0', 'no', 'off', 'n', 'f')
+
+
+@dataclasses.dataclass(frozen=True)
+class Page:
+    limit: int
+    marker: str | None
+    sort_key: str
+    sort_dir: str
+
+
+def base_url() -> str:
+    """The URL clients reach the API at, ending with "/"."""
+    public = services.conf().api.public_endpoint
+    return public.rstrip('/') + '/' if public else flask.request.host_url
+
+
+def resource_links(collection: str, ident: str) -> list[dict[str, str]]:
+    base = base_url()
+    return [{'href': '%sv1/%s/%s' % (base, collection, ident), 'rel': 'self'},
+            {'href': '%s%s/%s' % (base, collection, ident),
+             'rel': 'bookmark'}]
+
+
+def parse_bool(name: str) -> bool | None:
+    value = flask.request.args.get(name)
+    if value is None:
+        return None
+    if value.lower() in _TRUE:
+        return True
+    if value.lower() in _FALSE:
+        return False
+    raise exception.InvalidParameterValue(
+        reason='Query parameter %s must be true or false, not "%s".'
+               % (name, value))
+
+
+def parse_page(sortable: Collection[str]) -> Page:
+    args = flask.request.args
+    max_limit = services.conf().api.max_limit
+    raw_limit = args.get('limit')
+    limit = max_limit
+    if raw_limit is not None:
+        try:
+            limit = int(raw_limit)
+        except ValueError:
+            limit = -1
+        if limit < 0:
+            raise exception.InvalidParameterValue(
+                reason='limit must be a whole number 0 or more, not "%s".'
+                       % raw_limit)
+        limit = min(limit, max_limit) or max_limit
+    sort_key = args.get('sort_key', 'id')
+    if sort_key not in sortable:
+        raise exception.InvalidParameterValue(
+            reason='The sort_key value "%s" is not a field to sort by; use '
+                   'one of %s.' % (sort_key, ', '.join(sorted(sortable))))
+    sort_dir = args.get('sort_dir', 'asc').lower()
+    if sort_dir not in ('asc', 'desc'):
+        raise exception.InvalidParameterValue(
+            reason='Invalid sort direction: %s. Acceptable values are '
+                   '"asc" or "desc".' % args.get('sort_dir'))
+    return Page(limit=limit, marker=args.get('marker') or None,
+                sort_key=sort_key, sort_dir=sort_dir)
+
+
+def parse_fields(available: Collection[str]) -> list[str] | None:
+    """The fields asked for with ``fields=a,b``, or None for all."""
+    raw = flask.request.args.get('fields')
+    if raw is None:
+        return None
+    fields = [f.strip() for f in raw.split(',') if f.strip()]
+    unknown = [f for f in fields if f not in available]
+    if unknown:
+        raise exception.InvalidParameterValue(
+            reason='Field(s) "%s" are not valid at API version %s.' % (
+                ', '.join(unknown),
+                microversion.as_string(microversion.request_version())))
+    return fields
+
+
+def next_link(path: str, page: Page, returned: int,
+              last_marker: str | None) -> dict[str, str]:
+    """``{'next': url}`` when the page is full, else ``{}``."""
+    if not returned or returned < page.limit or last_marker is None:
+        return {}
+    query = {key: value for key, value in flask.request.args.items()
+             if key not in ('marker', 'limit')}
+    query.update(limit=str(page.limit), marker=last_marker)
+    return {'next': '%sv1/%s?%s' % (base_url(), path,
+                                     urllib.parse.urlencode(query))}
+
+
+def list_fields(available: list[str], summary: Collection[str],
+                on_detail_path: bool) -> list[str]:
+    """The fields a list shows: ``fields=``, else all or the summary.
+
+    ``on_detail_path`` is true for ``/detail``; elsewhere ``detail=true``
+    (API 1.43) asks for every field too.
+    """
+    fields = parse_fields(available)
+    detail = on_detail_path
+    if flask.request.args.get('detail') is not None:
+        microversion.require(43, 'The detail parameter')
+        if on_detail_path:
+            raise exception.InvalidParameterValue(
+                reason='The detail parameter cannot be used on /detail.')
+        detail = bool(parse_bool('detail'))
+    if fields is not None:
+        if detail:
+            raise exception.InvalidParameterValue(
+                reason='Use either fields or detail, not both.')
+        return fields
+    return available if detail else list(summary)

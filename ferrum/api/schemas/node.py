@@ -1,0 +1,98 @@
+# SPDX-License-Identifier: Apache-2.0
+"""JSON Schemas of node request bodies, and the rules no schema can state."""
+
+from typing import Any
+
+from ferrum.conf import default as default_conf
+
+_STRING_OR_NULL = {'type': ['string', 'null'], 'maxLength': 255}
+_DICT = {'type': 'object'}
+_BOOL_OR_NULL = {'type': ['boolean', 'null']}
+_UUID = {'type': 'string', 'format': 'uuid', 'pattern':
+         '^[0-9a-fA-F]{8}-?([0-9a-fA-F]{4}-?){3}[0-9a-fA-F]{12}$'}
+#: RFC 3986 unreserved characters (API 1.10), as Ironic allows in names.
+NAME = {'type': ['string', 'null'], 'pattern': '^[a-zA-Z0-9._~-]+$',
+        'minLength': 1, 'maxLength': 255}
+
+#: Fields a client may set, with their JSON types.
+_WRITABLE: dict[str, Any] = {
+    'name': NAME,
+    'description': {'type': ['string', 'null'], 'maxLength': 4096},
+    'driver': {'type': 'string', 'minLength': 1, 'maxLength': 255},
+    'driver_info': _DICT, 'properties': _DICT, 'instance_info': _DICT,
+    'extra': _DICT,
+    'instance_uuid': {'anyOf': [_UUID, {'type': 'null'}]},
+    'resource_class': {'type': ['string', 'null'], 'maxLength': 80},
+    'conductor_group': {'type': ['string', 'null'], 'maxLength': 255,
+                        'pattern': '^[a-zA-Z0-9_.:-]*$'},
+    'owner': _STRING_OR_NULL, 'lessee': _STRING_OR_NULL,
+    'automated_clean': _BOOL_OR_NULL,
+    'protected': {'type': 'boolean'},
+    'protected_reason': {'type': ['string', 'null'], 'maxLength': 4096},
+    'retired': {'type': 'boolean'},
+    'retired_reason': {'type': ['string', 'null'], 'maxLength': 4096},
+    **{'%s_interface' % kind: _STRING_OR_NULL
+       for kind in default_conf.INTERFACE_KINDS},
+}
+#: Fields that may be set by PATCH.
+UPDATABLE = frozenset(_WRITABLE)
+
+#: Fields only POST accepts (beyond the writable ones). Chassis are not
+#: served, so a chassis_uuid may only be null.
+_CREATE_ONLY: dict[str, Any] = {'uuid': _UUID, 'chassis_uuid': {'type': 'null'}}
+
+CREATE: dict[str, Any] = {
+    'type': 'object',
+    'properties': {**_WRITABLE, **_CREATE_ONLY},
+    'required': ['driver'],
+    'additionalProperties': False,
+}
+
+#: The values of updated fields, checked after the patch is applied.
+UPDATE: dict[str, Any] = {
+    'type': 'object',
+    'properties': _WRITABLE,
+    'additionalProperties': False,
+}
+
+PROVISION: dict[str, Any] = {
+    'type': 'object',
+    'properties': {
+        'target': {'type': 'string'},
+        'clean_steps': {'type': 'array', 'items': {
+            'type': 'object',
+            'properties': {'interface': {'type': 'string'},
+                           'step': {'type': 'string'},
+                           'args': {'type': 'object'},
+                           'priority': {'type': 'integer'}},
+            'required': ['interface', 'step'],
+            'additionalProperties': False}},
+        'configdrive': {'type': ['string', 'object', 'null']},
+        'disable_ramdisk': {'type': ['boolean', 'null']},
+    },
+    'required': ['target'],
+    'additionalProperties': False,
+}
+
+POWER: dict[str, Any] = {
+    'type': 'object',
+    'properties': {'target': {'type': 'string'},
+                   'timeout': {'type': ['integer', 'null'], 'minimum': 1}},
+    'required': ['target'],
+    'additionalProperties': False,
+}
+
+MAINTENANCE: dict[str, Any] = {
+    'type': ['object', 'null'],
+    'properties': {'reason': {'type': ['string', 'null'],
+                              'maxLength': 4096}},
+    'additionalProperties': False,
+}
+
+BOOT_DEVICE: dict[str, Any] = {
+    'type': 'object',
+    'properties': {'boot_device': {'type': 'string', 'minLength': 1},
+                   'persistent': {'type': 'boolean'}},
+    'required': ['boot_device'],
+    'additionalProperties': False,
+}

@@ -1,0 +1,26 @@
+# SPDX-License-Identifier: Apache-2.0
+"""What a handler reaches: the database, the configuration, the conductors.
+
+``create_app`` stores them on the application; handlers fetch them here so
+that none of them reads configuration or opens a database itself.
+"""
+
+from typing import cast
+
+import flask
+from oslo_config import cfg
+
+from ferrum.conductor import rpcapi
+from ferrum.db import api as db_api
+
+
+def db() -> db_api.Database:
+    return cast(db_api.Database, flask.current_app.config['FERRUM_DB'])
+
+
+def conf() -> cfg.ConfigOpts:
+    return cast(cfg.ConfigOpts, flask.current_app.config['FERRUM_CONF'])
+
+
+def rpc() -> rpcapi.ConductorAPI:
+    return cast(rpcapi.ConductorAPI, flask.current_app.config['FERRUM_RPC'])

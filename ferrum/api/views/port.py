@@ -1,0 +1,53 @@
+# SPDX-License-Identifier: Apache-2.0
+"""A port as the API shows it at a given microversion.
+
+``FIELD_VERSIONS`` is Ironic's history of port fields: a field is shown only
+to requests at or after the version that introduced it. ``internal_info``
+(nothing internal is kept on ports) and ``portgroup_uuid`` (port groups are
+not served) always show their "nothing there" value. The port ``name``
+column is not shown: Ironic only added it in 1.88, after ferrum's maximum.
+"""
+
+from collections.abc import Collection
+from typing import Any
+
+from ferrum.api import listing
+from ferrum.api import microversion
+from ferrum.objects import port as port_obj
+
+#: field -> the minor version that introduced it.
+FIELD_VERSIONS: dict[str, int] = {
+    'uuid': 1, 'address': 1, 'node_uuid': 1, 'extra': 1, 'created_at': 1,
+    'updated_at': 1, 'links': 1, 'internal_info': 18,
+    'local_link_connection': 19, 'pxe_enabled': 19, 'portgroup_uuid': 24,
+    'physical_network': 34, 'is_smartnic': 53,
+}
+#: The fields a list without detail shows.
+LIST_FIELDS: tuple[str, ...] = ('uuid', 'address', 'links')
+#: Fields that hold no value in ferrum, with the value shown.
+CONSTANTS: dict[str, Any] = {'internal_info': {}, 'portgroup_uuid': None}
+_TIMESTAMPS = frozenset({'created_at', 'updated_at'})
+
+
+def available_fields() -> list[str]:
+    """Every field the current request's version may see."""
+    return [name for name, minor in FIELD_VERSIONS.items()
+            if microversion.at_least(minor)]
+
+
+def _value(port: port_obj.Port, name: str) -> Any:
+    if name in CONSTANTS:
+        # A copy: a PATCH applies to the rendered document.
+        value = CONSTANTS[name]
+        return dict(value) if isinstance(value, dict) else value
+    if name == 'links':
+        return listing.resource_links('ports', port.uuid)
+    value = getattr(port, name)
+    if name in _TIMESTAMPS and value is not None:
+        return value.isoformat() + '+00:00'
+    return value
+
+
+def render(port: port_obj.Port, fields: Collection[str]) -> dict[str, Any]:
+    """``port`` as a dict of ``fields`` (already checked for the version)."""
+    return {name: _value(port, name) for name in fields}

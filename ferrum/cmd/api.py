@@ -1,0 +1,54 @@
+# SPDX-License-Identifier: Apache-2.0
+"""``ferrum-api``: the REST API, served by cheroot (run it under systemd).
+
+Until the API can reach separate conductors (JSON-RPC, the scale-out
+issue), it runs its conductor in the same process over the ``local``
+transport, see :mod:`ferrum.api.local`. Unlike ``ferrum`` it does not
+upgrade the database schema: run ``ferrum-dbsync upgrade`` first.
+"""
+
+import sys
+
+from ferrum.api import local
+from ferrum.api import server
+from ferrum.cmd import service_runner
+from ferrum.db import migration
+
+
+def serve(argv: list[str] | None, name: str, upgrade_schema: bool) -> int:
+    """Run conductor and API until SIGTERM; the exit status.
+
+    Start-up order: refuse a forbidden address, upgrade the schema if
+    asked, start the conductor, then serve the API. Stop in reverse: no
+    new requests first, then the conductor finishes its work.
+    """
+    conf = service_runner.load_conf(argv)
+    backend = local.LocalAPI(conf)
+    servers: list[server.APIServer] = []
+
+    def start() -> None:
+        api = server.APIServer(conf)
+        if upgrade_schema:
+            migration.upgrade(backend.db.engine)
+        app = backend.start()
+        try:
+            api.start(app)
+        except BaseException:
+            backend.stop()
+            raise
+        servers.append(api)
+
+    def stop() -> None:
+        for api in servers:
+            api.stop()
+        backend.stop()
+
+    return service_runner.run(conf, start, stop, name)
+
+
+def main(argv: list[str] | None = None) -> int:
+    return serve(argv, 'ferrum-api', upgrade_schema=False)
+
+
+if __name__ == '__main__':
+    sys.exit(main())

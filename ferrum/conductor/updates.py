@@ -1,0 +1,84 @@
+# SPDX-License-Identifier: Apache-2.0
+"""Updating a node's fields on request (the API's PATCH), under its lock.
+
+The API has already checked types and which fields may change. What needs
+the conductor is checked here: a driver or interface change only in a state
+where the node is not being worked on (or in maintenance), and the new
+driver must accept the node's ``driver_info`` before anything is saved.
+"""
+
+from typing import Any
+
+from ferrum.common import exception
+from ferrum.common import states
+from ferrum.conductor import context as context_mod
+from ferrum.conductor import task_manager
+from ferrum.conf import default as default_conf
+from ferrum.objects import node as node_obj
+
+_INTERFACE_FIELDS = tuple('%s_interface' % kind
+                          for kind in default_conf.INTERFACE_KINDS)
+
+
+def update_node(ctx: context_mod.ConductorContext, node_id: int | str,
+                changes: dict[str, Any], reset_interfaces: bool = False
+                ) -> node_obj.Node:
+    """Apply ``changes`` to a node and return it as saved.
+
+    When the driver changes, interfaces not named in ``changes`` keep their
+    value if the new driver supports it and otherwise fall back to its
+    default; ``reset_interfaces`` resets all of them to the defaults.
+
+    :raises NodeLocked: another task holds the node.
+    :raises InvalidState: a driver or interface change while the node is
+        being worked on and not in maintenance.
+    :raises DriverNotSupported, InterfaceNotSupported: not usable here.
+    :raises InvalidParameterValue: the new driver rejects driver_info.
+    """
+    with task_manager.acquire(ctx, node_id, purpose='node update',
+                              load_driver=False) as task:
+        node = task.node
+        driver_change = 'driver' in changes or any(
+            name in changes for name in _INTERFACE_FIELDS)
+        if (driver_change and not node.maintenance
+                and node.provision_state not in states.UPDATE_ALLOWED_STATES):
+            raise exception.InvalidState(reason=(
+                'The driver or interfaces of node %s cannot change in state '
+                '"%s"; wait for a stable state or set maintenance first.'
+                % (node.uuid, node.provision_state)))
+        for name, value in changes.items():
+            setattr(node, name, value)
+        if driver_change:
+            _resolve_interfaces(ctx, node, changes, reset_interfaces)
+            task.driver = ctx.drivers.build(node)
+            _validate_driver_info(task)
+        node.save()
+        return node
+
+
+def _resolve_interfaces(ctx: context_mod.ConductorContext,
+                        node: node_obj.Node, changes: dict[str, Any],
+                        reset: bool) -> None:
+    values: dict[str, Any] = {}
+    for kind in default_conf.INTERFACE_KINDS:
+        field = '%s_interface' % kind
+        current = getattr(node, field)
+        if field in changes:
+            values[field] = current
+        elif not reset and current in ctx.drivers.usable(node.driver, kind):
+            values[field] = current
+    for field, name in ctx.drivers.check_node_interfaces(
+            node.driver, values).items():
+        setattr(node, field, name)
+
+
+def _validate_driver_info(task: task_manager.Task) -> None:
+    assert task.driver is not None
+    for kind in ('power', 'management'):
+        try:
+            getattr(task.driver, kind).validate(task)
+        except exception.FerrumException as exc:
+            raise exception.InvalidParameterValue(reason=(
+                'driver_info of node %s does not suit its %s interface "%s": '
+                '%s' % (task.node.uuid, kind,
+                        getattr(task.node, '%s_interface' % kind), exc)))

@@ -1,0 +1,71 @@
+# SPDX-License-Identifier: Apache-2.0
+"""Options of the REST API: [api] (serving, paging, links) and its auth.
+
+The two authentication options live in [DEFAULT], where Ironic keeps them,
+so an operator's existing ``auth_strategy`` line carries over unchanged.
+"""
+
+from oslo_config import cfg
+
+GROUP = 'api'
+
+#: Registered in [DEFAULT], as in Ironic.
+auth_opts: list[cfg.Opt] = [
+    cfg.StrOpt('auth_strategy', default='noauth',
+               choices=[('noauth', 'No authentication: every request is '
+                                   'served. Only safe on a loopback '
+                                   'address, see [api] '
+                                   'allow_non_loopback_noauth.'),
+                        ('http_basic', 'HTTP Basic authentication against '
+                                       'the bcrypt htpasswd file named by '
+                                       'http_basic_auth_user_file.')],
+               help='How API requests are authenticated. With either '
+                    'strategy the version discovery documents at / and /v1 '
+                    'stay public, as in Ironic.'),
+    cfg.StrOpt('http_basic_auth_user_file', default='/etc/ferrum/htpasswd',
+               help='The htpasswd file of the API users when auth_strategy '
+                    'is http_basic: one "user:hash" line per user, with '
+                    'bcrypt hashes only ("htpasswd -B" makes them). The API '
+                    'refuses to start when the file is missing or has a '
+                    'malformed line, and re-reads it whenever it changes '
+                    'on disk.'),
+]
+
+opts: list[cfg.Opt] = [
+    cfg.HostAddressOpt('host_ip', default='127.0.0.1',
+                       help='The IP address or host name the API listens '
+                            'on. With auth_strategy noauth only a loopback '
+                            'address is accepted unless '
+                            'allow_non_loopback_noauth is set.'),
+    cfg.PortOpt('port', default=6385,
+                help='The TCP port the API listens on. 0 lets the kernel '
+                     'pick a free port (the log says which), which is only '
+                     'useful for tests.'),
+    cfg.BoolOpt('allow_non_loopback_noauth', default=False,
+                help='Serve the API on a non-loopback host_ip although '
+                     'auth_strategy is noauth. Anyone who can reach the '
+                     'address can then enroll, power and deploy every '
+                     'node, so only set this behind a proxy that '
+                     'authenticates, or on an isolated network.'),
+    cfg.IntOpt('threads', default=16, min=1,
+               help='Number of threads serving API requests at once. A '
+                    'request that waits for a node lock holds its thread '
+                    'for up to [conductor] node_locked_retry_attempts times '
+                    'node_locked_retry_interval seconds; further requests '
+                    'wait in the listen queue.'),
+    cfg.IntOpt('max_limit', default=1000, min=1,
+               help='The largest number of items one list request returns. '
+                    'A larger "limit" query parameter is reduced to it, and '
+                    'the response links the next page.'),
+    cfg.URIOpt('public_endpoint', schemes=['http', 'https'],
+               help='Base URL, such as https://baremetal.example.com:6385, '
+                    'that API responses use in their links instead of the '
+                    'URL the request was sent to. Set it when clients reach '
+                    'the API through a proxy or load balancer. Unset, links '
+                    'use the request\'s own host URL.'),
+]
+
+
+def register_opts(conf: cfg.ConfigOpts) -> None:
+    conf.register_opts(auth_opts)
+    conf.register_opts(opts, group=GROUP)

@@ -1,0 +1,163 @@
+# SPDX-License-Identifier: Apache-2.0
+"""Port: one network interface (MAC address) of a node.
+
+A :class:`Port` is a plain object loaded from one row of ``ports`` joined
+with its node, so it also carries the node's UUID (``node_uuid``), which is
+what the API shows; ``node_id`` is what is stored. ``save()`` writes back
+only the fields that changed since the port was loaded.
+
+The database guarantees that a MAC address belongs to one port (a unique
+constraint): a duplicate is reported as :class:`MACAlreadyExists` naming
+the address, whichever process inserted it first.
+"""
+
+from __future__ import annotations
+
+import datetime
+import uuid as uuidlib
+from collections.abc import Mapping
+from typing import Any
+
+import sqlalchemy as sa
+from oslo_db import exception as db_exc
+
+from ferrum.common import exception
+from ferrum.db import api as db_api
+from ferrum.db import models
+from ferrum.objects import base
+
+TABLE: sa.Table = models.Port.__table__  # type: ignore[assignment]
+_NODES: sa.Table = models.Node.__table__  # type: ignore[assignment]
+FIELDS: tuple[str, ...] = tuple(c.name for c in TABLE.columns)
+_JSON_FIELDS = frozenset({'local_link_connection', 'extra'})
+
+_SELECT = sa.select(TABLE, _NODES.c.uuid.label('node_uuid')).join(
+    _NODES, _NODES.c.id == TABLE.c.node_id)
+_INSERT = sa.insert(TABLE).returning(TABLE.c.id)
+_UPDATE = sa.update(TABLE).where(TABLE.c.id == sa.bindparam('b_id'))
+
+
+class Port(base.Row):
+    """One port row. Attribute names are the column names, plus node_uuid."""
+
+    COLUMNS = FIELDS
+    JSON_COLUMNS = _JSON_FIELDS
+    DICT_COLUMNS = _JSON_FIELDS
+
+    id: int
+    uuid: str
+    name: str | None
+    address: str
+    node_id: int
+    #: The UUID of the node ``node_id`` names; set it with ``node_id``.
+    node_uuid: str
+    local_link_connection: dict[str, Any]
+    pxe_enabled: bool
+    physical_network: str | None
+    is_smartnic: bool
+    extra: dict[str, Any]
+    created_at: datetime.datetime
+    updated_at: datetime.datetime | None
+
+    def __repr__(self) -> str:
+        return '<Port %s %s>' % (self.uuid, self.address)
+
+    # ---- reading ----------------------------------------------------------
+
+    @classmethod
+    def get(cls, db: db_api.Database, uuid: str) -> Port:
+        """Load a port by UUID.
+
+        :raises PortNotFound: when no port has that UUID.
+        """
+        try:
+            canonical = str(uuidlib.UUID(uuid))
+        except ValueError:
+            raise exception.PortNotFound(port=uuid)
+        with db.reader() as conn:
+            row = conn.execute(_SELECT.where(
+                TABLE.c.uuid == canonical)).mappings().first()
+        if row is None:
+            raise exception.PortNotFound(port=uuid)
+        return cls(db, row)
+
+    @classmethod
+    def list(cls, db: db_api.Database, *, node_id: int | None = None,
+             address: str | None = None, limit: int | None = None,
+             sort_key: str = 'id', sort_dir: str = 'asc',
+             marker: Port | None = None) -> list[Port]:
+        """Ports, of one node and/or with one address when those are given.
+
+        ``marker`` is the last port of the previous page.
+        """
+        query = _SELECT
+        if node_id is not None:
+            query = query.where(TABLE.c.node_id == node_id)
+        if address is not None:
+            query = query.where(TABLE.c.address == address)
+        query = base.paginate(query, TABLE, limit, sort_key, sort_dir, marker)
+        with db.reader() as conn:
+            return [cls(db, row) for row in conn.execute(query).mappings()]
+
+    # ---- writing ----------------------------------------------------------
+
+    @classmethod
+    def create(cls, db: db_api.Database, values: Mapping[str, Any]) -> Port:
+        """Insert a port; ``uuid`` is generated unless given.
+
+        :raises MACAlreadyExists: another port has the same address.
+        :raises PortAlreadyExists: another port has the same UUID.
+        """
+        row: dict[str, Any] = {
+            'uuid': base.new_uuid(), 'pxe_enabled': True,
+            'is_smartnic': False, 'local_link_connection': {}, 'extra': {},
+            'created_at': base.utcnow()}
+        row.update(values)
+        base.check_columns(row, FIELDS, 'port')
+        try:
+            with db.writer() as conn:
+                new_id = conn.execute(_INSERT, row).scalar_one()
+                created = conn.execute(_SELECT.where(
+                    TABLE.c.id == new_id)).mappings().one()
+        except db_exc.DBDuplicateEntry as exc:
+            raise _duplicate(exc, row)
+        return cls(db, created)
+
+    def save(self) -> None:
+        """Write the changed fields to the database and stamp updated_at.
+
+        :raises MACAlreadyExists: the new address belongs to another port.
+        :raises PortNotFound: the port was deleted meanwhile.
+        """
+        changes = self.changes()
+        if not changes:
+            return
+        changes['updated_at'] = base.utcnow()
+        try:
+            with self._db.writer() as conn:
+                result = conn.execute(_UPDATE, dict(changes, b_id=self.id))
+        except db_exc.DBDuplicateEntry as exc:
+            raise _duplicate(exc, changes)
+        if result.rowcount != 1:
+            raise exception.PortNotFound(port=self.uuid)
+        self._mark_saved(changes)
+
+    def destroy(self) -> None:
+        """Delete the port.
+
+        :raises PortNotFound: it was already deleted.
+        """
+        with self._db.writer() as conn:
+            result = conn.execute(sa.delete(TABLE).where(TABLE.c.id == self.id))
+        if result.rowcount != 1:
+            raise exception.PortNotFound(port=self.uuid)
+
+
+def _duplicate(exc: db_exc.DBDuplicateEntry,
+               values: Mapping[str, Any]) -> exception.Conflict:
+    """The conflict a unique-constraint violation stands for."""
+    if 'uuid' in (exc.columns or ()):
+        return exception.PortAlreadyExists(uuid=values.get('uuid'))
+    # address is the only other unique column a client can set (names
+    # are not served), so an unparsed constraint is the address too.
+    return exception.MACAlreadyExists(mac=values.get('address'))
