@@ -15,6 +15,7 @@ from werkzeug import exceptions as http_exc
 from ferrum.api import auth
 from ferrum.api import errors
 from ferrum.api import microversion
+from ferrum.api import registry
 from ferrum.api import routes
 from ferrum.common import exception
 from ferrum.conductor import rpcapi
@@ -24,6 +25,26 @@ from ferrum.db import api as db_api
 def _negotiate() -> None:
     flask.g.api_version = None
     flask.g.api_version = microversion.negotiate(dict(flask.request.headers))
+
+
+def _check_url() -> None:
+    """Refuse what no handler can use: a NUL anywhere, an invalid Host.
+
+    Databases refuse NUL in text; links in responses are built from the
+    Host header, which must therefore be a host name.
+    """
+    request = flask.request
+    try:
+        request.host_url.encode('ascii')
+    except (UnicodeError, ValueError):
+        raise exception.InvalidParameterValue(
+            reason='The Host header is not a valid host name.')
+    if '\x00' in request.path or any('\x00' in key or '\x00' in value
+                                      for key, value in request.args.items(
+                                          multi=True)):
+        raise exception.InvalidParameterValue(
+            reason='The URL contains a NUL character (%00); no identifier '
+                   'or query parameter accepts one.')
 
 
 def _add_version_headers(response: flask.Response) -> flask.Response:
@@ -47,6 +68,8 @@ def create_app(conf: cfg.ConfigOpts, db: db_api.Database,
     app.config['FERRUM_CONF'] = conf
     app.config['FERRUM_DB'] = db
     app.config['FERRUM_RPC'] = rpc
+    app.config['FERRUM_REGISTRY'] = registry.ConductorRegistry(
+        db, lambda: conf.conductor.heartbeat_timeout)
     app.json.sort_keys = False  # type: ignore[attr-defined]
     # "//" in a path is a 404 like any unknown path, not a redirect whose
     # Location would echo the raw request back.
@@ -55,6 +78,7 @@ def create_app(conf: cfg.ConfigOpts, db: db_api.Database,
         app.add_url_rule(path, endpoint=path, view_func=_endpoint(method_map),
                          methods=list(method_map), strict_slashes=False)
     app.before_request(_negotiate)
+    app.before_request(_check_url)
     auth.install(app, conf)
     app.after_request(_add_version_headers)
     app.register_error_handler(exception.FerrumException, errors.from_ferrum)

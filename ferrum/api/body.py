@@ -6,6 +6,7 @@ body is wrong and what was expected, never a 500.
 """
 
 import copy
+import json
 from typing import Any
 
 import flask
@@ -52,9 +53,16 @@ def json_body(schema: dict[str, Any] | None = None) -> Any:
     else:
         try:
             document = flask.json.loads(raw)
+            # "\ud800" is valid JSON but no valid text: nothing can store it.
+            text = json.dumps(document, ensure_ascii=False)
+            text.encode('utf-8')
         except ValueError as exc:
             raise exception.InvalidParameterValue(
                 reason='The request body is not valid JSON: %s' % exc)
+        if '\\u0000' in text:
+            raise exception.InvalidParameterValue(
+                reason='The request body contains a NUL character (\\u0000); '
+                       'no field accepts one.')
     if schema is not None:
         if document is None:
             raise exception.InvalidParameterValue(

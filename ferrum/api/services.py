@@ -10,6 +10,7 @@ from typing import cast
 import flask
 from oslo_config import cfg
 
+from ferrum.api import registry as registry_mod
 from ferrum.conductor import rpcapi
 from ferrum.db import api as db_api
 
@@ -24,3 +25,8 @@ def conf() -> cfg.ConfigOpts:
 
 def rpc() -> rpcapi.ConductorAPI:
     return cast(rpcapi.ConductorAPI, flask.current_app.config['FERRUM_RPC'])
+
+
+def registry() -> registry_mod.ConductorRegistry:
+    return cast(registry_mod.ConductorRegistry,
+                flask.current_app.config['FERRUM_REGISTRY'])

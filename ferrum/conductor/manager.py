@@ -53,6 +53,11 @@ class ConductorManager:
         with task_manager.acquire(self.ctx, node_id, purpose='node deletion',
                                   load_driver=False) as task:
             node = task.node
+            if node.instance_uuid is not None:
+                raise exception.InvalidState(reason=(
+                    'Node %s is associated with instance %s; remove its '
+                    'instance_uuid before deleting it.' % (
+                        node.uuid, node.instance_uuid)))
             if (node.provision_state not in states.DELETE_ALLOWED_STATES
                     and not node.maintenance):
                 raise exception.InvalidState(reason=(

@@ -100,14 +100,24 @@ class Database:
 
     @contextlib.contextmanager
     def reader(self) -> Iterator[sa.Connection]:
-        """A read-only transaction (joins an enclosing writer if any)."""
-        outer = getattr(self._local, 'conn', None)
+        """A read-only transaction; nested use joins the enclosing one.
+
+        Inside a writer it reads the writer's own transaction; inside a
+        reader it shares that reader's snapshot, so a request that reads
+        several tables sees one consistent state for one checkout.
+        """
+        outer = (getattr(self._local, 'conn', None)
+                 or getattr(self._local, 'read_conn', None))
         if outer is not None:
             yield outer
             return
         with self._read_lock, self.engine.connect() as conn:
             with conn.begin():
-                yield conn
+                self._local.read_conn = conn
+                try:
+                    yield conn
+                finally:
+                    self._local.read_conn = None
 
     def dispose(self) -> None:
         self.engine.dispose()

@@ -215,16 +215,17 @@ def secret_keys(db: db_api.Database
     """(hardware type, kind, interface name) -> declared secret keys.
 
     The union over every registration, live or not: a node keeps its
-    secrets hidden while the conductors of its driver are down.
-    Interfaces that declare no secret are left out.
+    secrets hidden while the conductors of its driver are down. Every
+    registered interface is present, with an empty set when it declares
+    nothing, so a caller can tell "no secrets" from "not registered yet".
     """
     query = sa.select(IFACES.c.hardware_type, IFACES.c.interface_type,
                       IFACES.c.interface_name, IFACES.c.secret_properties)
     found: dict[tuple[str, str, str], set[str]] = {}
     with db.reader() as conn:
         for hw_type, kind, name, secrets in conn.execute(query):
-            if secrets:
-                found.setdefault((hw_type, kind, name), set()).update(secrets)
+            found.setdefault((hw_type, kind, name), set()).update(
+                secrets or ())
     return {key: frozenset(keys) for key, keys in found.items()}
 
 

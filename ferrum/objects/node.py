@@ -50,6 +50,9 @@ _UPDATE = sa.update(TABLE).where(TABLE.c.id == sa.bindparam('b_id'))
 _UPDATE_IF_HELD = sa.update(TABLE).where(
     TABLE.c.id == sa.bindparam('b_id'),
     TABLE.c.reservation == sa.bindparam('b_host'))
+_GET = {column: sa.select(TABLE).where(
+    TABLE.c[column] == sa.bindparam('b_ident'))
+    for column in ('id', 'uuid', 'name')}
 _RESERVE = {
     column: sa.update(TABLE).where(
         TABLE.c[column] == sa.bindparam('b_ident'),
@@ -119,9 +122,10 @@ class Node(base.Row):
 
         :raises NodeNotFound: when no node matches.
         """
+        column, value = _ident_column(ident)
         with db.reader() as conn:
-            row = conn.execute(
-                sa.select(TABLE).where(_ident_clause(ident))).mappings().first()
+            row = conn.execute(_GET[column],
+                               {'b_ident': value}).mappings().first()
         if row is None:
             raise exception.NodeNotFound(node=ident)
         return cls(db, row)

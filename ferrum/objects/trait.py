@@ -10,6 +10,9 @@ from ferrum.db import models
 from ferrum.objects import base
 
 TABLE: sa.Table = models.NodeTrait.__table__  # type: ignore[assignment]
+_FOR_NODES = sa.select(TABLE.c.node_id, TABLE.c.trait).where(
+    TABLE.c.node_id.in_(sa.bindparam('ids', expanding=True))).order_by(
+        TABLE.c.trait)
 
 
 def get_for_node(db: db_api.Database, node_id: int) -> list[str]:
@@ -58,8 +61,7 @@ def get_for_nodes(db: db_api.Database, node_ids: Iterable[int]
     if not ids:
         return result
     with db.reader() as conn:
-        rows = conn.execute(sa.select(TABLE.c.node_id, TABLE.c.trait).where(
-            TABLE.c.node_id.in_(ids)).order_by(TABLE.c.trait))
+        rows = conn.execute(_FOR_NODES, {'ids': ids})
         for node_id, trait in rows:
             result[node_id].append(trait)
     return result

@@ -18,7 +18,6 @@ from ferrum.api.views import node as node_view
 from ferrum.common import exception
 from ferrum.objects import allocation as allocation_obj
 from ferrum.objects import base
-from ferrum.objects import conductor as conductor_obj
 from ferrum.objects import node as node_obj
 from ferrum.objects import trait as trait_obj
 
@@ -66,15 +65,15 @@ def _filters() -> dict[str, Any]:
 
 def _context(nodes: list[node_obj.Node], fields: list[str]
              ) -> node_view.Context:
-    db, conf = services.db(), services.conf()
+    db, registry = services.db(), services.registry()
     allocation_ids = [n.allocation_id for n in nodes
                       if n.allocation_id is not None]
     return node_view.Context(
-        secrets=(conductor_obj.secret_keys(db)
+        secrets=(registry.secrets(key for n in nodes
+                                  for key in node_view.interface_keys(n))
                  if 'driver_info' in fields else {}),
-        conductors=(conductor_obj.alive_drivers(
-            db, conf.conductor.heartbeat_timeout)
-            if 'conductor' in fields else {}),
+        conductors=(registry.conductors()
+                    if 'conductor' in fields else {}),
         traits=(trait_obj.get_for_nodes(db, [n.id for n in nodes])
                 if 'traits' in fields else {}),
         allocations=(allocation_obj.uuids_by_id(db, allocation_ids)
@@ -98,12 +97,29 @@ def _list(detail: bool) -> dict[str, Any]:
                 reason='marker must be a node UUID, not "%s".'
                        % page.marker[:100])
         marker = node_obj.Node.get(services.db(), page.marker)
-    nodes = node_obj.Node.list(services.db(), _filters(), page.limit,
-                               page.sort_key, page.sort_dir, marker)
-    result: dict[str, Any] = {'nodes': _render_all(nodes, fields)}
+    conductor = flask.request.args.get('conductor')
+    if conductor is not None:
+        microversion.require(49, 'The conductor filter')
+    with services.db().reader():
+        # Which conductor handles a node is computed, not stored: with that
+        # filter the page is cut after filtering.
+        nodes = node_obj.Node.list(
+            services.db(), _filters(),
+            page.limit if conductor is None else None,
+            page.sort_key, page.sort_dir, marker)
+        if conductor is not None:
+            nodes = _handled_by(conductor, nodes)[:page.limit]
+        result: dict[str, Any] = {'nodes': _render_all(nodes, fields)}
     result.update(listing.next_link(
         'nodes', page, len(nodes), nodes[-1].uuid if nodes else None))
     return result
+
+
+def _handled_by(host: str, nodes: list[node_obj.Node]
+                ) -> list[node_obj.Node]:
+    ctx = node_view.Context(secrets={}, traits={}, allocations={},
+                            conductors=services.registry().conductors())
+    return [n for n in nodes if node_view.conductor_for(n, ctx) == host]
 
 
 def list_nodes() -> dict[str, Any]:
@@ -116,9 +132,10 @@ def list_details() -> dict[str, Any]:
 
 def get_node(node_ident: str) -> dict[str, Any]:
     fields = listing.parse_fields(node_view.available_fields())
-    node = node_obj.Node.get(services.db(), node_ident)
-    return _render_all([node], _with_links(fields) if fields
-                       else node_view.available_fields())[0]
+    with services.db().reader():
+        node = node_obj.Node.get(services.db(), node_ident)
+        return _render_all([node], _with_links(fields) if fields
+                           else node_view.available_fields())[0]
 
 
 def _with_links(fields: list[str]) -> list[str]:
@@ -143,8 +160,7 @@ def _check_values(values: dict[str, Any]) -> None:
 
 
 def _check_driver_registered(driver: str) -> None:
-    alive = conductor_obj.alive_drivers(
-        services.db(), services.conf().conductor.heartbeat_timeout)
+    alive = services.registry().conductors(driver)
     if not any(driver in types for _group, types in alive.values()):
         raise exception.DriverNotSupported(driver=driver)
 

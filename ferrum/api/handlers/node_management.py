@@ -11,6 +11,7 @@ import flask
 from ferrum.api import body
 from ferrum.api import services
 from ferrum.api.schemas import node as node_schema
+from ferrum.api.views import unserved
 from ferrum.objects import node as node_obj
 
 
@@ -19,7 +20,13 @@ def _node_id(node_ident: str) -> int:
 
 
 def validate(node_ident: str) -> dict[str, Any]:
-    return services.rpc().validate_driver_interfaces(_node_id(node_ident))
+    """Every interface kind but vendor, as Ironic reports them; the kinds
+    ferrum does not serve are "not supported", with no result."""
+    result = services.rpc().validate_driver_interfaces(_node_id(node_ident))
+    result.pop('vendor', None)
+    for kind in unserved.INTERFACES:
+        result[kind] = {'result': None, 'reason': 'not supported'}
+    return dict(sorted(result.items()))
 
 
 def get_boot_device(node_ident: str) -> dict[str, Any]:

@@ -9,6 +9,7 @@ per request, so rendering a page of nodes costs no query per node.
 """
 
 import dataclasses
+import functools
 import hashlib
 from collections.abc import Collection, Mapping
 from typing import Any
@@ -16,6 +17,7 @@ from typing import Any
 from ferrum.api import listing
 from ferrum.api import microversion
 from ferrum.api.views import unserved
+from ferrum.conf import default as default_conf
 from ferrum.objects import node as node_obj
 
 #: field -> the minor version that introduced it.
@@ -58,8 +60,13 @@ _TIMESTAMPS = frozenset({'created_at', 'updated_at', 'provision_updated_at',
 
 def available_fields() -> list[str]:
     """Every field the current request's version may see."""
-    return [name for name, minor in FIELD_VERSIONS.items()
-            if microversion.at_least(minor)]
+    return list(_fields_at(microversion.request_version()[1]))
+
+
+@functools.lru_cache(maxsize=None)
+def _fields_at(minor: int) -> tuple[str, ...]:
+    return tuple(name for name, introduced in FIELD_VERSIONS.items()
+                 if introduced <= minor)
 
 
 @dataclasses.dataclass
@@ -79,11 +86,16 @@ class Context:
 def secret_keys(node: node_obj.Node, ctx: Context) -> frozenset[str]:
     """driver_info keys of ``node`` whose values are never shown."""
     declared: set[str] = set()
-    for (hw_type, kind, name), keys in ctx.secrets.items():
-        if hw_type == node.driver and getattr(
-                node, '%s_interface' % kind, None) == name:
-            declared.update(keys)
+    for key in interface_keys(node):
+        declared.update(ctx.secrets.get(key, ()))
     return frozenset(declared)
+
+
+def interface_keys(node: node_obj.Node) -> list[tuple[str, str, str]]:
+    """(hardware type, kind, interface name) of each of the node's
+    interfaces: the keys of the declared secrets."""
+    return [(node.driver, kind, getattr(node, '%s_interface' % kind))
+            for kind in default_conf.INTERFACE_KINDS]
 
 
 def mask_secrets(info: Mapping[str, Any],

@@ -58,7 +58,7 @@ def test_rows_registered_before_the_columns_existed_read_as_empty(db):
             properties=None, secret_properties=None))
     [power] = conductor_obj.list_hardware_interfaces(db, me.id)
     assert (power.properties, power.secret_properties) == ({}, frozenset())
-    assert conductor_obj.secret_keys(db) == {}
+    assert conductor_obj.secret_keys(db) == {('acme', 'power', 'acme'): set()}
 
 
 def test_registry_advertises_what_each_interface_declares(conf):
@@ -86,6 +86,7 @@ def test_secret_keys_is_the_union_over_all_registrations(db):
     _stop_heartbeat(db, 'c2')
     assert conductor_obj.secret_keys(db) == {
         ('acme', 'power', 'acme'): {'token', 'key'},
+        ('acme', 'boot', 'noop'): set(),
         ('other', 'power', 'acme'): {'pin'}}
 
 
@@ -95,7 +96,7 @@ def test_alive_drivers_lists_live_conductors_only(db):
                          _iface('fake-hardware', 'power', 'fake', True)],
               group='rack-1')
     _register(db, 'c2', [])
-    dead = _register(db, 'dead', [_iface('acme', 'power', 'acme', True)])
+    _register(db, 'dead', [_iface('acme', 'power', 'acme', True)])
     _stop_heartbeat(db, 'dead')
     stopped = _register(db, 'stopped', [_iface('x', 'power', 'x', True)])
     conductor_obj.unregister(db, stopped.id)

@@ -1,0 +1,78 @@
+# SPDX-License-Identifier: Apache-2.0
+"""The real OpenStack clients against a real ``ferrum`` process.
+
+One ``ferrum`` per database backend (SQLite, and PostgreSQL when it is
+installed) serves the whole session; tests share it, so each test works on
+nodes it created itself and filters lists by a resource class of its own
+(:func:`unique`).
+"""
+
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import pytest
+
+from tests.functional import server
+
+#: How long a node may take for one state change on a loaded CI machine.
+WAIT_TIMEOUT = 60.0
+
+
+def unique(prefix: str) -> str:
+    """A name no other test uses (resource classes, node names)."""
+    return '%s-%s' % (prefix, uuid.uuid4().hex[:10])
+
+
+def unique_mac() -> str:
+    """A MAC address no other port in the session has (ports are unique)."""
+    return '52:54:00:%s' % ':'.join(
+        '%02x' % b for b in uuid.uuid4().bytes[:3])
+
+
+def wait_until(predicate: Callable[[], Any], what: str,
+               timeout: float = WAIT_TIMEOUT) -> Any:
+    """Poll ``predicate`` until it returns something truthy, or fail."""
+    deadline = time.monotonic() + timeout
+    interval = 0.01
+    while True:
+        result = predicate()
+        if result:
+            return result
+        if time.monotonic() > deadline:
+            pytest.fail('timed out after %.0fs waiting for %s'
+                        % (timeout, what))
+        time.sleep(interval)
+        interval = min(interval * 2, 0.2)
+
+
+@pytest.fixture(scope='session')
+def ferrum_sqlite_url(tmp_path_factory: pytest.TempPathFactory
+                      ) -> Iterator[str]:
+    """The base URL of a ferrum on SQLite, for the whole session."""
+    with server.running_ferrum(tmp_path_factory.mktemp('ferrum-sqlite')
+                               ) as url:
+        yield url
+
+
+@pytest.fixture(scope='session')
+def ferrum_postgresql_url(tmp_path_factory: pytest.TempPathFactory,
+                          postgresql_server: Any) -> Iterator[str]:
+    """The base URL of a ferrum on PostgreSQL, for the whole session."""
+    dbname = 'ferrum_clients_%s' % uuid.uuid4().hex[:12]
+    postgresql_server.create_database(dbname)
+    try:
+        with server.running_ferrum(
+                tmp_path_factory.mktemp('ferrum-postgresql'),
+                database_url=postgresql_server.url(dbname)) as url:
+            yield url
+    finally:
+        postgresql_server.drop_database(dbname)
+
+
+@pytest.fixture(scope='session', params=['sqlite', 'postgresql'])
+def ferrum_url(request: pytest.FixtureRequest) -> str:
+    """The base URL of a ferrum on each database backend in turn."""
+    url: str = request.getfixturevalue('ferrum_%s_url' % request.param)
+    return url
