@@ -7,13 +7,13 @@ nodes it created itself and filters lists by a resource class of its own
 (:func:`unique`).
 """
 
-import time
 import uuid
 from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
 
+from tests.conftest import wait_for
 from tests.functional import server
 
 #: How long a node may take for one state change on a loaded CI machine.
@@ -34,17 +34,7 @@ def unique_mac() -> str:
 def wait_until(predicate: Callable[[], Any], what: str,
                timeout: float = WAIT_TIMEOUT) -> Any:
     """Poll ``predicate`` until it returns something truthy, or fail."""
-    deadline = time.monotonic() + timeout
-    interval = 0.01
-    while True:
-        result = predicate()
-        if result:
-            return result
-        if time.monotonic() > deadline:
-            pytest.fail('timed out after %.0fs waiting for %s'
-                        % (timeout, what))
-        time.sleep(interval)
-        interval = min(interval * 2, 0.2)
+    return wait_for(predicate, timeout, interval=0.02, what=what)
 
 
 @pytest.fixture(scope='session')
