@@ -117,6 +117,7 @@ class Row:
         """Record ``values`` as what the database now holds."""
         self.__dict__.update(values)
         for name, value in values.items():
-            if name in self.COLUMNS:
-                self._loaded[name] = (copy.deepcopy(value)
-                                      if name in self.JSON_COLUMNS else value)
+            # Callers pass columns only; JSON values are copied so that
+            # later in-place edits show up in changes().
+            self._loaded[name] = (copy.deepcopy(value)
+                                  if name in self.JSON_COLUMNS else value)
