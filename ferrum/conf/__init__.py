@@ -12,6 +12,7 @@ from ferrum.conf import api
 from ferrum.conf import conductor
 from ferrum.conf import database
 from ferrum.conf import default
+from ferrum.conf import ipmi
 
 
 def register_opts(conf: cfg.ConfigOpts) -> None:
@@ -20,6 +21,7 @@ def register_opts(conf: cfg.ConfigOpts) -> None:
     api.register_opts(conf)
     conductor.register_opts(conf)
     database.register_opts(conf)
+    ipmi.register_opts(conf)
     log.register_options(conf)
 
 

@@ -7,6 +7,7 @@ from ferrum.conf import api
 from ferrum.conf import conductor
 from ferrum.conf import database
 from ferrum.conf import default
+from ferrum.conf import ipmi
 
 
 def list_opts() -> list[tuple[str, list[cfg.Opt]]]:
@@ -15,4 +16,5 @@ def list_opts() -> list[tuple[str, list[cfg.Opt]]]:
         (api.GROUP, api.opts),
         (conductor.GROUP, conductor.opts),
         (database.GROUP, database.list_opts()),
+        (ipmi.GROUP, ipmi.opts),
     ]
