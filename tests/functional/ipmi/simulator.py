@@ -1,0 +1,110 @@
+# SPDX-License-Identifier: Apache-2.0
+"""The BMC simulator as a child process, and the real ipmitool against it.
+
+The simulator is never imported here: pyghmi keeps global session state
+that a client in the same process would share.
+"""
+
+import json
+import pathlib
+import subprocess
+import sys
+import tempfile
+import time
+
+SIMULATOR = (pathlib.Path(__file__).resolve().parents[3]
+             / 'tools' / 'bmc_simulator' / 'bmcsim.py')
+
+
+class BmcSimulator:
+    """A ``bmcsim.py`` process with per-port credentials and state files."""
+
+    def __init__(self, state_dir: pathlib.Path, bmcs=(), count: int = 0,
+                 user: str = 'admin', password: str = 'password',
+                 power_delay: float = 0.0) -> None:
+        self.state_dir = state_dir
+        self.bmcs = list(bmcs)
+        self.count = count
+        self.user, self.password = user, password
+        self.power_delay = power_delay
+        self.ports: list[int] = []
+        self.credentials: dict[int, tuple[str, str]] = {}
+        self._proc = None
+
+    def start(self, timeout: float = 30.0) -> None:
+        argv = [sys.executable, str(SIMULATOR), '--state-dir',
+                str(self.state_dir), '--power-delay', str(self.power_delay)]
+        for user, password in self.bmcs:
+            argv += ['--bmc', '0:%s:%s' % (user, password)]
+        if self.count:
+            argv += ['--count', str(self.count), '--user', self.user,
+                     '--password', self.password]
+        self._proc = subprocess.Popen(argv, stdout=subprocess.PIPE,
+                                      stderr=subprocess.PIPE, text=True)
+        line = self._proc.stdout.readline()  # READY, or EOF if it died
+        if not line.startswith('READY'):
+            self.stop()
+            raise RuntimeError('the BMC simulator did not start: %r %s' % (
+                line, self._proc.stderr.read()[-2000:]))
+        self.ports = [int(port) for port in line.split()[1:]]
+        creds = self.bmcs + [(self.user, self.password)] * self.count
+        self.credentials = dict(zip(self.ports, creds))
+
+    def stop(self, timeout: float = 10.0) -> None:
+        if self._proc is None or self._proc.poll() is not None:
+            return
+        self._proc.terminate()
+        try:
+            self._proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            self._proc.kill()
+            self._proc.wait()
+
+    def output(self) -> str:
+        """What the simulator printed on stderr (after it stopped)."""
+        return self._proc.stderr.read() if self._proc else ''
+
+    def state(self, port: int) -> dict:
+        return json.loads((self.state_dir / ('%d.json' % port)).read_text())
+
+    def ipmitool(self, port: int, *args: str, user: str | None = None,
+                 password: str | None = None, cipher: str | None = None,
+                 timeout: float = 30.0) -> subprocess.CompletedProcess:
+        """The real ipmitool, with the password in a 0600 file."""
+        default_user, default_password = self.credentials[port]
+        with tempfile.NamedTemporaryFile('w') as secret:
+            secret.write(password if password is not None
+                         else default_password)
+            secret.flush()
+            argv = ['ipmitool', '-I', 'lanplus', '-H', '127.0.0.1', '-p',
+                    str(port), '-U', user or default_user, '-N', '1', '-R',
+                    '1', '-f', secret.name]
+            if cipher is not None:
+                argv += ['-C', cipher]
+            return subprocess.run(argv + list(args), capture_output=True,
+                                  text=True, timeout=timeout,
+                                  stdin=subprocess.DEVNULL)
+
+    def _oem(self, port: int, *data: int) -> None:
+        result = self.ipmitool(port, 'raw', '0x30',
+                               *('0x%02x' % byte for byte in data))
+        if result.returncode != 0:
+            raise RuntimeError('OEM command failed: %s' % result.stderr)
+
+    def reset(self, port: int) -> None:
+        self._oem(port, 0x01)
+
+    def busy(self, port: int, count: int) -> None:
+        self._oem(port, 0x02, count)
+
+    def mute(self, port: int, seconds: int) -> None:
+        self._oem(port, 0x03, seconds)
+
+    def set_power_delay(self, port: int, seconds: int) -> None:
+        self._oem(port, 0x04, seconds)
+
+    def wait_answering(self, port: int, timeout: float = 30.0) -> None:
+        deadline = time.monotonic() + timeout
+        while self.ipmitool(port, 'power', 'status').returncode != 0:
+            if time.monotonic() > deadline:
+                raise AssertionError('BMC %d did not answer again' % port)
