@@ -124,21 +124,19 @@ class SimBmc(bmc.Bmc):
     def power_shutdown(self) -> None:
         self._set_power('off', 'power soft')
 
-    def power_reset(self) -> int | None:
+    def _restart(self, what: str) -> int | None:
         if self.power == 'off':
-            return _NOT_IN_STATE
+            return _NOT_IN_STATE  # as many real BMCs answer
         if not self.persistent:
             self._consume_boot_device()
-        self.record('power reset')
+        self.record(what)
         return None
 
+    def power_reset(self) -> int | None:
+        return self._restart('power reset')
+
     def power_cycle(self) -> int | None:
-        if self.power == 'off':
-            return _NOT_IN_STATE
-        if not self.persistent:
-            self._consume_boot_device()
-        self.record('power cycle')
-        return None
+        return self._restart('power cycle')
 
     def pulse_diag(self) -> None:
         self.record('power diag')
