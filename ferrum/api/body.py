@@ -92,3 +92,20 @@ def apply_patch(document: dict[str, Any], patch: Any) -> dict[str, Any]:
         raise exception.InvalidParameterValue(
             reason='The JSON Patch cannot be applied: %s' % exc)
     return patched
+
+
+def patch_changes(document: dict[str, Any], patch: Any,
+                  updatable: frozenset[str], hint: str) -> dict[str, Any]:
+    """Top-level fields ``patch`` changes in ``document``, by new value.
+
+    :param hint: completes the 400 for a field outside ``updatable``.
+    """
+    patched = apply_patch(document, patch)
+    changes = {name: patched.get(name) for name in document
+               if patched.get(name) != document[name]}
+    read_only = sorted(set(changes) - updatable)
+    if read_only:
+        raise exception.InvalidParameterValue(
+            reason="'/%s' is a read-only attribute and cannot be updated "
+                   "with PATCH; %s" % (read_only[0], hint))
+    return changes

@@ -41,6 +41,15 @@ def resource_links(collection: str, ident: str) -> list[dict[str, str]]:
              'rel': 'bookmark'}]
 
 
+def created(collection: str, ident: str,
+            rendered: dict[str, object]) -> flask.Response:
+    """The 201 answer to a POST: the new resource and its Location."""
+    response = flask.jsonify(rendered)
+    response.status_code = 201
+    response.headers['Location'] = resource_links(collection, ident)[0]['href']
+    return response
+
+
 def parse_bool(name: str) -> bool | None:
     value = flask.request.args.get(name)
     if value is None:

@@ -9,6 +9,7 @@ router, decides what a malformed identifier means.
 from collections.abc import Callable
 from typing import Any
 
+from ferrum.api.handlers import allocation
 from ferrum.api.handlers import conductor
 from ferrum.api.handlers import driver
 from ferrum.api.handlers import node
@@ -41,6 +42,8 @@ ROUTES: dict[str, dict[str, Handler]] = {
         'PUT': node_management.set_boot_device},
     _NODE + '/management/boot_device/supported': {
         'GET': node_management.get_supported_boot_devices},
+    _NODE + '/allocation': {'GET': allocation.get_node_allocation,
+                            'DELETE': allocation.delete_node_allocation},
     _NODE + '/traits': {'GET': trait.list_traits, 'PUT': trait.set_traits,
                         'DELETE': trait.remove_all_traits},
     _NODE + '/traits/<trait_name>': {'PUT': trait.add_trait,
@@ -52,6 +55,13 @@ ROUTES: dict[str, dict[str, Handler]] = {
                                'DELETE': port.delete_port},
     _NODE + '/ports': {'GET': port.list_node_ports},
     _NODE + '/ports/detail': {'GET': port.list_node_port_details},
+    # ---- allocations ----
+    '/v1/allocations': {'GET': allocation.list_allocations,
+                        'POST': allocation.create_allocation},
+    '/v1/allocations/<allocation_ident>': {
+        'GET': allocation.get_allocation,
+        'PATCH': allocation.patch_allocation,
+        'DELETE': allocation.delete_allocation},
     # ---- drivers and conductors ----
     '/v1/drivers': {'GET': driver.list_drivers},
     '/v1/drivers/<driver_name>': {'GET': driver.get_driver},

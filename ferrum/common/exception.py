@@ -72,6 +72,10 @@ class InvalidStateRequested(Invalid):
                'node %(node)s while it is in state "%(state)s".')
 
 
+class AllocationFailed(Invalid):
+    msg_fmt = 'Allocation failed: %(reason)s'
+
+
 class InvalidCleanSteps(Invalid):
     msg_fmt = 'Invalid clean steps for node %(node)s: %(reason)s'
 
@@ -98,6 +102,10 @@ class NodeNotFound(NotFound):
     msg_fmt = 'Node %(node)s could not be found.'
 
 
+class AllocationNotFound(NotFound):
+    msg_fmt = 'Allocation %(allocation)s could not be found.'
+
+
 class ConductorNotFound(NotFound):
     msg_fmt = 'Conductor %(conductor)s could not be found.'
 
@@ -111,6 +119,23 @@ class NodeLocked(Conflict):
 
 class NodeAlreadyExists(Conflict):
     msg_fmt = 'A node with %(field)s %(value)s already exists.'
+
+
+class AllocationAlreadyExists(Conflict):
+    msg_fmt = ('An allocation or a node\'s instance_uuid with %(field)s '
+               '%(value)s already exists; choose another %(field)s.')
+
+
+class NodeAssociated(Conflict):
+    msg_fmt = ('Node %(node)s is already associated with %(what)s; remove '
+               'that association first.')
+
+
+class AllocationGone(Conflict):
+    """The allocation was deleted, finished or taken over meanwhile."""
+
+    msg_fmt = ('Allocation %(allocation)s was deleted or taken over by '
+               'another conductor while it was being processed.')
 
 
 class InvalidState(Conflict):

@@ -8,6 +8,7 @@ the node to ``deploy failed`` with ``last_error``.
 
 import logging
 
+from ferrum.allocation import release
 from ferrum.common import states
 from ferrum.conductor import task_manager
 
@@ -61,6 +62,7 @@ def do_tear_down(task: task_manager.Task) -> None:
     task.node.power_state = states.POWER_OFF
     task.node.instance_info = {}
     task.node.instance_uuid = None
+    release.detach(task)
     task.process_event('clean')
     cleaning.do_node_clean(task)
 

@@ -9,6 +9,9 @@ status the API answers with.
 
 from typing import Any
 
+from ferrum.allocation import allocator
+from ferrum.allocation import backfill
+from ferrum.allocation import release
 from ferrum.common import exception
 from ferrum.common import states
 from ferrum.conductor import cleaning
@@ -18,6 +21,7 @@ from ferrum.conductor import power
 from ferrum.conductor import provisioning
 from ferrum.conductor import task_manager
 from ferrum.conductor import updates
+from ferrum.objects import allocation as allocation_obj
 from ferrum.objects import node as node_obj
 
 
@@ -49,15 +53,19 @@ class ConductorManager:
                                    reset_interfaces)
 
     def destroy_node(self, node_id: int | str) -> None:
-        """Delete a node in enroll/manageable/adopt failed or maintenance."""
+        """Delete a node in enroll/manageable/adopt failed or maintenance.
+
+        A node in maintenance may be deleted with its instance; its
+        allocation is deleted with it.
+        """
         with task_manager.acquire(self.ctx, node_id, purpose='node deletion',
                                   load_driver=False) as task:
             node = task.node
-            if node.instance_uuid is not None:
+            if node.instance_uuid is not None and not node.maintenance:
                 raise exception.InvalidState(reason=(
                     'Node %s is associated with instance %s; remove its '
-                    'instance_uuid before deleting it.' % (
-                        node.uuid, node.instance_uuid)))
+                    'instance_uuid (or set maintenance) before deleting it.'
+                    % (node.uuid, node.instance_uuid)))
             if (node.provision_state not in states.DELETE_ALLOWED_STATES
                     and not node.maintenance):
                 raise exception.InvalidState(reason=(
@@ -65,8 +73,33 @@ class ConductorManager:
                     'set maintenance first.' % (
                         node.uuid, node.provision_state,
                         sorted(states.DELETE_ALLOWED_STATES))))
-            node.destroy()
+            with self.ctx.db.writer():
+                release.detach(task)
+                node.destroy()
             task.forget()
+
+    # ---- allocations ----------------------------------------------------------
+
+    def create_allocation(self, values: dict[str, Any], traits: list[str]
+                          ) -> allocation_obj.Allocation:
+        """Create an allocation and start looking for a node for it.
+
+        :raises AllocationAlreadyExists: duplicate UUID or name.
+        """
+        return allocator.create(self.ctx, values, traits)
+
+    def backfill_allocation(self, node_id: int | str, values: dict[str, Any],
+                            traits: list[str]) -> allocation_obj.Allocation:
+        """Record an active allocation for an already active node (1.58)."""
+        return backfill.backfill(self.ctx, node_id, values, traits)
+
+    def destroy_allocation(self, allocation_id: int) -> None:
+        """Delete an allocation and release its node.
+
+        :raises InvalidState: the node is active or busy, not in maintenance.
+        """
+        release.destroy(self.ctx, allocation_obj.Allocation.get(
+            self.ctx.db, allocation_id))
 
     # ---- provisioning --------------------------------------------------------
 

@@ -14,6 +14,7 @@ Every method raises the ferrum exceptions the manager raises; their
 from typing import Any, Protocol
 
 from ferrum.conductor import manager as manager_mod
+from ferrum.objects import allocation as allocation_obj
 from ferrum.objects import node as node_obj
 
 
@@ -45,6 +46,15 @@ class ConductorAPI(Protocol):
     def get_boot_device(self, node_id: int) -> dict[str, Any]: ...
 
     def get_supported_boot_devices(self, node_id: int) -> list[str]: ...
+
+    def create_allocation(self, values: dict[str, Any], traits: list[str]
+                          ) -> allocation_obj.Allocation: ...
+
+    def backfill_allocation(self, node_id: int, values: dict[str, Any],
+                            traits: list[str]
+                            ) -> allocation_obj.Allocation: ...
+
+    def destroy_allocation(self, allocation_id: int) -> None: ...
 
 
 class LocalConductorAPI:
@@ -88,3 +98,14 @@ class LocalConductorAPI:
 
     def get_supported_boot_devices(self, node_id: int) -> list[str]:
         return self._manager.get_supported_boot_devices(node_id)
+
+    def create_allocation(self, values: dict[str, Any], traits: list[str]
+                          ) -> allocation_obj.Allocation:
+        return self._manager.create_allocation(values, traits)
+
+    def backfill_allocation(self, node_id: int, values: dict[str, Any],
+                            traits: list[str]) -> allocation_obj.Allocation:
+        return self._manager.backfill_allocation(node_id, values, traits)
+
+    def destroy_allocation(self, allocation_id: int) -> None:
+        self._manager.destroy_allocation(allocation_id)

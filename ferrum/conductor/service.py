@@ -4,7 +4,8 @@
 Start-up, in order: open the database and check its schema, load and
 validate every enabled driver (refusing to start on any problem), register
 in the conductors table, fail and unlock the nodes a previous run of this
-host left locked, then start the heartbeat and the periodic tasks. Only
+host left locked, then start the heartbeat, resume the allocations a
+previous run left "allocating", and start the periodic tasks. Only
 then is the service ready (and systemd told so, by the command).
 
 Stop: take no new work, let running work finish within
@@ -20,6 +21,7 @@ from collections.abc import Callable
 from futurist import periodics
 from oslo_config import cfg
 
+from ferrum.allocation import takeover
 from ferrum.common import exception
 from ferrum.conductor import context as context_mod
 from ferrum.conductor import keepalive
@@ -82,6 +84,7 @@ class ConductorService:
         self._heartbeat = keepalive.Heartbeat(ctx)
         self._heartbeat.start()
         self.power_sync = power.PowerSync(ctx)
+        takeover.resume_own(ctx)
         if start_periodics:
             self.start_periodics()
         LOG.info('Conductor %s started with hardware types %s',
@@ -91,7 +94,8 @@ class ConductorService:
         assert self.ctx is not None
         objects: list[object] = [self.power_sync,
                                  timeouts.ProvisionTimeouts(),
-                                 recovery.DeadConductors()]
+                                 recovery.DeadConductors(),
+                                 takeover.AllocationTakeover()]
         return objects + list(self.ctx.drivers.all_interface_objects())
 
     def start_periodics(self) -> None:

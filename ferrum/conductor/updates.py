@@ -9,6 +9,7 @@ driver must accept the node's ``driver_info`` before anything is saved.
 
 from typing import Any
 
+from ferrum.allocation import release
 from ferrum.common import exception
 from ferrum.common import states
 from ferrum.conductor import context as context_mod
@@ -34,6 +35,8 @@ def update_node(ctx: context_mod.ConductorContext, node_id: int | str,
         being worked on and not in maintenance.
     :raises DriverNotSupported, InterfaceNotSupported: not usable here.
     :raises InvalidParameterValue: the new driver rejects driver_info.
+    :raises InvalidState: removing the ``instance_uuid`` of an allocated
+        node that is in use (the allocation goes with it otherwise).
     """
     with task_manager.acquire(ctx, node_id, purpose='node update',
                               load_driver=False) as task:
@@ -46,14 +49,36 @@ def update_node(ctx: context_mod.ConductorContext, node_id: int | str,
                 'The driver or interfaces of node %s cannot change in state '
                 '"%s"; wait for a stable state or set maintenance first.'
                 % (node.uuid, node.provision_state)))
+        drops_allocation = _drops_allocation(node, changes)
         for name, value in changes.items():
             setattr(node, name, value)
         if driver_change:
             _resolve_interfaces(ctx, node, changes, reset_interfaces)
             task.driver = ctx.drivers.build(node)
             _validate_driver_info(task)
+        if drops_allocation:
+            release.detach(task)
         node.save()
         return node
+
+
+def _drops_allocation(node: node_obj.Node, changes: dict[str, Any]) -> bool:
+    """Whether ``changes`` remove an allocated node's instance_uuid.
+
+    That deletes the allocation (the allocation spec), but not while the
+    node is in use; any other change of that instance_uuid is refused.
+    """
+    if node.allocation_id is None or 'instance_uuid' not in changes:
+        return False
+    if changes['instance_uuid'] == node.instance_uuid:
+        return False
+    if changes['instance_uuid'] is not None:
+        raise exception.InvalidState(reason=(
+            'Node %s holds allocation %s through its instance_uuid; delete '
+            'the allocation instead of changing instance_uuid.'
+            % (node.uuid, node.instance_uuid)))
+    release.check_releasable(node)
+    return True
 
 
 def _resolve_interfaces(ctx: context_mod.ConductorContext,

@@ -71,6 +71,21 @@ opts: list[cfg.Opt] = [
                     'for longer than their timeout, and clears the node '
                     'locks of conductors whose heartbeat is older than '
                     'heartbeat_timeout. 0 disables it.'),
+    cfg.IntOpt('check_allocations_interval', default=60, min=0,
+               help='Seconds between two runs of the periodic task that '
+                    'takes over the allocations left "allocating" by '
+                    'conductors whose heartbeat is older than '
+                    'heartbeat_timeout, and finishes them. 0 disables it; '
+                    'such allocations then wait until their conductor '
+                    'comes back.'),
+    cfg.FloatOpt('allocation_wait_timeout', default=1.0, min=0,
+                 mutable=True,
+                 help='Seconds a create-allocation request waits for the '
+                      'allocation to finish before answering with state '
+                      '"allocating" (clients then poll). Most allocations '
+                      'finish within milliseconds, so the answer is usually '
+                      'already "active" or "error". 0 answers at once, as '
+                      'Ironic does.'),
     cfg.StrOpt('conductor_group', default='',
                regex=r'^[a-zA-Z0-9_.-]*$', max_length=255,
                help='The group of nodes this conductor manages: only nodes '

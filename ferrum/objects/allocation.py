@@ -1,18 +1,322 @@
 # SPDX-License-Identifier: Apache-2.0
-"""Allocations: a consumer's reservation of one node.
+"""Allocations: a consumer's reservation of one node, and their SQL.
 
-Only what nodes need to show their allocation lives here so far; the
-allocation engine (issue 4) adds the rest.
+An allocation is created ``allocating`` by a conductor, which stamps its
+own id in ``conductor_affinity``, and ends ``active`` (it holds a node) or
+``error`` (``last_error`` says why). Every write the allocation process
+makes is fenced on ``conductor_affinity``: a conductor that was declared
+dead and taken over cannot overwrite the work of its successor (the
+allocation spec's "HA and take over").
+
+The link to the node is written in one transaction on both sides: the
+allocation's ``node_id`` and ``state``, the node's ``allocation_id``,
+``instance_uuid`` and ``instance_info['traits']``. The unique constraints on
+``allocations.node_id`` and ``nodes.instance_uuid`` make a double
+allocation impossible whatever the Python code does.
 """
 
-from collections.abc import Iterable
+from __future__ import annotations
+
+import builtins
+import json
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
 
 import sqlalchemy as sa
+from oslo_db import exception as db_exc
 
+from ferrum.common import exception
 from ferrum.db import api as db_api
 from ferrum.db import models
+from ferrum.objects import base
+from ferrum.objects import node as node_obj
 
 TABLE: sa.Table = models.Allocation.__table__  # type: ignore[assignment]
+TRAITS: sa.Table = models.AllocationTrait.__table__  # type: ignore[assignment]
+FIELDS: tuple[str, ...] = tuple(c.name for c in TABLE.columns)
+
+ALLOCATING = 'allocating'
+ACTIVE = 'active'
+ERROR = 'error'
+STATES = frozenset({ALLOCATING, ACTIVE, ERROR})
+
+#: Columns the list endpoint filters on with plain equality.
+EQUALITY_FILTERS = frozenset({'state', 'resource_class', 'node_id', 'owner',
+                              'conductor_affinity'})
+_NODES = node_obj.TABLE
+_SELECT = sa.select(TABLE, _NODES.c.uuid.label('node_uuid')).select_from(
+    TABLE.outerjoin(_NODES, TABLE.c.node_id == _NODES.c.id))
+_TRAITS_OF = sa.select(TRAITS.c.allocation_id, TRAITS.c.trait).where(
+    TRAITS.c.allocation_id.in_(sa.bindparam('ids', expanding=True)))
+#: The node's instance_info as stored (JSON text), to fence on it.
+RAW_INSTANCE_INFO = sa.type_coerce(_NODES.c.instance_info, sa.Text)
+
+
+class Allocation(base.Row):
+    """One allocation row plus its ``traits`` and its node's UUID."""
+
+    COLUMNS = FIELDS
+    JSON_COLUMNS = frozenset({'candidate_nodes', 'extra'})
+    DICT_COLUMNS = frozenset({'extra'})
+
+    id: int
+    uuid: str
+    name: str | None
+    node_id: int | None
+    state: str
+    last_error: str | None
+    resource_class: str | None
+    candidate_nodes: list[str] | None
+    extra: dict[str, Any]
+    owner: str | None
+    conductor_affinity: int | None
+    node_uuid: str | None
+    traits: list[str]
+
+    def __init__(self, db: Any, row: Mapping[Any, Any],
+                 traits: Sequence[str] = ()) -> None:
+        values = dict(row)
+        values.setdefault('node_uuid', None)
+        super().__init__(db, values)
+        self.traits = sorted(traits)
+
+    def __repr__(self) -> str:
+        return '<Allocation %s %s>' % (self.uuid, self.state)
+
+    # ---- reading ----------------------------------------------------------
+
+    @classmethod
+    def get(cls, db: db_api.Database, ident: int | str) -> Allocation:
+        """Load an allocation by id, UUID or name.
+
+        :raises AllocationNotFound: when none matches.
+        """
+        with db.reader() as conn:
+            row = conn.execute(_SELECT.where(_ident_clause(ident))
+                               ).mappings().first()
+            if row is None:
+                raise exception.AllocationNotFound(allocation=ident)
+            return cls(db, row, _traits_of(conn, [row['id']])[row['id']])
+
+    @classmethod
+    def get_by_node(cls, db: db_api.Database, node_id: int
+                    ) -> Allocation | None:
+        with db.reader() as conn:
+            row = conn.execute(_SELECT.where(TABLE.c.node_id == node_id)
+                               ).mappings().first()
+            if row is None:
+                return None
+            return cls(db, row, _traits_of(conn, [row['id']])[row['id']])
+
+    @classmethod
+    def list(cls, db: db_api.Database,
+             filters: Mapping[str, Any] | None = None,
+             limit: int | None = None, sort_key: str = 'id',
+             sort_dir: str = 'asc', marker: Allocation | None = None
+             ) -> builtins.list[Allocation]:
+        """Allocations matching ``filters`` (see EQUALITY_FILTERS), paged."""
+        query = _SELECT
+        for key, value in (filters or {}).items():
+            if key not in EQUALITY_FILTERS:
+                raise exception.InvalidParameterValue(
+                    reason='Unknown allocation filter %s' % key)
+            query = query.where(TABLE.c[key] == value)
+        query = base.paginate(query, TABLE, limit, sort_key, sort_dir, marker)
+        with db.reader() as conn:
+            rows = conn.execute(query).mappings().all()
+            traits = _traits_of(conn, [row['id'] for row in rows])
+        return [cls(db, row, traits[row['id']]) for row in rows]
+
+    @staticmethod
+    def ids_allocating(db: db_api.Database, conductor_id: int
+                       ) -> builtins.list[int]:
+        """Ids of the ``allocating`` rows a conductor is responsible for."""
+        with db.reader() as conn:
+            return list(conn.execute(sa.select(TABLE.c.id).where(
+                TABLE.c.state == ALLOCATING,
+                TABLE.c.conductor_affinity == conductor_id)
+                .order_by(TABLE.c.id)).scalars())
+
+    # ---- writing ----------------------------------------------------------
+
+    @classmethod
+    def create(cls, db: db_api.Database, values: Mapping[str, Any],
+               traits: Iterable[str] = ()) -> Allocation:
+        """Insert an allocation and its traits in one transaction.
+
+        :raises AllocationAlreadyExists: the UUID or name is taken, or the
+            UUID is already some node's instance_uuid.
+        """
+        row: dict[str, Any] = {'uuid': base.new_uuid(), 'state': ALLOCATING,
+                               'extra': {}, 'created_at': base.utcnow()}
+        row.update(values)
+        base.check_columns(row, FIELDS, 'allocation')
+        wanted = sorted(set(traits))
+        try:
+            with db.writer() as conn:
+                if conn.execute(sa.select(_NODES.c.uuid).where(
+                        _NODES.c.instance_uuid == row['uuid'])).first():
+                    raise exception.AllocationAlreadyExists(
+                        field='uuid', value=row['uuid'])
+                new_id = conn.execute(sa.insert(TABLE).values(row)
+                                      .returning(TABLE.c.id)).scalar_one()
+                if wanted:
+                    conn.execute(sa.insert(TRAITS), [
+                        {'allocation_id': new_id, 'trait': trait,
+                         'created_at': row['created_at']} for trait in wanted])
+        except db_exc.DBDuplicateEntry as exc:
+            field = (exc.columns or ['uuid'])[0]
+            raise exception.AllocationAlreadyExists(
+                field=field, value=row.get(field))
+        return cls.get(db, new_id)
+
+    def save(self) -> None:
+        """Write changed ``name`` and ``extra`` (what PATCH may change).
+
+        :raises AllocationAlreadyExists: the new name is taken.
+        """
+        changes = {key: value for key, value in self.changes().items()
+                   if key in ('name', 'extra')}
+        if not changes:
+            return
+        changes['updated_at'] = base.utcnow()
+        try:
+            with self._db.writer() as conn:
+                result = conn.execute(sa.update(TABLE).where(
+                    TABLE.c.id == self.id).values(changes))
+        except db_exc.DBDuplicateEntry:
+            raise exception.AllocationAlreadyExists(
+                field='name', value=changes.get('name'))
+        if result.rowcount != 1:
+            raise exception.AllocationNotFound(allocation=self.uuid)
+        self._mark_saved(changes)
+
+    @staticmethod
+    def fail(db: db_api.Database, allocation_id: int, conductor_id: int,
+             error: str) -> bool:
+        """``allocating`` -> ``error``, if ``conductor_id`` still owns it.
+
+        Returns False when the allocation is gone, finished, or was taken
+        over by another conductor; nothing is written then.
+        """
+        with db.writer() as conn:
+            result = conn.execute(sa.update(TABLE).where(
+                TABLE.c.id == allocation_id, TABLE.c.state == ALLOCATING,
+                TABLE.c.conductor_affinity == conductor_id).values(
+                    state=ERROR, last_error=error, node_id=None,
+                    updated_at=base.utcnow()))
+        return result.rowcount == 1
+
+    @staticmethod
+    def take_over(db: db_api.Database, allocation_id: int, old: int,
+                  new: int) -> bool:
+        """Move an ``allocating`` row from conductor ``old`` to ``new``.
+
+        A compare-and-set: of several conductors trying at once, exactly
+        one gets True.
+        """
+        with db.writer() as conn:
+            result = conn.execute(sa.update(TABLE).where(
+                TABLE.c.id == allocation_id, TABLE.c.state == ALLOCATING,
+                TABLE.c.conductor_affinity == old).values(
+                    conductor_affinity=new, updated_at=base.utcnow()))
+        return result.rowcount == 1
+
+    def claim(self, conductor_id: int, node_id: int,
+              raw_instance_info: str | None,
+              node_clauses: Sequence[sa.ColumnElement[bool]]) -> bool:
+        """Give this allocation node ``node_id``, in one transaction.
+
+        The node is taken only if, at this instant, no task holds its lock,
+        every clause in ``node_clauses`` (the allocation's filters) still
+        holds and its instance_info is still ``raw_instance_info``; the
+        allocation only if it is still ``allocating`` under
+        ``conductor_id``. That one conditional UPDATE per side is the lock,
+        the re-check and the write at once: there is no window in which a
+        node was checked but could change before it was taken.
+
+        :returns: False when the node no longer qualifies (someone else
+            took it, or it changed or is locked).
+        :raises AllocationGone: the allocation was deleted, finished or
+            taken over meanwhile; nothing was written.
+        """
+        info = json.loads(raw_instance_info) if raw_instance_info else {}
+        info['traits'] = list(self.traits)
+        now = base.utcnow()
+        info_clause = (RAW_INSTANCE_INFO.is_(None) if raw_instance_info is None
+                       else RAW_INSTANCE_INFO == raw_instance_info)
+        try:
+            with self._db.writer() as conn:
+                taken = conn.execute(sa.update(_NODES).where(
+                    _NODES.c.id == node_id, _NODES.c.reservation.is_(None),
+                    _NODES.c.allocation_id.is_(None), info_clause,
+                    *node_clauses).values(
+                        instance_uuid=self.uuid, allocation_id=self.id,
+                        instance_info=info, updated_at=now)).rowcount
+                if taken != 1:
+                    return False
+                if conn.execute(sa.update(TABLE).where(
+                        TABLE.c.id == self.id, TABLE.c.state == ALLOCATING,
+                        TABLE.c.conductor_affinity == conductor_id).values(
+                            node_id=node_id, state=ACTIVE, last_error=None,
+                            updated_at=now)).rowcount != 1:
+                    raise exception.AllocationGone(allocation=self.uuid)
+        except db_exc.DBDuplicateEntry:
+            # Another allocation won the node (or our UUID is some other
+            # node's instance_uuid) between our check and our write.
+            return False
+        self._mark_saved({'node_id': node_id, 'state': ACTIVE,
+                          'last_error': None})
+        return True
+
+    @classmethod
+    def create_active(cls, db: db_api.Database, values: Mapping[str, Any],
+                      traits: Iterable[str], node: node_obj.Node
+                      ) -> Allocation:
+        """Insert an allocation already holding ``node`` (backfill, 1.58).
+
+        The caller holds the node's lock; the node's ``allocation_id``,
+        ``instance_uuid`` and ``instance_info['traits']`` are written in the
+        same transaction.
+        """
+        wanted = sorted(set(traits))
+        with db.writer():
+            allocation = cls.create(db, dict(values, state=ACTIVE,
+                                             node_id=node.id), wanted)
+            node.instance_uuid = allocation.uuid
+            node.allocation_id = allocation.id
+            node.instance_info = dict(node.instance_info, traits=wanted)
+            node.save()
+        return allocation
+
+    def destroy(self, node_update: Mapping[str, Any] | None = None) -> None:
+        """Delete the allocation; write ``node_update`` to its node at once.
+
+        The caller has checked (under the node's lock, or with a fenced
+        UPDATE) that the node may lose its allocation.
+        """
+        with self._db.writer() as conn:
+            if node_update:
+                conn.execute(sa.update(_NODES).where(
+                    _NODES.c.id == self.node_id,
+                    _NODES.c.allocation_id == self.id).values(node_update))
+            deleted = conn.execute(sa.delete(TABLE).where(
+                TABLE.c.id == self.id)).rowcount
+        if deleted != 1:
+            raise exception.AllocationNotFound(allocation=self.uuid)
+
+
+def released_node_values(instance_info: Mapping[str, Any]
+                         ) -> dict[str, Any]:
+    """What a node's columns become when its allocation goes away.
+
+    The traits the allocation put into instance_info go too, so they do
+    not steer the node's next deployment.
+    """
+    info = {key: value for key, value in instance_info.items()
+            if key != 'traits'}
+    return {'allocation_id': None, 'instance_uuid': None,
+            'instance_info': info, 'updated_at': base.utcnow()}
 
 
 def uuids_by_id(db: db_api.Database, ids: Iterable[int]) -> dict[int, str]:
@@ -23,3 +327,20 @@ def uuids_by_id(db: db_api.Database, ids: Iterable[int]) -> dict[int, str]:
     with db.reader() as conn:
         return {row.id: row.uuid for row in conn.execute(
             sa.select(TABLE.c.id, TABLE.c.uuid).where(TABLE.c.id.in_(wanted)))}
+
+
+def _ident_clause(ident: int | str) -> sa.ColumnElement[bool]:
+    if isinstance(ident, int):
+        return TABLE.c.id == ident
+    if base.is_uuid_like(ident):
+        return TABLE.c.uuid == ident.lower()
+    return TABLE.c.name == ident
+
+
+def _traits_of(conn: sa.Connection, ids: Sequence[int]
+               ) -> dict[int, list[str]]:
+    result: dict[int, list[str]] = {allocation_id: [] for allocation_id in ids}
+    if ids:
+        for row in conn.execute(_TRAITS_OF, {'ids': list(ids)}):
+            result[row.allocation_id].append(row.trait)
+    return result

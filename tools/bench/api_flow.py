@@ -203,21 +203,28 @@ def _percentile(values: list[float], fraction: float) -> float | None:
     return round(ordered[index], 4)
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def parse_args(doc: str | None, poll_interval: float) -> argparse.Namespace:
+    """The options every API benchmark takes (also used by allocations.py)."""
+    parser = argparse.ArgumentParser(
+        description=(doc or '').splitlines()[0])
     parser.add_argument('--url', default='http://127.0.0.1:6385',
                         help='the API endpoint (default: %(default)s)')
     parser.add_argument('--nodes', type=int, default=200)
     parser.add_argument('--concurrency', type=int, default=8)
     parser.add_argument('--api-version', default='1.65',
                         help='X-OpenStack-Ironic-API-Version to send')
-    parser.add_argument('--poll-interval', type=float, default=0.015,
-                        help='seconds between polls of a node')
+    parser.add_argument('--poll-interval', type=float, default=poll_interval,
+                        help='seconds between two polls of a resource')
     parser.add_argument('--timeout', type=float, default=120.0,
-                        help='seconds one node may take for one change')
+                        help='seconds one change may take, retries included')
     args = parser.parse_args()
     if args.nodes < 1 or args.concurrency < 1:
         parser.error('--nodes and --concurrency must be 1 or more')
+    return args
+
+
+def main() -> int:
+    args = parse_args(__doc__, poll_interval=0.015)
 
     stats = Stats()
     workers = [Worker(args, stats) for _ in range(args.concurrency)]

@@ -169,22 +169,13 @@ def _detail(node: node_obj.Node) -> dict[str, Any]:
     return _render_all([node], node_view.available_fields())[0]
 
 
-def _node_response(node: node_obj.Node, status: int) -> flask.Response:
-    response = flask.jsonify(_detail(node))
-    response.status_code = status
-    return response
-
-
 def create_node() -> flask.Response:
     values = body.json_body(node_schema.CREATE)
     values.pop('chassis_uuid', None)
     _check_values(values)
     node = services.rpc().create_node(
         {k: v for k, v in values.items() if v is not None})
-    response = _node_response(node, 201)
-    response.headers['Location'] = listing.resource_links(
-        'nodes', node.uuid)[0]['href']
-    return response
+    return listing.created('nodes', node.uuid, _detail(node))
 
 
 def _patchable_document(node: node_obj.Node) -> dict[str, Any]:
@@ -212,15 +203,9 @@ def patch_node(node_ident: str) -> dict[str, Any]:
     if reset is not None:
         microversion.require(45, 'reset_interfaces')
     document = _patchable_document(node)
-    patched = body.apply_patch(document, body.json_body())
-    changes = {name: patched.get(name) for name in document
-               if patched.get(name) != document[name]}
-    read_only = sorted(set(changes) - node_schema.UPDATABLE)
-    if read_only:
-        raise exception.InvalidParameterValue(
-            reason="'/%s' is a read-only attribute and cannot be updated "
-                   "with PATCH; see the API reference for the endpoint that "
-                   "changes it." % read_only[0])
+    changes = body.patch_changes(
+        document, body.json_body(), node_schema.UPDATABLE,
+        'see the API reference for the endpoint that changes it.')
     if reset and 'driver' not in changes:
         raise exception.InvalidParameterValue(
             reason='reset_interfaces can only be used with a driver change.')

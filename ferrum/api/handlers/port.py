@@ -203,12 +203,8 @@ def create_port() -> flask.Response:
         values.get('local_link_connection', {}),
         values.get('is_smartnic', False))
     port = port_obj.Port.create(services.db(), values)
-    response = flask.jsonify(port_view.render(
+    return listing.created('ports', port.uuid, port_view.render(
         port, port_view.available_fields()))
-    response.status_code = 201
-    response.headers['Location'] = listing.resource_links(
-        'ports', port.uuid)[0]['href']
-    return response
 
 
 def _patch_changes(port: port_obj.Port) -> dict[str, Any]:

@@ -57,12 +57,13 @@ class Real:
 
 
 class World:
-    """A node and a port to aim at; recreated when a request deleted them."""
+    """A node, a port and an allocation to aim at; recreated when deleted."""
 
     def __init__(self, client: Any) -> None:
         self.client = client
         self.node: dict[str, Any] = {}
         self.port: dict[str, Any] = {}
+        self.allocation: dict[str, Any] = {}
         self.count = 0
 
     def __repr__(self) -> str:
@@ -98,6 +99,19 @@ class World:
                 'extra': {'a': 'b'}})
             assert response.status_code == 201, response.get_data()
             self.port = response.get_json()
+        self._ensure_allocation()
+
+    def _ensure_allocation(self) -> None:
+        if self.allocation and self.client.get(
+                '/v1/allocations/' + self.allocation['uuid'],
+                headers=V).status_code == 200:
+            return
+        self.count += 1
+        response = self.client.post('/v1/allocations', headers=V, json={
+            'resource_class': 'fuzz', 'name': 'fuzz-alloc-%d' % self.count,
+            'traits': ['CUSTOM_FUZZ'], 'extra': {'a': 'b'}})
+        assert response.status_code == 201, response.get_data()
+        self.allocation = response.get_json()
 
     def resolve(self, value: Any) -> str:
         if not isinstance(value, Real):
@@ -109,6 +123,8 @@ class World:
             'trait': 'CUSTOM_FUZZ',
             'driver': 'fake-hardware',
             'conductor': HOST,
+            'allocation_uuid': self.allocation.get('uuid', ''),
+            'allocation_name': self.allocation.get('name') or '',
         }[value.kind]
 
 
@@ -152,7 +168,8 @@ _BODY_KEYS = [
     'retired', 'automated_clean', 'chassis_uuid', 'power_interface',
     'management_interface', 'deploy_interface', 'node_uuid', 'address',
     'local_link_connection', 'pxe_enabled', 'physical_network',
-    'is_smartnic', 'portgroup_uuid', 'disable_ramdisk', 'deploy_steps']
+    'is_smartnic', 'portgroup_uuid', 'disable_ramdisk', 'deploy_steps',
+    'resource_class', 'traits', 'candidate_nodes', 'node', 'state']
 _PLAUSIBLE = st.sampled_from([
     'active', 'deleted', 'manage', 'provide', 'clean', 'abort', 'adopt',
     'inspect', 'rebuild', 'rescue', 'undeploy', 'deploy', 'power on',
@@ -219,7 +236,8 @@ _JUNK_SEGMENT = st.one_of(
         '#frag', ';a=b', NUL, '\x00', 'CUSTOM_\x00']))
 _REALS = {'node': ['node_uuid', 'node_name'], 'port': ['port_uuid'],
           'trait': ['trait'], 'driver': ['driver'],
-          'hostname': ['conductor'], 'conductor': ['conductor']}
+          'hostname': ['conductor'], 'conductor': ['conductor'],
+          'allocation': ['allocation_uuid', 'allocation_name']}
 
 
 def _segment_for(param: str) -> st.SearchStrategy[Any]:
@@ -258,7 +276,7 @@ _QUERY_KEYS = [
     'provision_state', 'maintenance', 'associated', 'instance_uuid',
     'driver', 'resource_class', 'fault', 'conductor_group', 'owner',
     'description_contains', 'retired', 'lessee', 'node', 'node_uuid',
-    'address', 'type', 'reset_interfaces', 'portgroup', 'shard']
+    'address', 'type', 'reset_interfaces', 'portgroup', 'shard', 'state']
 _QUERY_VALUES = st.one_of(
     st.sampled_from([
         '', '0', '1', '-1', '1000000000000', '1.5', 'true', 'false', 'True',
@@ -267,7 +285,7 @@ _QUERY_VALUES = st.one_of(
         ',', 'nonsense,uuid', 'enroll', 'available', 'fake-hardware',
         'dynamic', 'classic', '00000000-0000-0000-0000-000000000000',
         Real('node_uuid'), Real('node_name'), Real('port_uuid'),
-        '%', '%zz', 'x' * 300, NUL, '\x00']),
+        Real('allocation_uuid'), 'allocating', 'error', '%', '%zz', 'x' * 300, NUL, '\x00']),
     st.text(max_size=30))
 QUERIES = st.lists(st.tuples(st.sampled_from(_QUERY_KEYS)
                              | st.text(max_size=10), _QUERY_VALUES),

@@ -1,0 +1,156 @@
+# SPDX-License-Identifier: Apache-2.0
+"""The allocation process: find a node for an allocation and take it.
+
+:func:`create` inserts the allocation (``allocating``, stamped with this
+conductor's id) and hands :func:`do_allocate` to a worker. If no worker
+takes it, the allocation is marked ``error`` at once with a message saying
+so; if the process dies between the two steps, the row is still
+``allocating`` under this conductor's id, so this conductor resumes it at
+start-up or another one takes it over (:mod:`ferrum.allocation.takeover`).
+An allocation is therefore never stranded in ``allocating``.
+
+:func:`do_allocate` never raises. One pass samples candidates in the
+database (:mod:`ferrum.allocation.candidates`), tries a node whose name is
+the allocation's first, then the others in random order, and takes the
+first one whose claim succeeds. A pass that lost every candidate to other
+allocations starts again with a fresh sample (the pool shrank, so this
+ends); a pass that only met locked nodes waits
+``[conductor]node_locked_retry_interval`` and counts towards
+``node_locked_retry_attempts``. Both settings are read at each call.
+"""
+
+import logging
+import random
+import threading
+import time
+
+from ferrum.allocation import candidates as candidates_mod
+from ferrum.common import exception
+from ferrum.conductor import context as context_mod
+from ferrum.objects import allocation as allocation_obj
+from ferrum.objects import node as node_obj
+
+LOG = logging.getLogger(__name__)
+
+#: Nodes fetched per pass. Enough that concurrent allocations, starting at
+#: random places, rarely exhaust each other's samples; small enough that a
+#: pass costs the same with any number of nodes.
+SAMPLE_SIZE = 32
+#: Passes after losing candidates to other allocations. Each such pass
+#: means other allocations took nodes, so this only bounds pathological
+#: contention.
+_MAX_PASSES = 50
+
+
+def create(ctx: context_mod.ConductorContext, values: dict[str, object],
+           traits: list[str]) -> allocation_obj.Allocation:
+    """Insert an allocation and start allocating it on a worker.
+
+    Waits up to ``[conductor]allocation_wait_timeout`` for the result, so
+    most callers get the allocation ``active`` (or ``error``) at once.
+
+    :raises AllocationAlreadyExists: duplicate UUID or name.
+    """
+    assert ctx.conductor_id is not None
+    allocation = allocation_obj.Allocation.create(
+        ctx.db, dict(values, conductor_affinity=ctx.conductor_id), traits)
+    done = threading.Event()
+    try:
+        ctx.workers.submit(_run, ctx, allocation, done)
+    except exception.TemporaryFailure as exc:
+        LOG.warning('Allocation %(alloc)s: no worker to run it: %(error)s',
+                    {'alloc': allocation.uuid, 'error': exc})
+        allocation_obj.Allocation.fail(
+            ctx.db, allocation.id, ctx.conductor_id,
+            'No conductor worker was free to run this allocation (%s); '
+            'delete it and try again.' % exc)
+        return allocation_obj.Allocation.get(ctx.db, allocation.id)
+    done.wait(ctx.conf.conductor.allocation_wait_timeout)
+    return allocation_obj.Allocation.get(ctx.db, allocation.id)
+
+
+def _run(ctx: context_mod.ConductorContext,
+         allocation: allocation_obj.Allocation, done: threading.Event) -> None:
+    try:
+        do_allocate(ctx, allocation)
+    finally:
+        done.set()
+
+
+def resume(ctx: context_mod.ConductorContext, allocation_id: int) -> None:
+    """Run the process again for an ``allocating`` row we are stamped on."""
+    try:
+        allocation = allocation_obj.Allocation.get(ctx.db, allocation_id)
+    except exception.AllocationNotFound:
+        return
+    if allocation.state == allocation_obj.ALLOCATING:
+        do_allocate(ctx, allocation)
+
+
+def do_allocate(ctx: context_mod.ConductorContext,
+                allocation: allocation_obj.Allocation) -> None:
+    """Find and take a node for ``allocation``; on failure mark it error."""
+    assert ctx.conductor_id is not None
+    try:
+        error = _allocate(ctx, allocation)
+    except exception.AllocationGone:
+        LOG.info('Allocation %s was deleted or taken over while being '
+                 'processed', allocation.uuid)
+        return
+    except Exception as exc:
+        LOG.exception('Allocation %s failed unexpectedly', allocation.uuid)
+        error = 'Unexpected error during allocation: %s' % exc
+    if error is None:
+        LOG.info('Allocation %(alloc)s took node %(node)s',
+                 {'alloc': allocation.uuid, 'node': allocation.node_id})
+        return
+    LOG.error('Allocation %(alloc)s failed: %(error)s',
+              {'alloc': allocation.uuid, 'error': error})
+    allocation_obj.Allocation.fail(ctx.db, allocation.id, ctx.conductor_id,
+                                   error)
+
+
+def _allocate(ctx: context_mod.ConductorContext,
+              allocation: allocation_obj.Allocation) -> str | None:
+    """Run the passes; returns None on success, else the error message."""
+    conf = ctx.conf.conductor
+    attempts = conf.node_locked_retry_attempts
+    filters = candidates_mod.filters_for(allocation)
+    node_clauses = candidates_mod.clauses(filters)
+    rng = random.Random()
+    locked_passes = 0
+    for _pass in range(_MAX_PASSES):
+        with ctx.db.reader() as conn:
+            found = candidates_mod.sample(conn, filters, SAMPLE_SIZE, rng)
+            first = (candidates_mod.named(conn, filters, allocation.name)
+                     if allocation.name else None)
+            if not found and first is None:
+                return 'No node matches this allocation: %s.' % (
+                    candidates_mod.explain(conn, filters))
+        if first is not None:
+            found = [first] + [c for c in found if c.id != first.id]
+        locked = 0
+        for candidate in found:
+            assert ctx.conductor_id is not None
+            if allocation.claim(ctx.conductor_id, candidate.id,
+                                candidate.raw_instance_info, node_clauses):
+                return None
+            locked += _is_locked(ctx, candidate.id)
+        if locked == len(found):
+            locked_passes += 1
+            if locked_passes >= attempts:
+                return ('Could not reserve any of the %d suitable nodes: '
+                        'other operations held their locks through %d '
+                        'attempts; try again later.' % (len(found), attempts))
+            time.sleep(conf.node_locked_retry_interval)
+    return ('Could not reserve a node: other allocations took every '
+            'suitable node found in %d passes; try again.' % _MAX_PASSES)
+
+
+def _is_locked(ctx: context_mod.ConductorContext, node_id: int) -> int:
+    """1 when a task holds the node's lock (a retry may then succeed)."""
+    try:
+        node = node_obj.Node.get(ctx.db, node_id)
+    except exception.NodeNotFound:
+        return 0
+    return int(node.reservation is not None)
