@@ -60,12 +60,13 @@ def create(ctx: context_mod.ConductorContext, values: dict[str, object],
     except exception.TemporaryFailure as exc:
         LOG.warning('Allocation %(alloc)s: no worker to run it: %(error)s',
                     {'alloc': allocation.uuid, 'error': exc})
-        allocation_obj.Allocation.fail(
-            ctx.db, allocation.id, ctx.conductor_id,
+        allocation.mark_failed(
+            ctx.conductor_id,
             'No conductor worker was free to run this allocation (%s); '
             'delete it and try again.' % exc)
-        return allocation_obj.Allocation.get(ctx.db, allocation.id)
-    done.wait(ctx.conf.conductor.allocation_wait_timeout)
+        return allocation
+    if done.wait(ctx.conf.conductor.allocation_wait_timeout):
+        return allocation  # the worker updated it and is done with it
     return allocation_obj.Allocation.get(ctx.db, allocation.id)
 
 
@@ -102,12 +103,11 @@ def do_allocate(ctx: context_mod.ConductorContext,
         error = 'Unexpected error during allocation: %s' % exc
     if error is None:
         LOG.info('Allocation %(alloc)s took node %(node)s',
-                 {'alloc': allocation.uuid, 'node': allocation.node_id})
+                 {'alloc': allocation.uuid, 'node': allocation.node_uuid})
         return
     LOG.error('Allocation %(alloc)s failed: %(error)s',
               {'alloc': allocation.uuid, 'error': error})
-    allocation_obj.Allocation.fail(ctx.db, allocation.id, ctx.conductor_id,
-                                   error)
+    allocation.mark_failed(ctx.conductor_id, error)
 
 
 def _allocate(ctx: context_mod.ConductorContext,
@@ -115,25 +115,27 @@ def _allocate(ctx: context_mod.ConductorContext,
     """Run the passes; returns None on success, else the error message."""
     conf = ctx.conf.conductor
     attempts = conf.node_locked_retry_attempts
-    filters = candidates_mod.filters_for(allocation)
-    node_clauses = candidates_mod.clauses(filters)
+    requirements = candidates_mod.requirements_for(allocation)
+    take_node = requirements.statements.claim
     rng = random.Random()
     locked_passes = 0
     for _pass in range(_MAX_PASSES):
         with ctx.db.reader() as conn:
-            found = candidates_mod.sample(conn, filters, SAMPLE_SIZE, rng)
-            first = (candidates_mod.named(conn, filters, allocation.name)
+            found = candidates_mod.sample(conn, requirements, SAMPLE_SIZE, rng)
+            first = (candidates_mod.named(conn, requirements, allocation.name)
                      if allocation.name else None)
             if not found and first is None:
                 return 'No node matches this allocation: %s.' % (
-                    candidates_mod.explain(conn, filters))
+                    candidates_mod.explain(conn, requirements))
         if first is not None:
             found = [first] + [c for c in found if c.id != first.id]
         locked = 0
         for candidate in found:
             assert ctx.conductor_id is not None
+            params = candidates_mod.claim_params(requirements, candidate,
+                                                 allocation)
             if allocation.claim(ctx.conductor_id, candidate.id,
-                                candidate.raw_instance_info, node_clauses):
+                                candidate.uuid, take_node, params):
                 return None
             locked += _is_locked(ctx, candidate.id)
         if locked == len(found):

@@ -4,23 +4,31 @@
 Each :class:`Filter` is one requirement of the allocation spec (resource
 class, candidate list, owner, available, not in maintenance, power state
 known, no instance, each requested trait) written as a SQL clause, with the
-words that describe the nodes it removes. The same list serves three
+words that describe the nodes it removes. The same filters serve three
 purposes:
 
 * :func:`sample` fetches a bounded random sample of matching nodes, so an
   allocation costs the same with a thousand nodes or a hundred thousand;
-* :meth:`ferrum.objects.allocation.Allocation.claim` repeats the clauses in
-  its conditional UPDATE, which is the re-check at the moment of taking;
+* the claim (:meth:`ferrum.objects.allocation.Allocation.claim`) repeats
+  them in its conditional UPDATE, which is the re-check at the moment of
+  taking the node;
 * :func:`explain` counts, in one query, how many nodes each filter removed,
-  so a failed allocation says why, as metalsmith's filters do: "no node
-  matches: 3 nodes have resource class gold; of them 1 is not available
-  (...), 2 lack trait CUSTOM_GPU".
+  so a failed allocation says why, as metalsmith's filters do: "3 nodes
+  have resource class gold; of them 1 not available, 2 without trait
+  CUSTOM_GPU".
 
 The trait test is a superset test in SQL: one ``EXISTS`` per requested
 trait, each answered by the ``node_traits`` primary key.
+
+Filters hold bind parameters, not values, and the statements built from
+them are built once per *shape* (candidate list or not, owner or not, how
+many traits) and reused: building and hashing a statement cost more than
+running it on SQLite.
 """
 
 import dataclasses
+import functools
+import json
 import random
 from collections.abc import Sequence
 from typing import Any
@@ -29,6 +37,7 @@ import sqlalchemy as sa
 
 from ferrum.common import states
 from ferrum.objects import allocation as allocation_obj
+from ferrum.objects import base
 from ferrum.objects import node as node_obj
 from ferrum.objects import trait as trait_obj
 
@@ -38,7 +47,10 @@ _TRAITS = trait_obj.TABLE
 
 @dataclasses.dataclass(frozen=True)
 class Filter:
-    """One requirement, and how to describe the nodes that fail it."""
+    """One requirement, and how to describe the nodes that fail it.
+
+    The descriptions are ``%``-templates over :attr:`Requirements.words`.
+    """
 
     clause: sa.ColumnElement[bool]
     #: Completes "N nodes ...": the nodes this filter keeps.
@@ -58,114 +70,215 @@ class Candidate:
     raw_instance_info: str | None
 
 
-def filters_for(allocation: allocation_obj.Allocation,
-                candidate_uuids: Sequence[str] | None = None
-                ) -> list[Filter]:
-    """The requirements of ``allocation``, most selective first.
+@dataclasses.dataclass(frozen=True)
+class _Shape:
+    candidates: bool
+    owner: bool
+    traits: int
 
-    :param candidate_uuids: overrides the allocation's candidate list.
-    """
-    result = [Filter(_NODES.c.resource_class == allocation.resource_class,
-                     'have resource class "%s"' % allocation.resource_class,
-                     'with another resource class')]
-    uuids = (allocation.candidate_nodes if candidate_uuids is None
-             else candidate_uuids)
+
+@dataclasses.dataclass(frozen=True)
+class Statements:
+    """Everything run for one shape of requirements, built once."""
+
+    filters: tuple[Filter, ...]
+    from_pivot: sa.Select[Any]
+    before_pivot: sa.Select[Any]
+    named: sa.Select[Any]
+    claim: sa.Update
+    explain: sa.Select[Any]
+
+
+@dataclasses.dataclass(frozen=True)
+class Requirements:
+    """What an allocation asks of a node: the statements and their values."""
+
+    statements: Statements
+    params: dict[str, Any]
+    #: Values for the filters' descriptions.
+    words: dict[str, Any]
+
+    @property
+    def filters(self) -> tuple[Filter, ...]:
+        return self.statements.filters
+
+
+def requirements_for(allocation: allocation_obj.Allocation
+                     ) -> Requirements:
+    """The requirements of ``allocation``."""
+    uuids = list(allocation.candidate_nodes or [])
+    traits = list(allocation.traits)
+    shape = _Shape(bool(uuids), bool(allocation.owner), len(traits))
+    params: dict[str, Any] = {'b_rc': allocation.resource_class,
+                              'b_available': states.AVAILABLE}
+    words: dict[str, Any] = {'rc': allocation.resource_class,
+                             'candidates': len(uuids),
+                             'owner': allocation.owner}
     if uuids:
-        result.append(Filter(_NODES.c.uuid.in_(list(uuids)),
-                             'are among the %d candidate nodes' % len(uuids),
-                             'not among the candidate nodes'))
+        params['b_uuids'] = uuids
     if allocation.owner:
+        params['b_owner'] = allocation.owner
+    for index, trait in enumerate(traits):
+        params['b_trait_%d' % index] = words['trait_%d' % index] = trait
+    return Requirements(_statements(shape), params, words)
+
+
+def _filters(shape: _Shape) -> tuple[Filter, ...]:
+    """The filters of a shape, most selective first."""
+    result = [Filter(_NODES.c.resource_class == sa.bindparam('b_rc'),
+                     'have resource class "%(rc)s"',
+                     'with another resource class')]
+    if shape.candidates:
         result.append(Filter(
-            sa.or_(_NODES.c.owner == allocation.owner,
-                   _NODES.c.lessee == allocation.owner),
-            'have owner or lessee "%s"' % allocation.owner,
+            _NODES.c.uuid.in_(sa.bindparam('b_uuids', expanding=True)),
+            'are among the %(candidates)d candidate nodes',
+            'not among the candidate nodes'))
+    if shape.owner:
+        result.append(Filter(
+            sa.or_(_NODES.c.owner == sa.bindparam('b_owner'),
+                   _NODES.c.lessee == sa.bindparam('b_owner')),
+            'have owner or lessee "%(owner)s"',
             'with another owner and lessee'))
     result += [
-        Filter(_NODES.c.provision_state == states.AVAILABLE,
+        Filter(_NODES.c.provision_state == sa.bindparam('b_available'),
                'are available', 'not in provision state "available"'),
         Filter(_NODES.c.maintenance.is_(False),
                'are not in maintenance', 'in maintenance'),
         Filter(_NODES.c.power_state.isnot(None),
                'have a known power state', 'with no known power state'),
-        Filter(_NODES.c.instance_uuid.is_(None),
-               'are not reserved',
+        Filter(_NODES.c.instance_uuid.is_(None), 'are not reserved',
                'already allocated or with an instance_uuid'),
     ]
-    for trait in allocation.traits:
+    for index in range(shape.traits):
         result.append(Filter(
-            sa.exists().where(_TRAITS.c.node_id == _NODES.c.id,
-                              _TRAITS.c.trait == trait),
-            'have trait %s' % trait, 'without trait %s' % trait))
-    return result
-
-
-def clauses(filters: Sequence[Filter]) -> list[sa.ColumnElement[bool]]:
-    return [f.clause for f in filters]
+            sa.exists().where(
+                _TRAITS.c.node_id == _NODES.c.id,
+                _TRAITS.c.trait == sa.bindparam('b_trait_%d' % index)),
+            'have trait %%(trait_%d)s' % index,
+            'without trait %%(trait_%d)s' % index))
+    return tuple(result)
 
 
 _COLUMNS = (_NODES.c.id, _NODES.c.uuid, _NODES.c.name,
             allocation_obj.RAW_INSTANCE_INFO.label('raw_instance_info'))
 
 
-def sample(conn: sa.Connection, filters: Sequence[Filter], size: int,
+@functools.lru_cache(maxsize=256)
+def _statements(shape: _Shape) -> Statements:
+    filters = _filters(shape)
+    clauses = [f.clause for f in filters]
+    ordered = sa.select(*_COLUMNS).where(*clauses).order_by(
+        _NODES.c.id).limit(sa.bindparam('b_limit'))
+    return Statements(
+        filters=filters,
+        from_pivot=ordered.where(_NODES.c.id >= sa.bindparam('b_pivot')),
+        before_pivot=ordered.where(_NODES.c.id < sa.bindparam('b_pivot')),
+        named=sa.select(*_COLUMNS).where(
+            _NODES.c.name == sa.bindparam('b_name'), *clauses),
+        claim=_claim(clauses),
+        explain=_explain(filters))
+
+
+def _claim(clauses: list[sa.ColumnElement[bool]]) -> sa.Update:
+    """Take a node that nobody holds and that still matches, by id.
+
+    Fenced on the instance_info the sample read (as text; '' for NULL), so
+    a change made meanwhile (an operator's PATCH) is never overwritten.
+    """
+    return sa.update(_NODES).where(
+        _NODES.c.id == sa.bindparam('b_node'),
+        _NODES.c.reservation.is_(None), _NODES.c.allocation_id.is_(None),
+        sa.func.coalesce(allocation_obj.RAW_INSTANCE_INFO, '')
+        == sa.bindparam('b_raw_info'),
+        *clauses).values(
+            instance_uuid=sa.bindparam('instance_uuid'),
+            allocation_id=sa.bindparam('allocation_id'),
+            instance_info=sa.bindparam('instance_info'),
+            updated_at=sa.bindparam('updated_at'))
+
+
+def _explain(filters: Sequence[Filter]) -> sa.Select[Any]:
+    """Counts of the nodes passing each prefix of ``filters``.
+
+    The first filter narrows the scan (it uses the resource class index);
+    a running ``SUM(CASE ...)`` per later filter counts the nodes that
+    pass it and every filter before it.
+    """
+    counts: list[Any] = []
+    for index in range(1, len(filters)):
+        passing = sa.and_(*(f.clause for f in filters[1:index + 1]))
+        counts.append(sa.func.coalesce(sa.func.sum(
+            sa.case((passing, 1), else_=0)), 0))
+    return sa.select(sa.func.count(), *counts).where(filters[0].clause)
+
+
+_MAX_ID = sa.select(sa.func.max(_NODES.c.id))
+
+
+def sample(conn: sa.Connection, requirements: Requirements, size: int,
            rng: random.Random | None = None) -> list[Candidate]:
     """Up to ``size`` matching nodes, from a random place in the id order.
 
-    The query starts at a random node id and walks the index forward (then
-    wraps around), so its cost depends on ``size``, not on the number of
-    nodes, and concurrent allocations start in different places and rarely
-    race for the same node. The result is shuffled.
+    The query starts at a random node id and walks forward (then wraps
+    around); with the index on ``instance_uuid`` it reads only free nodes,
+    so its cost depends on ``size``, not on the number of nodes, and
+    concurrent allocations start in different places and rarely race for
+    the same node. The result is shuffled.
     """
     rng = rng or random.Random()
-    top = conn.execute(sa.select(sa.func.max(_NODES.c.id))).scalar()
+    top = conn.execute(_MAX_ID).scalar()
     if top is None:
         return []
-    pivot = rng.randint(1, top)
-    base = sa.select(*_COLUMNS).where(*clauses(filters)).order_by(
-        _NODES.c.id)
-    rows = list(conn.execute(base.where(_NODES.c.id >= pivot).limit(size)))
+    params = dict(requirements.params, b_pivot=rng.randint(1, top),
+                  b_limit=size)
+    statements = requirements.statements
+    rows = list(conn.execute(statements.from_pivot, params))
     if len(rows) < size:
-        rows += conn.execute(base.where(_NODES.c.id < pivot)
-                             .limit(size - len(rows))).all()
+        params['b_limit'] = size - len(rows)
+        rows += conn.execute(statements.before_pivot, params).all()
     found = [Candidate(row.id, row.uuid, row.name, row.raw_instance_info)
              for row in rows]
     rng.shuffle(found)
     return found
 
 
-def named(conn: sa.Connection, filters: Sequence[Filter],
+def named(conn: sa.Connection, requirements: Requirements,
           name: str) -> Candidate | None:
     """The matching node called ``name``, if any (API 1.79: tried first)."""
-    row = conn.execute(sa.select(*_COLUMNS).where(
-        _NODES.c.name == name, *clauses(filters))).first()
+    row = conn.execute(requirements.statements.named,
+                       dict(requirements.params, b_name=name)).first()
     return None if row is None else Candidate(
         row.id, row.uuid, row.name, row.raw_instance_info)
 
 
-def explain(conn: sa.Connection, filters: Sequence[Filter]) -> str:
-    """Why no node matches: how many nodes each filter removed.
+def claim_params(requirements: Requirements, candidate: Candidate,
+                 allocation: allocation_obj.Allocation) -> dict[str, Any]:
+    """Values for :attr:`Statements.claim`: ``allocation`` takes ``candidate``."""
+    raw = candidate.raw_instance_info
+    info = dict(json.loads(raw) if raw else {},
+                traits=list(allocation.traits))
+    return dict(requirements.params, b_node=candidate.id,
+                b_raw_info=raw or '', instance_uuid=allocation.uuid,
+                allocation_id=allocation.id, instance_info=info,
+                updated_at=base.utcnow())
 
-    One query: the first filter narrows the scan (it uses the resource
-    class index) and a running ``SUM(CASE ...)`` per filter counts the
-    nodes that pass it and every filter before it.
-    """
-    counts: list[Any] = []
-    for index in range(1, len(filters)):
-        passing = sa.and_(*clauses(filters[1:index + 1]))
-        counts.append(sa.func.coalesce(sa.func.sum(
-            sa.case((passing, 1), else_=0)), 0))
-    query = sa.select(sa.func.count(), *counts).where(filters[0].clause)
-    row = conn.execute(query).one()
+
+def explain(conn: sa.Connection, requirements: Requirements) -> str:
+    """Why no node matches: how many nodes each filter removed."""
+    row = conn.execute(requirements.statements.explain,
+                       requirements.params).one()
+    filters, words = requirements.filters, requirements.words
     total = row[0]
     if total == 0:
-        return '0 nodes %s' % filters[0].kept
+        return '0 nodes %s' % (filters[0].kept % words)
     parts = ['%d node%s %s' % (total, '' if total == 1 else 's',
-                               filters[0].kept)]
+                               filters[0].kept % words)]
     previous = total
     for index, passed in enumerate(row[1:], start=1):
-        removed = previous - passed
-        if removed:
-            parts.append('%d %s' % (removed, filters[index].removed))
+        if previous - passed:
+            parts.append('%d %s' % (previous - passed,
+                                    filters[index].removed % words))
         previous = passed
-    return '%s; of them %s' % (parts[0], ', '.join(parts[1:])) \
-        if len(parts) > 1 else parts[0]
+    if len(parts) == 1:
+        return parts[0]
+    return '%s; of them %s' % (parts[0], ', '.join(parts[1:]))

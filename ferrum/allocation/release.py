@@ -4,13 +4,19 @@
 An allocation is deleted by ``DELETE /v1/allocations/<id>`` (and
 ``/v1/nodes/<node>/allocation``), and implicitly when its node is torn
 down, when its node's ``instance_uuid`` is PATCHed away, and when its node
-is deleted in maintenance. Each way takes the node's exclusive lock, checks
-that the node may lose its allocation, and deletes the allocation in the
-same transaction that clears the node's ``allocation_id`` and
-``instance_uuid``.
+is deleted in maintenance. Each way makes sure no other task works on the
+node, checks that the node may lose its allocation, and deletes the
+allocation in the same transaction that clears the node's
+``allocation_id`` and ``instance_uuid``. The implicit ways already hold
+the node's lock; an explicit delete does not take it (three write
+transactions) but locks the node's row for one transaction and refuses
+while anyone holds the node's lock.
 """
 
 import logging
+import time
+from collections.abc import Mapping
+from typing import Any
 
 from ferrum.common import exception
 from ferrum.common import states
@@ -22,59 +28,72 @@ from ferrum.objects import node as node_obj
 LOG = logging.getLogger(__name__)
 
 
-def check_releasable(node: node_obj.Node) -> None:
+def check_releasable(node: Mapping[str, Any]) -> None:
     """Refuse (409) to take the allocation of a node that is in use.
 
     As the allocation spec says: not while the node is active or in a
     state where its fields may not change, unless it is in maintenance.
+
+    :param node: the node's ``uuid``, ``maintenance`` and
+        ``provision_state``.
     """
-    if node.maintenance or node.provision_state in (
+    if node['maintenance'] or node['provision_state'] in (
             states.UPDATE_ALLOWED_STATES):
         return
     raise exception.InvalidState(reason=(
         'The allocation of node %s cannot be removed while the node is in '
         'state "%s"; undeploy the node first, or set maintenance.'
-        % (node.uuid, node.provision_state)))
+        % (node['uuid'], node['provision_state'])))
 
 
-def destroy(ctx: context_mod.ConductorContext,
-            allocation: allocation_obj.Allocation) -> None:
+def destroy(ctx: context_mod.ConductorContext, ident: int | str) -> None:
     """Delete an allocation and release its node.
+
+    One transaction (see ``Allocation.destroy_releasing_node``); while a
+    task holds the node's lock it is retried as
+    ``[conductor]node_locked_retry_*`` say, read at each call.
 
     :raises InvalidState: the node is in use (see check_releasable).
     :raises NodeLocked: another task held the node through every retry.
-    :raises AllocationNotFound: it was deleted meanwhile.
+    :raises AllocationNotFound: no such allocation.
     """
+    allocation = allocation_obj.Allocation.get(ctx.db, ident,
+                                               with_traits=False)
     if allocation.node_id is None:
         allocation.destroy()
         LOG.info('Allocation %s deleted', allocation.uuid)
         return
-    with task_manager.acquire(ctx, allocation.node_id, load_driver=False,
-                              purpose='allocation deletion') as task:
-        check_releasable(task.node)
-        allocation.destroy(allocation_obj.released_node_values(
-            task.node.instance_info))
-    LOG.info('Allocation %(alloc)s deleted; node %(node)s released',
-             {'alloc': allocation.uuid, 'node': task.node.uuid})
+    conf = ctx.conf.conductor
+    for attempt in range(conf.node_locked_retry_attempts):
+        if allocation.destroy_releasing_node(check_releasable):
+            LOG.info('Allocation %(alloc)s deleted; node %(node)s released',
+                     {'alloc': allocation.uuid, 'node': allocation.node_uuid})
+            return
+        if attempt + 1 < conf.node_locked_retry_attempts:
+            time.sleep(conf.node_locked_retry_interval)
+    node = node_obj.Node.get(ctx.db, allocation.node_id)
+    raise exception.NodeLocked(node=node.uuid, host=node.reservation)
 
 
 def detach(task: task_manager.Task) -> None:
     """Delete the allocation of the locked node ``task.node``, if it has one.
 
-    The caller has decided the node may lose it. The node's pending changes
-    are written with the deletion, in one transaction.
+    The caller holds the node's lock and has decided the node may lose its
+    allocation. The node's pending changes are written with the deletion,
+    in one transaction.
     """
     node = task.node
     if node.allocation_id is None:
         return
     allocation_id = node.allocation_id
-    values = allocation_obj.released_node_values(node.instance_info)
-    values.pop('updated_at')
-    for name, value in values.items():
-        setattr(node, name, value)
+    node.instance_info = allocation_obj.released_node_values(
+        node.instance_info)['instance_info']
+    node.allocation_id = None
+    node.instance_uuid = None
     with task.ctx.db.writer():
         try:
-            allocation_obj.Allocation.get(task.ctx.db, allocation_id).destroy()
+            allocation_obj.Allocation.get(task.ctx.db, allocation_id,
+                                          with_traits=False).destroy()
         except exception.AllocationNotFound:
             pass  # deleted meanwhile: the node still needs its fields reset
         node.save()

@@ -93,13 +93,14 @@ class ConductorManager:
         """Record an active allocation for an already active node (1.58)."""
         return backfill.backfill(self.ctx, node_id, values, traits)
 
-    def destroy_allocation(self, allocation_id: int) -> None:
-        """Delete an allocation and release its node.
+    def destroy_allocation(self, ident: int | str) -> None:
+        """Delete an allocation (by id, UUID or name) and release its node.
 
+        :raises AllocationNotFound: no such allocation.
         :raises InvalidState: the node is active or busy, not in maintenance.
+        :raises NodeLocked: another task kept the node's lock.
         """
-        release.destroy(self.ctx, allocation_obj.Allocation.get(
-            self.ctx.db, allocation_id))
+        release.destroy(self.ctx, ident)
 
     # ---- provisioning --------------------------------------------------------
 

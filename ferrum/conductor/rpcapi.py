@@ -54,7 +54,7 @@ class ConductorAPI(Protocol):
                             traits: list[str]
                             ) -> allocation_obj.Allocation: ...
 
-    def destroy_allocation(self, allocation_id: int) -> None: ...
+    def destroy_allocation(self, ident: int | str) -> None: ...
 
 
 class LocalConductorAPI:
@@ -107,5 +107,5 @@ class LocalConductorAPI:
                             traits: list[str]) -> allocation_obj.Allocation:
         return self._manager.backfill_allocation(node_id, values, traits)
 
-    def destroy_allocation(self, allocation_id: int) -> None:
-        self._manager.destroy_allocation(allocation_id)
+    def destroy_allocation(self, ident: int | str) -> None:
+        self._manager.destroy_allocation(ident)

@@ -77,7 +77,9 @@ def _drops_allocation(node: node_obj.Node, changes: dict[str, Any]) -> bool:
             'Node %s holds allocation %s through its instance_uuid; delete '
             'the allocation instead of changing instance_uuid.'
             % (node.uuid, node.instance_uuid)))
-    release.check_releasable(node)
+    release.check_releasable({'uuid': node.uuid,
+                              'maintenance': node.maintenance,
+                              'provision_state': node.provision_state})
     return True
 
 

@@ -18,8 +18,7 @@ allocation impossible whatever the Python code does.
 from __future__ import annotations
 
 import builtins
-import json
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 import sqlalchemy as sa
@@ -48,6 +47,32 @@ _SELECT = sa.select(TABLE, _NODES.c.uuid.label('node_uuid')).select_from(
     TABLE.outerjoin(_NODES, TABLE.c.node_id == _NODES.c.id))
 _TRAITS_OF = sa.select(TRAITS.c.allocation_id, TRAITS.c.trait).where(
     TRAITS.c.allocation_id.in_(sa.bindparam('ids', expanding=True)))
+# Prebuilt, as for nodes: building these statements cost more than running
+# them on SQLite.
+_INSERTED = tuple(name for name in FIELDS if name != 'id')
+_INSERT = sa.insert(TABLE).values(
+    {name: sa.bindparam(name) for name in _INSERTED}).returning(*TABLE.c)
+_INSERT_TRAIT = sa.insert(TRAITS)
+_INSTANCE_TAKEN = sa.select(_NODES.c.id).where(
+    _NODES.c.instance_uuid == sa.bindparam('b_uuid'))
+_ACTIVATE = sa.update(TABLE).where(
+    TABLE.c.id == sa.bindparam('b_id'), TABLE.c.state == ALLOCATING,
+    TABLE.c.conductor_affinity == sa.bindparam('b_conductor')).values(
+        state=ACTIVE, last_error=None)
+_FAIL = sa.update(TABLE).where(
+    TABLE.c.id == sa.bindparam('b_id'), TABLE.c.state == ALLOCATING,
+    TABLE.c.conductor_affinity == sa.bindparam('b_conductor')).values(
+        state=ERROR, node_id=None)
+_DELETE = sa.delete(TABLE).where(TABLE.c.id == sa.bindparam('b_id'))
+_NODE_TO_RELEASE = sa.select(
+    _NODES.c.uuid, _NODES.c.reservation, _NODES.c.allocation_id,
+    _NODES.c.provision_state, _NODES.c.maintenance, _NODES.c.instance_info
+).where(_NODES.c.id == sa.bindparam('b_node')).with_for_update()
+_RELEASE_NODE = sa.update(_NODES).where(
+    _NODES.c.id == sa.bindparam('b_node')).values(
+        allocation_id=None, instance_uuid=None)
+_GET = {column: _SELECT.where(TABLE.c[column] == sa.bindparam('b_ident'))
+        for column in ('id', 'uuid', 'name')}
 #: The node's instance_info as stored (JSON text), to fence on it.
 RAW_INSTANCE_INFO = sa.type_coerce(_NODES.c.instance_info, sa.Text)
 
@@ -86,17 +111,22 @@ class Allocation(base.Row):
     # ---- reading ----------------------------------------------------------
 
     @classmethod
-    def get(cls, db: db_api.Database, ident: int | str) -> Allocation:
+    def get(cls, db: db_api.Database, ident: int | str,
+            with_traits: bool = True) -> Allocation:
         """Load an allocation by id, UUID or name.
 
+        :param with_traits: also load ``traits`` (else they read as []).
         :raises AllocationNotFound: when none matches.
         """
+        column, value = _ident_column(ident)
         with db.reader() as conn:
-            row = conn.execute(_SELECT.where(_ident_clause(ident))
+            row = conn.execute(_GET[column], {'b_ident': value}
                                ).mappings().first()
             if row is None:
                 raise exception.AllocationNotFound(allocation=ident)
-            return cls(db, row, _traits_of(conn, [row['id']])[row['id']])
+            traits = (_traits_of(conn, [row['id']])[row['id']]
+                      if with_traits else [])
+            return cls(db, row, traits)
 
     @classmethod
     def get_by_node(cls, db: db_api.Database, node_id: int
@@ -154,21 +184,25 @@ class Allocation(base.Row):
         wanted = sorted(set(traits))
         try:
             with db.writer() as conn:
-                if conn.execute(sa.select(_NODES.c.uuid).where(
-                        _NODES.c.instance_uuid == row['uuid'])).first():
+                if conn.execute(_INSTANCE_TAKEN,
+                                {'b_uuid': row['uuid']}).first():
                     raise exception.AllocationAlreadyExists(
                         field='uuid', value=row['uuid'])
-                new_id = conn.execute(sa.insert(TABLE).values(row)
-                                      .returning(TABLE.c.id)).scalar_one()
+                created = conn.execute(
+                    _INSERT, {name: row.get(name) for name in _INSERTED}
+                ).mappings().one()
                 if wanted:
-                    conn.execute(sa.insert(TRAITS), [
-                        {'allocation_id': new_id, 'trait': trait,
+                    conn.execute(_INSERT_TRAIT, [
+                        {'allocation_id': created['id'], 'trait': trait,
                          'created_at': row['created_at']} for trait in wanted])
         except db_exc.DBDuplicateEntry as exc:
             field = (exc.columns or ['uuid'])[0]
             raise exception.AllocationAlreadyExists(
                 field=field, value=row.get(field))
-        return cls.get(db, new_id)
+        allocation = cls(db, created, wanted)
+        if allocation.node_id is not None:
+            allocation.node_uuid = _node_uuid(db, allocation.node_id)
+        return allocation
 
     def save(self) -> None:
         """Write changed ``name`` and ``extra`` (what PATCH may change).
@@ -200,12 +234,18 @@ class Allocation(base.Row):
         over by another conductor; nothing is written then.
         """
         with db.writer() as conn:
-            result = conn.execute(sa.update(TABLE).where(
-                TABLE.c.id == allocation_id, TABLE.c.state == ALLOCATING,
-                TABLE.c.conductor_affinity == conductor_id).values(
-                    state=ERROR, last_error=error, node_id=None,
-                    updated_at=base.utcnow()))
+            result = conn.execute(_FAIL, {
+                'b_id': allocation_id, 'b_conductor': conductor_id,
+                'last_error': error, 'updated_at': base.utcnow()})
         return result.rowcount == 1
+
+    def mark_failed(self, conductor_id: int, error: str) -> bool:
+        """:meth:`fail` this allocation, and show it on this object too."""
+        if not Allocation.fail(self._db, self.id, conductor_id, error):
+            return False
+        self._mark_saved({'state': ERROR, 'last_error': error,
+                          'node_id': None, 'updated_at': base.utcnow()})
+        return True
 
     @staticmethod
     def take_over(db: db_api.Database, allocation_id: int, old: int,
@@ -222,51 +262,41 @@ class Allocation(base.Row):
                     conductor_affinity=new, updated_at=base.utcnow()))
         return result.rowcount == 1
 
-    def claim(self, conductor_id: int, node_id: int,
-              raw_instance_info: str | None,
-              node_clauses: Sequence[sa.ColumnElement[bool]]) -> bool:
+    def claim(self, conductor_id: int, node_id: int, node_uuid: str,
+              take_node: sa.Update, params: Mapping[str, Any]) -> bool:
         """Give this allocation node ``node_id``, in one transaction.
 
-        The node is taken only if, at this instant, no task holds its lock,
-        every clause in ``node_clauses`` (the allocation's filters) still
-        holds and its instance_info is still ``raw_instance_info``; the
-        allocation only if it is still ``allocating`` under
-        ``conductor_id``. That one conditional UPDATE per side is the lock,
-        the re-check and the write at once: there is no window in which a
-        node was checked but could change before it was taken.
+        ``take_node`` is a conditional UPDATE of the node (built by
+        :mod:`ferrum.allocation.candidates`): it sets the node's
+        ``instance_uuid``, ``allocation_id`` and ``instance_info`` only if,
+        at this instant, no task holds the node's lock and the node still
+        matches every filter. The allocation is updated only if it is still
+        ``allocating`` under ``conductor_id``. The conditional UPDATE is the
+        lock, the re-check and the write at once: there is no window in
+        which a node was checked but could change before it was taken.
 
         :returns: False when the node no longer qualifies (someone else
             took it, or it changed or is locked).
         :raises AllocationGone: the allocation was deleted, finished or
             taken over meanwhile; nothing was written.
         """
-        info = json.loads(raw_instance_info) if raw_instance_info else {}
-        info['traits'] = list(self.traits)
         now = base.utcnow()
-        info_clause = (RAW_INSTANCE_INFO.is_(None) if raw_instance_info is None
-                       else RAW_INSTANCE_INFO == raw_instance_info)
         try:
             with self._db.writer() as conn:
-                taken = conn.execute(sa.update(_NODES).where(
-                    _NODES.c.id == node_id, _NODES.c.reservation.is_(None),
-                    _NODES.c.allocation_id.is_(None), info_clause,
-                    *node_clauses).values(
-                        instance_uuid=self.uuid, allocation_id=self.id,
-                        instance_info=info, updated_at=now)).rowcount
-                if taken != 1:
+                if conn.execute(take_node, params).rowcount != 1:
                     return False
-                if conn.execute(sa.update(TABLE).where(
-                        TABLE.c.id == self.id, TABLE.c.state == ALLOCATING,
-                        TABLE.c.conductor_affinity == conductor_id).values(
-                            node_id=node_id, state=ACTIVE, last_error=None,
-                            updated_at=now)).rowcount != 1:
+                if conn.execute(_ACTIVATE, {
+                        'b_id': self.id, 'b_conductor': conductor_id,
+                        'node_id': node_id, 'updated_at': now}
+                        ).rowcount != 1:
                     raise exception.AllocationGone(allocation=self.uuid)
         except db_exc.DBDuplicateEntry:
             # Another allocation won the node (or our UUID is some other
             # node's instance_uuid) between our check and our write.
             return False
         self._mark_saved({'node_id': node_id, 'state': ACTIVE,
-                          'last_error': None})
+                          'last_error': None, 'updated_at': now})
+        self.node_uuid = node_uuid
         return True
 
     @classmethod
@@ -289,21 +319,44 @@ class Allocation(base.Row):
             node.save()
         return allocation
 
-    def destroy(self, node_update: Mapping[str, Any] | None = None) -> None:
-        """Delete the allocation; write ``node_update`` to its node at once.
+    def destroy(self) -> None:
+        """Delete an allocation that holds no node.
 
-        The caller has checked (under the node's lock, or with a fenced
-        UPDATE) that the node may lose its allocation.
+        :raises AllocationNotFound: it was deleted meanwhile.
         """
         with self._db.writer() as conn:
-            if node_update:
-                conn.execute(sa.update(_NODES).where(
-                    _NODES.c.id == self.node_id,
-                    _NODES.c.allocation_id == self.id).values(node_update))
-            deleted = conn.execute(sa.delete(TABLE).where(
-                TABLE.c.id == self.id)).rowcount
+            deleted = conn.execute(_DELETE, {'b_id': self.id}).rowcount
         if deleted != 1:
             raise exception.AllocationNotFound(allocation=self.uuid)
+
+    def destroy_releasing_node(
+            self, check: Callable[[Mapping[str, Any]], None]) -> bool:
+        """Delete the allocation and free its node, in one transaction.
+
+        The node row is locked (``FOR UPDATE``; on SQLite the write
+        transaction already excludes other writers), then ``check(node)``
+        may refuse by raising, then the node loses ``allocation_id``,
+        ``instance_uuid`` and the traits the allocation put into
+        ``instance_info``, and the allocation is deleted.
+
+        :returns: False, with nothing written, when a task holds the node's
+            lock: the caller may retry.
+        :raises AllocationNotFound: it was deleted meanwhile.
+        """
+        with self._db.writer() as conn:
+            node = conn.execute(_NODE_TO_RELEASE, {
+                'b_node': self.node_id}).mappings().first()
+            if node is not None and node['allocation_id'] == self.id:
+                if node['reservation'] is not None:
+                    return False
+                check(node)
+                info = node['instance_info'] or {}
+                conn.execute(_RELEASE_NODE, dict(
+                    released_node_values(info), b_node=self.node_id))
+            deleted = conn.execute(_DELETE, {'b_id': self.id}).rowcount
+            if deleted != 1:
+                raise exception.AllocationNotFound(allocation=self.uuid)
+        return True
 
 
 def released_node_values(instance_info: Mapping[str, Any]
@@ -315,8 +368,7 @@ def released_node_values(instance_info: Mapping[str, Any]
     """
     info = {key: value for key, value in instance_info.items()
             if key != 'traits'}
-    return {'allocation_id': None, 'instance_uuid': None,
-            'instance_info': info, 'updated_at': base.utcnow()}
+    return {'instance_info': info, 'updated_at': base.utcnow()}
 
 
 def uuids_by_id(db: db_api.Database, ids: Iterable[int]) -> dict[int, str]:
@@ -329,12 +381,20 @@ def uuids_by_id(db: db_api.Database, ids: Iterable[int]) -> dict[int, str]:
             sa.select(TABLE.c.id, TABLE.c.uuid).where(TABLE.c.id.in_(wanted)))}
 
 
-def _ident_clause(ident: int | str) -> sa.ColumnElement[bool]:
+def _node_uuid(db: db_api.Database, node_id: int) -> str | None:
+    with db.reader() as conn:
+        uuid: str | None = conn.execute(sa.select(_NODES.c.uuid).where(
+            _NODES.c.id == node_id)).scalar()
+    return uuid
+
+
+def _ident_column(ident: int | str) -> tuple[str, int | str]:
+    """Which column an identifier names: id, UUID or name."""
     if isinstance(ident, int):
-        return TABLE.c.id == ident
+        return 'id', ident
     if base.is_uuid_like(ident):
-        return TABLE.c.uuid == ident.lower()
-    return TABLE.c.name == ident
+        return 'uuid', ident.lower()
+    return 'name', ident
 
 
 def _traits_of(conn: sa.Connection, ids: Sequence[int]

@@ -208,9 +208,7 @@ def patch_allocation(allocation_ident: str) -> dict[str, Any]:
 
 def delete_allocation(allocation_ident: str) -> flask.Response:
     _check_version()
-    allocation = allocation_obj.Allocation.get(services.db(),
-                                               allocation_ident)
-    services.rpc().destroy_allocation(allocation.id)
+    services.rpc().destroy_allocation(allocation_ident)
     return flask.Response(status=204)
 
 

@@ -49,15 +49,15 @@ def test_trait_superset_is_tested_in_sql(db):
     allocation = _row(db, None)
     allocation.traits = ['CUSTOM_A', 'CUSTOM_B']
     with db.reader() as conn:
-        found = candidates.sample(conn, candidates.filters_for(allocation),
-                                  10)
+        found = candidates.sample(
+            conn, candidates.requirements_for(allocation), 10)
     assert [c.id for c in found] == [wide.id]
 
 
 def test_sample_is_bounded_and_wraps_around(db):
     nodes = [_node(db) for _ in range(40)]
     allocation = _row(db, None)
-    filters = candidates.filters_for(allocation)
+    filters = candidates.requirements_for(allocation)
     seen = set()
     for seed in range(20):
         with db.reader() as conn:
@@ -72,16 +72,14 @@ def test_sample_is_bounded_and_wraps_around(db):
 def test_the_claim_is_fenced_on_affinity_and_rolls_back(conductor, db):
     node = _node(db)
     allocation = _row(db, conductor.ctx.conductor_id)
-    filters = candidates.filters_for(allocation)
+    requirements = candidates.requirements_for(allocation)
     with db.reader() as conn:
-        [found] = candidates.sample(conn, filters, 5)
+        [found] = candidates.sample(conn, requirements, 5)
     other = conductor_obj.register(db, 'other-host', '', 60)
     assert allocation_obj.Allocation.take_over(
         db, allocation.id, conductor.ctx.conductor_id, other.id)
     with pytest.raises(exception.AllocationGone):
-        allocation.claim(conductor.ctx.conductor_id, node.id,
-                         found.raw_instance_info,
-                         candidates.clauses(filters))
+        _claim(conductor, allocation, requirements, found)
     # The node half of the transaction was rolled back with it.
     assert node_obj.Node.get(db, node.id).instance_uuid is None
     assert not allocation_obj.Allocation.fail(
@@ -106,21 +104,48 @@ def test_a_locked_node_is_retried_then_reported(conductor, db):
     assert allocation.state == 'active' and allocation.node_id == node.id
 
 
+def test_deleting_waits_for_a_held_node_lock_then_refuses(conductor, db):
+    from ferrum.allocation import release
+    node = _node(db)
+    conductor.conf.set_override('node_locked_retry_attempts', 2, 'conductor')
+    conductor.conf.set_override('node_locked_retry_interval', 0, 'conductor')
+    allocation = allocator.create(conductor.ctx, {'resource_class': 'gold'},
+                                  [])
+    with task_manager.acquire(conductor.ctx, node.id, purpose='holding',
+                              load_driver=False):
+        with pytest.raises(exception.NodeLocked):
+            release.destroy(conductor.ctx, allocation.uuid)
+    assert node_obj.Node.get(db, node.id).allocation_id == allocation.id
+    release.destroy(conductor.ctx, allocation.uuid)
+    freed = node_obj.Node.get(db, node.id)
+    assert freed.allocation_id is None and freed.instance_uuid is None
+    with pytest.raises(exception.AllocationNotFound):
+        allocation_obj.Allocation.get(db, allocation.id)
+
+
 def test_a_node_changed_after_sampling_is_not_taken(conductor, db):
     node = _node(db)
     allocation = _row(db, conductor.ctx.conductor_id)
-    filters = candidates.filters_for(allocation)
+    requirements = candidates.requirements_for(allocation)
     with db.reader() as conn:
-        [found] = candidates.sample(conn, filters, 5)
+        [found] = candidates.sample(conn, requirements, 5)
     node_obj.Node.get(db, node.id).save(maintenance=True)
-    assert not allocation.claim(conductor.ctx.conductor_id, found.id,
-                                found.raw_instance_info,
-                                candidates.clauses(filters))
+    assert not _claim(conductor, allocation, requirements, found)
     node_obj.Node.get(db, node.id).save(
         maintenance=False, instance_info={'image_source': 'x'})
-    assert not allocation.claim(conductor.ctx.conductor_id, found.id,
-                                found.raw_instance_info,
-                                candidates.clauses(filters))
+    assert not _claim(conductor, allocation, requirements, found)
+    node_obj.Node.get(db, node.id).save(instance_info={})
+    assert _claim(conductor, allocation, requirements, found)
+    taken = node_obj.Node.get(db, node.id)
+    assert taken.instance_uuid == allocation.uuid
+    assert taken.instance_info == {'traits': []}
+
+
+def _claim(conductor, allocation, requirements, candidate):
+    return allocation.claim(
+        conductor.ctx.conductor_id, candidate.id, candidate.uuid,
+        requirements.statements.claim,
+        candidates.claim_params(requirements, candidate, allocation))
 
 
 def test_start_up_resumes_own_allocating_rows(conf, db):

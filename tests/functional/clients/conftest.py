@@ -11,6 +11,7 @@ import uuid
 from collections.abc import Callable, Iterator
 from typing import Any
 
+import openstack
 import pytest
 
 from tests.conftest import wait_for
@@ -66,3 +67,27 @@ def ferrum_url(request: pytest.FixtureRequest) -> str:
     """The base URL of a ferrum on each database backend in turn."""
     url: str = request.getfixturevalue('ferrum_%s_url' % request.param)
     return url
+
+
+def connect(url: str, **options: Any) -> openstack.connection.Connection:
+    """openstacksdk as a standalone user configures it: no Keystone."""
+    return openstack.connect(
+        load_yaml_config=False, load_envvars=False, auth_type='none',
+        baremetal_endpoint_override=url, **options)
+
+
+@pytest.fixture
+def conn(ferrum_url: str) -> Iterator[openstack.connection.Connection]:
+    connection = connect(ferrum_url)
+    yield connection
+    connection.close()
+
+
+@pytest.fixture
+def strict(ferrum_url: str) -> Iterator[openstack.connection.Connection]:
+    """A connection that does not retry a 409 (the SDK's default does,
+    for "node locked", for about 15 s): for the answers that must be 409.
+    """
+    connection = connect(ferrum_url, baremetal_status_code_retries=0)
+    yield connection
+    connection.close()

@@ -21,29 +21,6 @@ DRIVER = 'fake-hardware'
 HOST = 'ferrum-under-test'  # [DEFAULT] host in tests/functional/server.py
 
 
-def _connect(url: str, **options: Any) -> openstack.connection.Connection:
-    return openstack.connect(
-        load_yaml_config=False, load_envvars=False, auth_type='none',
-        baremetal_endpoint_override=url, **options)
-
-
-@pytest.fixture
-def conn(ferrum_url: str) -> Iterator[openstack.connection.Connection]:
-    connection = _connect(ferrum_url)
-    yield connection
-    connection.close()
-
-
-@pytest.fixture
-def strict(ferrum_url: str) -> Iterator[openstack.connection.Connection]:
-    """A connection that does not retry a 409 (the SDK's default does,
-    for "node locked", for about 15 s): for the answers that must be 409.
-    """
-    connection = _connect(ferrum_url, baremetal_status_code_retries=0)
-    yield connection
-    connection.close()
-
-
 def _create(conn: Any, resource_class: str, **attrs: Any) -> Any:
     return conn.baremetal.create_node(driver=DRIVER,
                                       resource_class=resource_class, **attrs)
