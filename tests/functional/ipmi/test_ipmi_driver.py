@@ -123,6 +123,22 @@ def test_boot_device_round_trip(ipmi_conductor, db, bmc, device, persistent):
     assert (state['persistent'], state['efi']) == (persistent, False)
 
 
+@pytest.mark.parametrize('suite', [17, 3])
+def test_cipher_suite_from_driver_info_is_used(ipmi_conductor, db, bmc,
+                                               suite):
+    node = enroll(ipmi_conductor, ipmi_info(bmc, ipmi_cipher_suite=suite))
+    node = power(ipmi_conductor, db, node, states.POWER_ON)
+    assert (node.power_state, node.last_error) == (states.POWER_ON, None)
+    ipmi_conductor.manager.set_boot_device(node.uuid, 'pxe', True)
+    assert ipmi_conductor.manager.get_boot_device(node.uuid) == {
+        'boot_device': 'pxe', 'persistent': True}
+    state = bmc.sim.state(bmc.port)
+    assert (state['power'], state['boot_device'], state['persistent']) == (
+        'on', 'pxe', True)
+    # Every ipmitool session since the reset negotiated this suite.
+    assert state['cipher_suites'] == [suite]
+
+
 def test_uefi_node_gets_the_efi_flag(ipmi_conductor, db, bmc):
     node = enroll(ipmi_conductor, ipmi_info(bmc),
                   properties={'capabilities': 'boot_mode:uefi'})

@@ -48,13 +48,41 @@ def test_one_time_boot_device_is_consumed_by_power_on(bmc):
     assert _boot_data(bmc.sim, bmc.port) == '0000000000'
 
 
-def test_cipher_suite_3_and_automatic_choice_work_others_fail_fast(bmc):
-    assert bmc.sim.ipmitool(bmc.port, 'power', 'status',
-                            cipher='3').returncode == 0
-    assert bmc.sim.ipmitool(bmc.port, 'power', 'status').returncode == 0
+@pytest.mark.parametrize('suite', ['3', '17'])
+def test_power_and_boot_device_over_each_cipher_suite(bmc, suite):
+    sim, port = bmc.sim, bmc.port
+    for command, expected in (('on', 'Up/On'), ('status', 'is on'),
+                              ('off', 'Down/Off'), ('status', 'is off')):
+        result = sim.ipmitool(port, 'power', command, cipher=suite)
+        assert (result.returncode, result.stderr) == (0, '')
+        assert expected in result.stdout
+    assert sim.ipmitool(port, 'chassis', 'bootdev', 'pxe',
+                        'options=persistent', cipher=suite).returncode == 0
+    output = sim.ipmitool(port, 'chassis', 'bootparam', 'get', '5',
+                          cipher=suite).stdout
+    assert 'Boot parameter data: c004000000' in output
+    state = sim.state(port)
+    assert state['log'] == ['power on', 'power off', 'bootdev pxe persistent']
+    assert state['cipher_suites'] == [int(suite)]  # what RAKP really used
+
+
+def test_automatic_choice_is_suite_17_of_the_two_listed(bmc):
+    listed = bmc.sim.ipmitool(bmc.port, 'channel', 'getciphers', 'ipmi')
+    assert [line.split()[:4] for line in listed.stdout.splitlines()[1:]] == [
+        ['3', 'N/A', 'hmac_sha1', 'hmac_sha1_96'],
+        ['17', 'N/A', 'hmac_sha256', 'sha256_128']]
+    chosen = bmc.sim.ipmitool(bmc.port, '-v', 'power', 'status')
+    assert chosen.returncode == 0
+    assert 'Using best available cipher suite 17' in chosen.stderr
+    assert bmc.sim.state(bmc.port)['cipher_suites'] == [17]
+
+
+@pytest.mark.parametrize('suite', ['0', '1', '2', '8'])
+def test_other_cipher_suites_are_refused_at_once(bmc, suite):
     started = time.monotonic()
-    bad = bmc.sim.ipmitool(bmc.port, 'power', 'status', cipher='1')
+    bad = bmc.sim.ipmitool(bmc.port, 'power', 'status', cipher=suite)
     assert bad.returncode == 1
+    assert 'no matching cipher suite' in bad.stderr
     assert time.monotonic() - started < 1.0
 
 
