@@ -129,15 +129,40 @@ def allocate(task: 'Task', profile_name: str) -> str:
     check_compatibility(task, ov, hardware)
     wanted = (task.node.driver_internal_info.get(BOOT_DEVICE) or {}).get(
         'boot_device')
-    uri = ov.create_profile(node.server_profile_template_uri,
-                            node.server_hardware_uri, profile_name,
-                            first_boot_device=BOOT_DEVICES.get(wanted or ''))
+    try:
+        uri = ov.create_profile(
+            node.server_profile_template_uri, node.server_hardware_uri,
+            profile_name, first_boot_device=BOOT_DEVICES.get(wanted or ''))
+    except client_mod.OneViewError:
+        _adopt_half_applied(task, ov, node.server_hardware_uri, profile_name)
+        raise
     _set_applied(task, uri)
     LOG.info('Node %(node)s: applied server profile %(profile)s "%(name)s" '
              'to %(hw)s', {'node': task.node.uuid, 'profile': uri,
                            'name': profile_name,
                            'hw': node.server_hardware_uri})
     return uri
+
+
+def _adopt_half_applied(task: 'Task', ov: client_mod.Client,
+                        hardware_uri: str, profile_name: str) -> None:
+    """After a failed or timed-out apply, record the profile if OneView
+    kept it anyway: unrecorded, it would pass for a OneView user's forever
+    and the node could never be cleaned. Best effort: errors are logged."""
+    try:
+        on_hardware = ov.get_server_hardware(hardware_uri).get(
+            'serverProfileUri')
+        if on_hardware and ov.get_profile(on_hardware).get(
+                'name') == profile_name:
+            LOG.warning('Node %(node)s: applying failed but OneView kept '
+                        'profile %(profile)s; recording it as ferrum\'s so '
+                        'that tear-down removes it',
+                        {'node': task.node.uuid, 'profile': on_hardware})
+            _set_applied(task, on_hardware)
+    except client_mod.OneViewError as exc:
+        LOG.warning('Node %(node)s: could not check for a half-applied '
+                    'profile: %(error)s', {'node': task.node.uuid,
+                                          'error': exc})
 
 
 def deallocate(task: 'Task') -> None:
