@@ -68,10 +68,8 @@ def _conductor(state_path: str, sim: control.OneViewSimulator,
     for kind in ('power', 'management', 'deploy'):
         conf.set_override('enabled_%s_interfaces' % kind, ['oneview'])
     conf.set_override('automated_clean', False, 'conductor')
-    conf.set_override('manager_url', sim.address, 'oneview')
-    conf.set_override('username', sim.username, 'oneview')
-    conf.set_override('password', sim.password, 'oneview')
-    conf.set_override('tls_cacert_file', sim.ca_file, 'oneview')
+    for name, value in sim.ferrum_options().items():
+        conf.set_override(name, value, 'oneview')
     conf.set_override('page_size', page_size, 'oneview')
     db = db_api.Database(conf)
     migration.upgrade(db.engine)

@@ -193,6 +193,11 @@ class OneViewSimulator:
                 'ssl_certificate': self.ca_file,
                 'timeout': timeout}
 
+    def ferrum_options(self) -> dict[str, Any]:
+        """ferrum's ``[oneview]`` options for this simulator."""
+        return {'manager_url': self.address, 'username': self.username,
+                'password': self.password, 'tls_cacert_file': self.ca_file}
+
 
 def _id(uri: str) -> str:
     return uri.rstrip('/').rsplit('/', 1)[-1]

@@ -24,6 +24,7 @@ import ssl
 import struct
 import sys
 import tempfile
+import traceback
 import urllib.parse
 from collections.abc import Callable
 from typing import Any
@@ -215,6 +216,10 @@ class Handler(http.server.BaseHTTPRequestHandler):
         except (KeyError, TypeError, ValueError) as error:
             reply = Reply(ApplianceError(400, 'INVALID_REQUEST',
                                          repr(error)).body, 400)
+        except Exception as error:  # a simulator bug: still answer
+            traceback.print_exc()
+            reply = Reply(ApplianceError(500, 'INTERNAL_ERROR',
+                                         repr(error)).body, 500)
         self._answer(reply)
 
     def _answer(self, reply: Reply) -> None:

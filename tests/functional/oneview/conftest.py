@@ -13,6 +13,8 @@ the driver's tests:
 - ``client_config(api_version=800, timeout=10.0)``: a ready config dict
   for ``hpOneView.oneview_client.OneViewClient`` (also
   ``oneview_client_config(sim)`` below).
+- ``ferrum_options()``: ``{manager_url, username, password,
+  tls_cacert_file}`` for ferrum's ``[oneview]`` group.
 - ``reset(hardware=N, page_size=None)``: N fresh server hardware, all of one
   type in one enclosure group, powered off, free; returns ``state()``.
 - ``hardware_uris()``; ``hardware(uri)``: that hardware's ``uri``,

@@ -24,6 +24,9 @@ def _new_profile(client, sim, hw_uri, name='ferrum test'):
 
 def test_login_and_bad_password(oneview_simulator, oneview_client):
     assert oneview_client.connection.get_session_id()
+    options = oneview_simulator.ferrum_options()
+    assert options['manager_url'] == oneview_simulator.address
+    assert options['tls_cacert_file'] == oneview_simulator.ca_file
     config = oneview_simulator.client_config()
     config['credentials']['password'] = 'wrong'
     with pytest.raises(exceptions.HPOneViewException) as error:
