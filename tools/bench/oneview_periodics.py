@@ -24,8 +24,8 @@ node). Prints one JSON line: ``nodes``, ``page_size``,
 login), ``budget_per_task`` (ceil(nodes / page_size) + 2),
 ``seconds_per_task``, ``cycle_seconds`` (the three tasks, and the work they
 spawned finished), ``changed`` / ``expected`` (nodes each task moved).
-The exit status is 1 when a count is over budget or a task moved the wrong
-number of nodes.
+The exit status is 1 when a count is over budget, a task moved the wrong
+number of nodes, or the cycle took over ``--max-cycle-seconds`` (5).
 
     .venv/bin/python tools/bench/oneview_periodics.py --nodes 5000
 """
@@ -149,6 +149,8 @@ def main() -> int:
     parser.add_argument('--taken', type=int, default=50)
     parser.add_argument('--freed', type=int, default=50)
     parser.add_argument('--cleanfail', type=int, default=50)
+    parser.add_argument('--max-cycle-seconds', type=float, default=5.0,
+                        help='the cycle_seconds target')
     parser.add_argument('--verbose', action='store_true',
                         help='show ferrum\'s log (one line per node moved)')
     args = parser.parse_args()
@@ -174,7 +176,8 @@ def main() -> int:
             sim.stop()
     budget = math.ceil(args.nodes / args.page_size) + 2
     ok = (all(n <= budget for n in result['requests_per_task'].values())
-          and result['changed'] == result['expected'])
+          and result['changed'] == result['expected']
+          and result['cycle_seconds'] <= args.max_cycle_seconds)
     print(json.dumps(dict(
         benchmark='oneview_periodics', nodes=args.nodes,
         page_size=args.page_size, budget_per_task=budget, **result,

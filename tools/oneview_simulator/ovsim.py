@@ -266,6 +266,9 @@ class Server(http.server.ThreadingHTTPServer):
                                struct.pack('ii', 1, 0))
             request.close()
             return
+        # The status line and the body go in two writes: without NODELAY,
+        # Nagle holds the body until the client's delayed ACK (40 ms).
+        request.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         try:
             request = self.context.wrap_socket(request, server_side=True)
         except (OSError, ssl.SSLError):
