@@ -103,6 +103,7 @@ def _scenario(svc: service.ConductorService, sim: control.OneViewSimulator,
               ids: list[int], uris: list[str], taken: int, freed: int,
               cleanfail: int) -> dict[str, tuple[list[int], int]]:
     """Put nodes in place; (node ids, nodes the task should move) by task."""
+    assert svc.ctx is not None
     db = svc.ctx.db
     taken_ids = ids[:taken]
     freed_ids = ids[taken:taken + freed]
@@ -188,6 +189,7 @@ def main() -> int:
 def _run(svc: service.ConductorService, sim: control.OneViewSimulator,
          ids: list[int], plan: dict[str, tuple[list[int], int]]
          ) -> dict[str, Any]:
+    assert svc.ctx is not None
     requests, seconds, changed = {}, {}, {}
     cycle = 0.0
     for name, task in _TASKS:

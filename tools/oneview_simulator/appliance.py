@@ -73,8 +73,8 @@ class Appliance:
             self.pending: list[dict[str, Any]] = []
             self.profiles: dict[str, dict[str, Any]] = {}
             self.requests.clear()
-            self.types = {}
-            self.groups = {}
+            self.types: dict[str, dict[str, Any]] = {}
+            self.groups: dict[str, dict[str, Any]] = {}
             for n, (model, name) in enumerate([
                     ('Synergy 480 Gen10', 'SY 480 Gen10 1'),
                     ('ProLiant DL360 Gen10', 'DL360 Gen10 1')]):
@@ -93,7 +93,7 @@ class Appliance:
                                     'type': 'EnclosureGroupV7'}
             sht, other_sht = list(self.types)
             group, other_group = list(self.groups)
-            self.templates = {}
+            self.templates: dict[str, dict[str, Any]] = {}
             for key, name, tsht, tgroup, mac, manage in [
                     ('compatible', 'SIM template', sht, group, 'Physical',
                      True),
@@ -117,7 +117,7 @@ class Appliance:
                     'connectionSettings': {'manageConnections': True,
                                            'connections': []},
                     'serverProfileDescription': 'made by ferrum-sim'}
-            self.hardware = {}
+            self.hardware: dict[str, dict[str, Any]] = {}
             for index in range(hardware):
                 self._add_hardware(index, sht, group)
 

@@ -107,7 +107,8 @@ class OneViewSimulator:
                 raw = answer.read()
         except urllib.error.HTTPError as error:
             raise RuntimeError('%s %s: %s %s' % (
-                method, path, error.code, error.read()[:500])) from None
+                method, path, error.code,
+                error.read()[:500].decode('utf-8', 'replace'))) from None
         return json.loads(raw) if raw else None
 
     def reset(self, hardware: int | None = None,
