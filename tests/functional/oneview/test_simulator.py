@@ -2,6 +2,7 @@
 """The OneView simulator, driven by the real hpOneView 5.3.0 client."""
 
 import math
+import os
 import socket
 import ssl
 import time
@@ -10,8 +11,13 @@ import pytest
 
 from tests.conftest import wait_for
 
-exceptions = pytest.importorskip('hpOneView.exceptions')
-oneview_client_module = pytest.importorskip('hpOneView.oneview_client')
+try:
+    from hpOneView import exceptions
+    from hpOneView import oneview_client as oneview_client_module
+except ImportError:
+    if os.environ.get('FERRUM_REQUIRE_REAL') == '1':
+        raise  # a missing component fails, never skips
+    pytest.skip('hpOneView is not available', allow_module_level=True)
 
 
 def _new_profile(client, sim, hw_uri, name='ferrum test'):
