@@ -8,9 +8,8 @@ import pytest
 
 from ferrum.common import exception
 from ferrum.common import states
-from ferrum.drivers.oneview import allocation
 from tests.functional.oneview.fixtures import (  # noqa: F401
-    act, enroll, get, ov_conductor, profiles, quiet, tasks)
+    act, allocation, enroll, get, ov_conductor, profiles, quiet, tasks)
 
 APPLIED = 'applied_server_profile_uri'
 

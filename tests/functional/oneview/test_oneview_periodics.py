@@ -6,12 +6,10 @@ deploy-versus-OneView race, their cost in requests, and their robustness.
 
 from ferrum.conductor import service
 from ferrum.conductor import task_manager
-from ferrum.drivers.oneview import allocation
-from ferrum.drivers.oneview import deploy
 from ferrum.periodic import worker
 from tests.functional.oneview.fixtures import (  # noqa: F401
-    act, enroll, get, ov_conductor, profiles, quiet, run_cleanfail,
-    run_freed, run_taken)
+    act, allocation, deploy, enroll, get, ov_conductor, profiles, quiet,
+    run_cleanfail, run_freed, run_taken)
 
 REASON = 'node in use by OneView'
 

@@ -1,11 +1,10 @@
 # SPDX-License-Identifier: Apache-2.0
-"""The OneView node fields, the ownership rule and the [oneview] settings:
-pure functions, no appliance."""
+"""The OneView node fields and the ownership rule: pure functions, no
+appliance."""
 
 import pytest
 
 from ferrum.common import exception
-from ferrum.drivers.oneview import client
 from ferrum.drivers.oneview import driver_info as di
 
 HW = '/rest/server-hardware/30303437-3034-4D32-3230-313130304752'
@@ -100,58 +99,3 @@ def test_every_mismatch_is_named():
                   'server_hardware_type_uri is /rest/x',
                   'enclosure_group_uri is /rest/y'):
         assert words in text
-
-
-@pytest.mark.parametrize('url, address', [
-    ('oneview.example.com', 'oneview.example.com'),
-    ('https://oneview.example.com/', 'oneview.example.com'),
-    ('https://10.0.0.5:8443/rest', '10.0.0.5:8443'),
-    ('127.0.0.1:40000', '127.0.0.1:40000'),
-    ('[::1]:443', '[::1]:443'),
-])
-def test_manager_url_becomes_what_hponeview_wants(url, address):
-    assert client.address_of(url) == address
-
-
-def _oneview_conf(conf, **values):
-    base = {'manager_url': 'ov.example.com', 'username': 'u',
-            'password': 'secret-pw', 'tls_cacert_file': '/etc/ca.pem'}
-    base.update(values)
-    for name, value in base.items():
-        conf.set_override(name, value, 'oneview')
-    return conf
-
-
-def test_settings_need_a_ca_file_unless_insecure(conf):
-    with pytest.raises(client.OneViewConfigError) as caught:
-        client.settings_from(_oneview_conf(conf, tls_cacert_file=None))
-    assert 'tls_cacert_file' in str(caught.value)
-    insecure = client.settings_from(_oneview_conf(
-        conf, allow_insecure_connections=True))
-    assert insecure.ca_file is None
-    assert insecure.hponeview_config['ssl_certificate'] is False
-
-
-def test_settings_always_carry_a_timeout_and_hide_the_password(conf):
-    settings = client.settings_from(_oneview_conf(conf))
-    config = settings.hponeview_config
-    assert config['timeout'] == 60.0
-    assert config['ssl_certificate'] == '/etc/ca.pem'
-    assert 'secret-pw' not in repr(settings)
-    assert settings.wait == 600
-    conf.set_override('task_timeout', 0, 'oneview')
-    assert client.settings_from(conf).wait == -1
-
-
-def test_missing_options_are_named(conf):
-    with pytest.raises(client.OneViewConfigError) as caught:
-        client.settings_from(conf)
-    assert 'manager_url, username, password' in str(caught.value)
-
-
-def test_one_client_per_settings(conf):
-    _oneview_conf(conf)
-    assert client.get_client(conf) is client.get_client(conf)
-    first = client.get_client(conf)
-    conf.set_override('username', 'other', 'oneview')
-    assert client.get_client(conf) is not first
