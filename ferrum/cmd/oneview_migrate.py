@@ -27,6 +27,7 @@ from ferrum import conf as ferrum_conf
 from ferrum.common import exception
 from ferrum.common import states
 from ferrum.db import api as db_api
+from ferrum.drivers.oneview import allocation
 from ferrum.drivers.oneview import client as client_mod
 from ferrum.drivers.oneview import driver_info
 from ferrum.objects import node as node_obj
@@ -39,7 +40,6 @@ _CLI_OPTS = [
                help='Print a progress line on stderr after this many '
                     'nodes.'),
 ]
-_POWER_OFF = {'powerState': 'Off', 'powerControl': 'PressAndHold'}
 
 RECORD, REMOVE, FORGET, KEEP = 'record', 'remove', 'forget', 'keep'
 
@@ -100,7 +100,7 @@ def _apply(db: db_api.Database, ov: client_mod.Client, host: str,
                 assert plan.profile is not None
                 uri = str(info[driver_info.HARDWARE_URI])
                 if ov.get_server_hardware(uri).get('powerState') != 'Off':
-                    ov.set_power_state(uri, _POWER_OFF)
+                    ov.set_power_state(uri, allocation.POWER_OFF)
                     locked.power_state = states.POWER_OFF
                 ov.delete_profile(plan.profile)
             info.pop(driver_info.APPLIED_PROFILE_URI, None)

@@ -39,7 +39,8 @@ BOOT_DEVICE = 'oneview_boot_device'
 #: ferrum boot device -> OneView boot order entry.
 BOOT_DEVICES = {'pxe': 'PXE', 'disk': 'HardDisk', 'cdrom': 'CD'}
 
-_POWER_OFF = {'powerState': 'Off', 'powerControl': 'PressAndHold'}
+#: The request that turns hardware off at once (upstream's hard off).
+POWER_OFF = {'powerState': 'Off', 'powerControl': 'PressAndHold'}
 
 
 class HardwareInUse(client_mod.OneViewError):
@@ -58,7 +59,8 @@ def client_for(task: 'Task') -> client_mod.Client:
 
 
 def owner(task: 'Task', hardware: dict[str, Any]) -> str:
-    """``driver_info`` FREE, FERRUM or ONEVIEW for this node's hardware."""
+    """Who has this node's hardware: ``driver_info.FREE``, ``FERRUM`` or
+    ``ONEVIEW``, from ``hardware`` (its OneView JSON)."""
     return driver_info.ownership(
         hardware.get('serverProfileUri'),
         task.node.driver_info.get(driver_info.APPLIED_PROFILE_URI))
@@ -184,7 +186,7 @@ def deallocate(task: 'Task') -> None:
     if who == driver_info.FERRUM:
         if hardware.get('powerState') != 'Off':
             # Appliances refuse to remove the profile of a running server.
-            ov.set_power_state(node.server_hardware_uri, _POWER_OFF)
+            ov.set_power_state(node.server_hardware_uri, POWER_OFF)
             task.node.power_state = states.POWER_OFF
         ov.delete_profile(applied)
         LOG.info('Node %(node)s: removed server profile %(profile)s from '

@@ -30,8 +30,7 @@ POWER_STATES = {'On': states.POWER_ON, 'Off': states.POWER_OFF,
 _REQUESTS = {
     states.POWER_ON: ({'powerState': 'On', 'powerControl': 'MomentaryPress'},
                       'On'),
-    states.POWER_OFF: ({'powerState': 'Off', 'powerControl': 'PressAndHold'},
-                       'Off'),
+    states.POWER_OFF: (allocation.POWER_OFF, 'Off'),
     states.SOFT_POWER_OFF: ({'powerState': 'Off',
                              'powerControl': 'MomentaryPress'}, 'Off'),
 }
