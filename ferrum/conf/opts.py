@@ -8,6 +8,7 @@ from ferrum.conf import conductor
 from ferrum.conf import database
 from ferrum.conf import default
 from ferrum.conf import ipmi
+from ferrum.conf import oneview
 
 
 def list_opts() -> list[tuple[str, list[cfg.Opt]]]:
@@ -17,4 +18,5 @@ def list_opts() -> list[tuple[str, list[cfg.Opt]]]:
         (conductor.GROUP, conductor.opts),
         (database.GROUP, database.list_opts()),
         (ipmi.GROUP, ipmi.opts),
+        (oneview.GROUP, oneview.opts),
     ]

@@ -1,0 +1,165 @@
+# SPDX-License-Identifier: Apache-2.0
+"""``ferrum-oneview-migrate``: move oneview nodes to dynamic allocation.
+
+Under pre-allocation every enrolled node's hardware carried a profile. The
+spec's upgrade steps, done here:
+
+* ``active`` nodes: record the profile on their hardware in ``driver_info
+  applied_server_profile_uri``, so the driver knows it is ferrum's;
+* ``available`` nodes: remove the profile from their hardware (powering it
+  off first), so OneView users can take the idle hardware.
+
+Other nodes, and nodes in maintenance, are reported and left alone. The
+default is a dry run that prints what would change; ``--apply`` changes it.
+Each node is changed under its lock, as a conductor would, so the tool can
+run next to live conductors; a locked node is skipped (run the tool again).
+The server hardware is listed once, ``[oneview] page_size`` per request.
+"""
+
+import dataclasses
+import socket
+import sys
+from typing import Any, TextIO
+
+from oslo_config import cfg
+
+from ferrum import conf as ferrum_conf
+from ferrum.common import exception
+from ferrum.common import states
+from ferrum.db import api as db_api
+from ferrum.drivers.oneview import allocation
+from ferrum.drivers.oneview import client as client_mod
+from ferrum.drivers.oneview import driver_info
+from ferrum.objects import node as node_obj
+
+_CLI_OPTS = [
+    cfg.BoolOpt('apply', default=False,
+                help='Change the nodes and profiles. Without it the tool '
+                     'only prints what it would do.'),
+    cfg.IntOpt('progress-every', default=100, min=1,
+               help='Print a progress line on stderr after this many '
+                    'nodes.'),
+]
+
+RECORD, REMOVE, FORGET, KEEP = 'record', 'remove', 'forget', 'keep'
+
+
+@dataclasses.dataclass
+class Plan:
+    """What to do with one node, and why (one report line)."""
+
+    action: str
+    detail: str
+    profile: str | None = None
+
+
+def plan_for(node: node_obj.Node,
+             hardware: dict[str, dict[str, Any]]) -> Plan:
+    """Decide, without changing anything, what migrating ``node`` means."""
+    uri = node.driver_info.get(driver_info.HARDWARE_URI)
+    applied = node.driver_info.get(driver_info.APPLIED_PROFILE_URI)
+    found = hardware.get(str(uri))
+    if found is None:
+        return Plan(KEEP, 'server hardware %s is not in OneView' % uri)
+    profile = found.get('serverProfileUri') or None
+    if node.maintenance:
+        return Plan(KEEP, 'in maintenance; migrate it by hand')
+    if node.provision_state == states.ACTIVE:
+        if not profile:
+            return Plan(KEEP, 'active but %s has no profile' % uri)
+        if applied == profile:
+            return Plan(KEEP, 'already records profile %s' % profile)
+        if applied:
+            return Plan(KEEP, 'records profile %s but %s has %s; check it '
+                        'by hand' % (applied, uri, profile))
+        return Plan(RECORD, 'record profile %s' % profile, profile)
+    if node.provision_state == states.AVAILABLE:
+        if profile:
+            return Plan(REMOVE, 'remove profile %s from %s' % (profile, uri),
+                        profile)
+        if applied:
+            return Plan(FORGET, 'forget stale profile record %s' % applied)
+        return Plan(KEEP, 'already free')
+    return Plan(KEEP, 'in state %s; nothing to migrate'
+                % node.provision_state)
+
+
+def _apply(db: db_api.Database, ov: client_mod.Client, host: str,
+           node: node_obj.Node, plan: Plan) -> None:
+    locked = node_obj.Node.reserve(db, host, node.id)
+    try:
+        if (locked.provision_state != node.provision_state
+                or locked.driver_info != node.driver_info):
+            raise exception.InvalidState(
+                reason='changed while the tool ran; run it again')
+        info = dict(locked.driver_info)
+        if plan.action == RECORD:
+            info[driver_info.APPLIED_PROFILE_URI] = plan.profile
+        else:
+            if plan.action == REMOVE:
+                assert plan.profile is not None
+                uri = str(info[driver_info.HARDWARE_URI])
+                if ov.get_server_hardware(uri).get('powerState') != 'Off':
+                    ov.set_power_state(uri, allocation.POWER_OFF)
+                    locked.power_state = states.POWER_OFF
+                ov.delete_profile(plan.profile)
+            info.pop(driver_info.APPLIED_PROFILE_URI, None)
+        locked.driver_info = info
+    except BaseException:
+        node_obj.Node.release(db, host, node.id, {})
+        raise
+    node_obj.Node.release(db, host, node.id, locked.changes())
+
+
+def migrate(conf: cfg.ConfigOpts, db: db_api.Database,
+            ov: client_mod.Client, out: TextIO, err: TextIO) -> int:
+    """Report (and with ``--apply`` do) the migration; the exit status."""
+    apply = conf.apply
+    host = 'ferrum-oneview-migrate@%s' % socket.gethostname()
+    nodes = node_obj.Node.list(db, {'driver': 'oneview'})
+    hardware = {str(item.get('uri')): item
+                for item in ov.list_server_hardware(conf.oneview.page_size)}
+    counts = dict.fromkeys((RECORD, REMOVE, FORGET, KEEP, 'failed'), 0)
+    for index, node in enumerate(nodes, 1):
+        plan = plan_for(node, hardware)
+        outcome = plan.action
+        note = ''
+        if apply and plan.action != KEEP:
+            try:
+                _apply(db, ov, host, node, plan)
+            except (exception.FerrumException, client_mod.OneViewError) as exc:
+                outcome, note = 'failed', ': FAILED: %s' % exc
+        counts[outcome] += 1
+        verb = ('leave' if plan.action == KEEP else 'would' if not apply
+                else 'failed' if note else 'done')
+        print('%s %s (%s): %s%s' % (verb, node.uuid, node.provision_state,
+                                    plan.detail, note), file=out)
+        if index % conf.progress_every == 0:
+            print('... %d of %d nodes' % (index, len(nodes)), file=err)
+    print('%d oneview nodes: %d to record, %d to remove, %d stale records, '
+          '%d left alone, %d failed.%s' % (
+              len(nodes), counts[RECORD], counts[REMOVE], counts[FORGET],
+              counts[KEEP], counts['failed'],
+              '' if apply else ' Dry run: nothing was changed; run again '
+              'with --apply to migrate.'), file=out)
+    return 1 if counts['failed'] else 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    conf = cfg.ConfigOpts()
+    ferrum_conf.register_opts(conf)
+    conf.register_cli_opts(_CLI_OPTS)
+    conf(argv if argv is not None else sys.argv[1:], project='ferrum')
+    db = db_api.Database(conf)
+    try:
+        ov = client_mod.get_client(conf)
+        return migrate(conf, db, ov, sys.stdout, sys.stderr)
+    except client_mod.OneViewError as exc:
+        print('ferrum-oneview-migrate: %s' % exc, file=sys.stderr)
+        return 2
+    finally:
+        db.dispose()
+
+
+if __name__ == '__main__':
+    sys.exit(main())

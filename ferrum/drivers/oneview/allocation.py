@@ -1,0 +1,213 @@
+# SPDX-License-Identifier: Apache-2.0
+"""Dynamic allocation: ferrum puts a server profile on a node's hardware only
+while it uses it (deploying, deployed, cleaning) and removes it afterwards,
+so OneView users can take idle hardware.
+
+Who has the hardware follows the spec's three rules
+(:func:`ferrum.drivers.oneview.driver_info.ownership`). Hardware a OneView
+user took is never touched: allocating fails with :class:`HardwareInUse`,
+and deallocating leaves the user's profile alone.
+"""
+
+import logging
+from typing import TYPE_CHECKING, Any
+
+from ferrum.common import exception
+from ferrum.common import states
+from ferrum.drivers.oneview import client as client_mod
+from ferrum.drivers.oneview import driver_info
+
+if TYPE_CHECKING:
+    from ferrum.conductor.task_manager import Task
+
+LOG = logging.getLogger(__name__)
+
+#: Persisted on nodes, so never reworded: the maintenance reason the
+#: periodic tasks set, and look for before taking a node out of maintenance.
+MAINTENANCE_REASON = 'node in use by OneView'
+#: driver_internal_info key: this driver put the node in maintenance
+#: because OneView had its hardware (the freed-hardware task's licence).
+IN_USE_FLAG = 'oneview_in_use'
+#: driver_internal_info key and value set when cleaning could not start
+#: because OneView had the hardware (upstream's marker, kept verbatim).
+ALLOCATION_ERROR = 'oneview_error'
+ALLOCATION_ERROR_VALUE = 'server hardware allocation error'
+#: driver_internal_info key: the boot device asked for, applied to the
+#: profile now if there is one, or when one is applied.
+BOOT_DEVICE = 'oneview_boot_device'
+
+#: ferrum boot device -> OneView boot order entry.
+BOOT_DEVICES = {'pxe': 'PXE', 'disk': 'HardDisk', 'cdrom': 'CD'}
+
+#: The request that turns hardware off at once (upstream's hard off).
+POWER_OFF = {'powerState': 'Off', 'powerControl': 'PressAndHold'}
+
+
+class HardwareInUse(client_mod.OneViewError):
+    msg_fmt = ('Server hardware %(hardware)s of node %(node)s is in use by '
+               'OneView (it has server profile %(profile)s, which ferrum did '
+               'not apply). Free it in OneView; a periodic task then makes '
+               'the node available again through cleaning.')
+
+
+def params(task: 'Task') -> driver_info.OneViewNode:
+    return driver_info.parse(task.node.driver_info, task.node.properties)
+
+
+def client_for(task: 'Task') -> client_mod.Client:
+    return client_mod.get_client(task.ctx.conf)
+
+
+def owner(task: 'Task', hardware: dict[str, Any]) -> str:
+    """Who has this node's hardware: ``driver_info.FREE``, ``FERRUM`` or
+    ``ONEVIEW``, from ``hardware`` (its OneView JSON)."""
+    return driver_info.ownership(
+        hardware.get('serverProfileUri'),
+        task.node.driver_info.get(driver_info.APPLIED_PROFILE_URI))
+
+
+def check_compatibility(task: 'Task', ov: client_mod.Client,
+                        hardware: dict[str, Any] | None = None) -> None:
+    """Fail unless the node's template fits its hardware.
+
+    :raises InvalidParameterValue: naming every mismatch.
+    :raises OneViewError: OneView could not be read.
+    """
+    node = params(task)
+    if hardware is None:
+        hardware = ov.get_server_hardware(node.server_hardware_uri)
+    template = ov.get_template(node.server_profile_template_uri)
+    errors = driver_info.compatibility_errors(hardware, template, node)
+    if errors:
+        raise exception.InvalidParameterValue(
+            reason='Node %s: server hardware %s and its template do not '
+                   'match: %s.' % (task.node.uuid, node.server_hardware_uri,
+                                   '; '.join(errors)))
+
+
+def _set_applied(task: 'Task', uri: str | None) -> None:
+    """Record (or forget) our profile and write it at once: a profile the
+    node does not remember would look like a OneView user's forever."""
+    info = dict(task.node.driver_info)
+    if uri is None:
+        info.pop(driver_info.APPLIED_PROFILE_URI, None)
+    else:
+        info[driver_info.APPLIED_PROFILE_URI] = uri
+    task.node.driver_info = info
+    task.node.save()
+
+
+def allocate(task: 'Task', profile_name: str) -> str:
+    """Make sure ferrum's profile is on the node's hardware; return its URI.
+
+    Reuses the profile ferrum applied before; otherwise applies a new one
+    from the node's template (with the requested boot device first) and
+    records it in ``driver_info applied_server_profile_uri``.
+
+    :raises HardwareInUse: a OneView user has the hardware.
+    :raises InvalidParameterValue: the template does not fit the hardware.
+    :raises OneViewError: OneView failed or could not be reached.
+    """
+    node = params(task)
+    ov = client_for(task)
+    hardware = ov.get_server_hardware(node.server_hardware_uri)
+    who = owner(task, hardware)
+    if who == driver_info.ONEVIEW:
+        raise HardwareInUse(hardware=node.server_hardware_uri,
+                            node=task.node.uuid,
+                            profile=hardware.get('serverProfileUri'))
+    if who == driver_info.FERRUM:
+        LOG.info('Node %(node)s: server profile %(profile)s is already '
+                 'applied to %(hw)s, reusing it',
+                 {'node': task.node.uuid, 'hw': node.server_hardware_uri,
+                  'profile': node.applied_server_profile_uri})
+        return str(node.applied_server_profile_uri)
+    if node.applied_server_profile_uri:
+        LOG.warning('Node %(node)s: server profile %(profile)s it recorded '
+                    'is no longer on %(hw)s; forgetting it',
+                    {'node': task.node.uuid, 'hw': node.server_hardware_uri,
+                     'profile': node.applied_server_profile_uri})
+        _set_applied(task, None)
+    check_compatibility(task, ov, hardware)
+    wanted = (task.node.driver_internal_info.get(BOOT_DEVICE) or {}).get(
+        'boot_device')
+    try:
+        uri = ov.create_profile(
+            node.server_profile_template_uri, node.server_hardware_uri,
+            profile_name, first_boot_device=BOOT_DEVICES.get(wanted or ''))
+    except client_mod.OneViewError:
+        _adopt_half_applied(task, ov, node.server_hardware_uri, profile_name)
+        raise
+    _set_applied(task, uri)
+    LOG.info('Node %(node)s: applied server profile %(profile)s "%(name)s" '
+             'to %(hw)s', {'node': task.node.uuid, 'profile': uri,
+                           'name': profile_name,
+                           'hw': node.server_hardware_uri})
+    return uri
+
+
+def _adopt_half_applied(task: 'Task', ov: client_mod.Client,
+                        hardware_uri: str, profile_name: str) -> None:
+    """After a failed or timed-out apply, record the profile if OneView
+    kept it anyway: unrecorded, it would pass for a OneView user's forever
+    and the node could never be cleaned. Best effort: errors are logged."""
+    try:
+        on_hardware = ov.get_server_hardware(hardware_uri).get(
+            'serverProfileUri')
+        if on_hardware and ov.get_profile(on_hardware).get(
+                'name') == profile_name:
+            LOG.warning('Node %(node)s: applying failed but OneView kept '
+                        'profile %(profile)s; recording it as ferrum\'s so '
+                        'that tear-down removes it',
+                        {'node': task.node.uuid, 'profile': on_hardware})
+            _set_applied(task, on_hardware)
+    except client_mod.OneViewError as exc:
+        LOG.warning('Node %(node)s: could not check for a half-applied '
+                    'profile: %(error)s', {'node': task.node.uuid,
+                                          'error': exc})
+
+
+def deallocate(task: 'Task') -> None:
+    """Remove ferrum's profile from the hardware (powering it off first).
+
+    Does nothing when the node recorded no profile. A profile of a OneView
+    user is left alone; the node only forgets its stale record.
+
+    :raises OneViewError: OneView failed or could not be reached; the node
+        keeps its record, so a retry removes the profile.
+    """
+    node = params(task)
+    applied = node.applied_server_profile_uri
+    if not applied:
+        return
+    ov = client_for(task)
+    hardware = ov.get_server_hardware(node.server_hardware_uri)
+    who = owner(task, hardware)
+    if who == driver_info.FERRUM:
+        if hardware.get('powerState') != 'Off':
+            # Appliances refuse to remove the profile of a running server.
+            ov.set_power_state(node.server_hardware_uri, POWER_OFF)
+            task.node.power_state = states.POWER_OFF
+        ov.delete_profile(applied)
+        LOG.info('Node %(node)s: removed server profile %(profile)s from '
+                 '%(hw)s', {'node': task.node.uuid, 'profile': applied,
+                            'hw': node.server_hardware_uri})
+    elif who == driver_info.ONEVIEW:
+        LOG.warning('Node %(node)s: %(hw)s now has server profile %(other)s '
+                    'of a OneView user, not ours (%(profile)s); leaving it',
+                    {'node': task.node.uuid, 'hw': node.server_hardware_uri,
+                     'other': hardware.get('serverProfileUri'),
+                     'profile': applied})
+    _set_applied(task, None)
+
+
+def deploy_profile_name(task: 'Task') -> str:
+    """Upstream's naming: the instance's display name and UUID."""
+    node = task.node
+    display = (node.instance_info or {}).get('display_name') or (
+        node.name or node.uuid)
+    return '%s [%s]' % (display, node.instance_uuid or node.uuid)
+
+
+def cleaning_profile_name(task: 'Task') -> str:
+    return 'ferrum cleaning [%s]' % task.node.uuid

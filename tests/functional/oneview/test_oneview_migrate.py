@@ -1,0 +1,104 @@
+# SPDX-License-Identifier: Apache-2.0
+"""``ferrum-oneview-migrate`` as a real process on the test's database,
+against the OneView simulator: the dry run changes nothing, ``--apply``
+records active nodes' profiles and removes available nodes' profiles.
+"""
+
+import configparser
+import os
+import subprocess
+import sys
+
+from tests.functional.oneview.fixtures import (  # noqa: F401
+    act, enroll, get, oneview_options, ov_conductor, profiles)
+
+BIN = os.path.dirname(sys.executable)
+APPLIED = 'applied_server_profile_uri'
+
+
+def _config(tmp_path, sim):
+    parser = configparser.ConfigParser(interpolation=None)
+    parser.read_dict({'DEFAULT': {'state_path': str(tmp_path)},
+                      'oneview': {k: str(v) for k, v in
+                                  oneview_options(sim).items()}})
+    parser['oneview']['page_size'] = '2'
+    path = tmp_path / 'migrate.conf'
+    with open(path, 'w') as out:
+        parser.write(out)
+    return path
+
+
+def _migrate(config, *args):
+    return subprocess.run(
+        [os.path.join(BIN, 'ferrum-oneview-migrate'), '--config-file',
+         str(config), '--progress-every', '2', *args],
+        capture_output=True, text=True, timeout=120)
+
+
+def _pre_allocated(conductor, db, sim):
+    """Nodes as pre-allocation left them: every hardware has a profile,
+    and no node records one."""
+    active = act(conductor, db, enroll(conductor, sim, 0), 'manage')
+    active = act(conductor, db, active, 'provide')
+    active = act(conductor, db, active, 'deploy')
+    assert active.provision_state == 'active'
+    active.driver_info = {k: v for k, v in active.driver_info.items()
+                          if k != APPLIED}
+    active.save()
+    available = act(conductor, db, enroll(conductor, sim, 1), 'manage')
+    available = act(conductor, db, available, 'provide')
+    assert available.provision_state == 'available'
+    manageable = act(conductor, db, enroll(conductor, sim, 2), 'manage')
+    for index in (1, 2):
+        sim.take(sim.hardware_uris()[index])
+    return active, available, manageable
+
+
+def test_dry_run_reports_and_apply_migrates(tmp_path, ov_conductor, db,
+                                            oneview_simulator):
+    sim = oneview_simulator
+    active, available, manageable = _pre_allocated(ov_conductor, db, sim)
+    on_active = sim.hardware(sim.hardware_uris()[0])['serverProfileUri']
+    on_available = sim.hardware(sim.hardware_uris()[1])['serverProfileUri']
+    config = _config(tmp_path, sim)
+
+    dry = _migrate(config)
+    assert dry.returncode == 0, dry.stderr
+    assert 'would %s (active): record profile %s' % (
+        active.uuid, on_active) in dry.stdout
+    assert 'would %s (available): remove profile %s' % (
+        available.uuid, on_available) in dry.stdout
+    assert 'leave %s (manageable)' % manageable.uuid in dry.stdout
+    assert ('3 oneview nodes: 1 to record, 1 to remove, 0 stale records, '
+            '1 left alone, 0 failed. Dry run') in dry.stdout
+    assert '... 2 of 3 nodes' in dry.stderr
+    assert APPLIED not in get(db, active).driver_info
+    assert len(profiles(sim)) == 3
+
+    done = _migrate(config, '--apply')
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert 'done %s (active): record profile' % active.uuid in done.stdout
+    assert 'Dry run' not in done.stdout
+    assert get(db, active).driver_info[APPLIED] == on_active
+    hardware = sim.hardware(sim.hardware_uris()[1])
+    assert (hardware['serverProfileUri'], hardware['powerState']) == (
+        None, 'Off')
+    # The manageable node's profile is not ferrum's business.
+    assert sim.hardware(sim.hardware_uris()[2])['serverProfileUri']
+    assert get(db, available).reservation is None
+
+    again = _migrate(config, '--apply')
+    assert '0 to record, 0 to remove' in again.stdout
+    # The migrated active node now tears down as dynamic allocation does.
+    active = act(ov_conductor, db, get(db, active), 'deleted')
+    assert (active.provision_state, active.last_error) == ('available', None)
+    assert sim.hardware(sim.hardware_uris()[0])['serverProfileUri'] is None
+
+
+def test_an_unreachable_appliance_is_reported(tmp_path, ov_conductor,
+                                              oneview_simulator):
+    sim = oneview_simulator
+    sim.fault('appliance_down')
+    result = _migrate(_config(tmp_path, sim))
+    assert result.returncode == 2
+    assert 'did not answer' in result.stderr
