@@ -1,21 +1,23 @@
 # SPDX-License-Identifier: Apache-2.0
 """The allocation process: find a node for an allocation and take it.
 
-:func:`create` inserts the allocation (``allocating``, stamped with this
-conductor's id) and hands :func:`do_allocate` to a worker. If no worker
-takes it, the allocation is marked ``error`` at once with a message saying
-so; if the process dies between the two steps, the row is still
+:func:`create`, in one transaction, inserts the allocation
+(``allocating``, stamped with this conductor's id), samples candidates
+(:mod:`ferrum.allocation.candidates`) and tries to claim the first few. Most
+allocations end there, ``active``, after one write. Otherwise the row is
+committed ``allocating`` and :func:`do_allocate` runs on a worker; if no
+worker takes it, the allocation is marked ``error`` at once with a message
+saying so. If the process dies in between, the row is still
 ``allocating`` under this conductor's id, so this conductor resumes it at
 start-up or another one takes it over (:mod:`ferrum.allocation.takeover`).
 An allocation is therefore never stranded in ``allocating``.
 
 :func:`do_allocate` never raises. One pass samples candidates in the
-database (:mod:`ferrum.allocation.candidates`), tries a node whose name is
-the allocation's first, then the others in random order, and takes the
-first one whose claim succeeds. A pass that lost every candidate to other
-allocations starts again with a fresh sample (the pool shrank, so this
-ends); a pass that only met locked nodes waits
-``[conductor]node_locked_retry_interval`` and counts towards
+database, tries a node whose name is the allocation's first, then the
+others in random order, and takes the first one whose claim succeeds. A
+pass that lost every candidate to other allocations starts again with a
+fresh sample (the pool shrank, so this ends); a pass that only met locked
+nodes waits ``[conductor]node_locked_retry_interval`` and counts towards
 ``node_locked_retry_attempts``. Both settings are read at each call.
 """
 
@@ -23,6 +25,9 @@ import logging
 import random
 import threading
 import time
+from typing import Any
+
+from oslo_db import exception as db_exc
 
 from ferrum.allocation import candidates as candidates_mod
 from ferrum.common import exception
@@ -36,24 +41,61 @@ LOG = logging.getLogger(__name__)
 #: random places, rarely exhaust each other's samples; small enough that a
 #: pass costs the same with any number of nodes.
 SAMPLE_SIZE = 32
+#: Candidates tried in the transaction that creates the allocation.
+_FIRST_TRIES = 3
 #: Passes after losing candidates to other allocations. Each such pass
 #: means other allocations took nodes, so this only bounds pathological
 #: contention.
 _MAX_PASSES = 50
 
 
-def create(ctx: context_mod.ConductorContext, values: dict[str, object],
+def create(ctx: context_mod.ConductorContext, values: dict[str, Any],
            traits: list[str]) -> allocation_obj.Allocation:
-    """Insert an allocation and start allocating it on a worker.
+    """Insert an allocation and allocate it.
 
-    Waits up to ``[conductor]allocation_wait_timeout`` for the result, so
-    most callers get the allocation ``active`` (or ``error``) at once.
+    The first candidates are tried in the transaction that inserts the
+    allocation, so a quick allocation costs one write and no thread
+    hand-off. If none of them can be taken, the allocation is committed
+    ``allocating`` and the full process runs on a worker; this waits up to
+    ``[conductor]allocation_wait_timeout`` for its result.
 
     :raises AllocationAlreadyExists: duplicate UUID or name.
     """
     assert ctx.conductor_id is not None
-    allocation = allocation_obj.Allocation.create(
-        ctx.db, dict(values, conductor_affinity=ctx.conductor_id), traits)
+    values = dict(values, conductor_affinity=ctx.conductor_id)
+    requirements = candidates_mod.requirements(
+        values.get('resource_class'), traits, values.get('candidate_nodes'),
+        values.get('owner'))
+
+    def first_tries(allocation: allocation_obj.Allocation) -> None:
+        with ctx.db.writer() as conn:  # the creating transaction
+            found = candidates_mod.ordered(conn, requirements,
+                                           values.get('name'), _FIRST_TRIES)
+        for candidate in found:
+            if _claim(ctx, allocation, requirements, candidate):
+                return
+
+    try:
+        allocation = allocation_obj.Allocation.create(
+            ctx.db, values, traits, then=first_tries)
+    except db_exc.DBError as exc:
+        if isinstance(exc, db_exc.DBDuplicateEntry):
+            raise
+        # A failed claim statement can abort the whole transaction on
+        # PostgreSQL; the allocation then goes the slow way.
+        LOG.warning('Allocation: the first claim failed (%s); retrying on '
+                    'a worker', exc)
+        allocation = allocation_obj.Allocation.create(ctx.db, values, traits)
+    if allocation.state == allocation_obj.ACTIVE:
+        _log_success(allocation)
+        return allocation
+    return _hand_to_worker(ctx, allocation)
+
+
+def _hand_to_worker(ctx: context_mod.ConductorContext,
+                    allocation: allocation_obj.Allocation
+                    ) -> allocation_obj.Allocation:
+    assert ctx.conductor_id is not None
     done = threading.Event()
     try:
         ctx.workers.submit(_run, ctx, allocation, done)
@@ -68,6 +110,22 @@ def create(ctx: context_mod.ConductorContext, values: dict[str, object],
     if done.wait(ctx.conf.conductor.allocation_wait_timeout):
         return allocation  # the worker updated it and is done with it
     return allocation_obj.Allocation.get(ctx.db, allocation.id)
+
+
+def _claim(ctx: context_mod.ConductorContext,
+           allocation: allocation_obj.Allocation,
+           requirements: candidates_mod.Requirements,
+           candidate: candidates_mod.Candidate) -> bool:
+    assert ctx.conductor_id is not None
+    return allocation.claim(
+        ctx.conductor_id, candidate.id, candidate.uuid,
+        requirements.statements.claim,
+        candidates_mod.claim_params(requirements, candidate, allocation))
+
+
+def _log_success(allocation: allocation_obj.Allocation) -> None:
+    LOG.info('Allocation %(alloc)s took node %(node)s',
+             {'alloc': allocation.uuid, 'node': allocation.node_uuid})
 
 
 def _run(ctx: context_mod.ConductorContext,
@@ -102,8 +160,7 @@ def do_allocate(ctx: context_mod.ConductorContext,
         LOG.exception('Allocation %s failed unexpectedly', allocation.uuid)
         error = 'Unexpected error during allocation: %s' % exc
     if error is None:
-        LOG.info('Allocation %(alloc)s took node %(node)s',
-                 {'alloc': allocation.uuid, 'node': allocation.node_uuid})
+        _log_success(allocation)
         return
     LOG.error('Allocation %(alloc)s failed: %(error)s',
               {'alloc': allocation.uuid, 'error': error})
@@ -116,26 +173,18 @@ def _allocate(ctx: context_mod.ConductorContext,
     conf = ctx.conf.conductor
     attempts = conf.node_locked_retry_attempts
     requirements = candidates_mod.requirements_for(allocation)
-    take_node = requirements.statements.claim
     rng = random.Random()
     locked_passes = 0
     for _pass in range(_MAX_PASSES):
         with ctx.db.reader() as conn:
-            found = candidates_mod.sample(conn, requirements, SAMPLE_SIZE, rng)
-            first = (candidates_mod.named(conn, requirements, allocation.name)
-                     if allocation.name else None)
-            if not found and first is None:
+            found = candidates_mod.ordered(conn, requirements,
+                                           allocation.name, SAMPLE_SIZE, rng)
+            if not found:
                 return 'No node matches this allocation: %s.' % (
                     candidates_mod.explain(conn, requirements))
-        if first is not None:
-            found = [first] + [c for c in found if c.id != first.id]
         locked = 0
         for candidate in found:
-            assert ctx.conductor_id is not None
-            params = candidates_mod.claim_params(requirements, candidate,
-                                                 allocation)
-            if allocation.claim(ctx.conductor_id, candidate.id,
-                                candidate.uuid, take_node, params):
+            if _claim(ctx, allocation, requirements, candidate):
                 return None
             locked += _is_locked(ctx, candidate.id)
         if locked == len(found):

@@ -106,18 +106,25 @@ class Requirements:
 def requirements_for(allocation: allocation_obj.Allocation
                      ) -> Requirements:
     """The requirements of ``allocation``."""
-    uuids = list(allocation.candidate_nodes or [])
-    traits = list(allocation.traits)
-    shape = _Shape(bool(uuids), bool(allocation.owner), len(traits))
-    params: dict[str, Any] = {'b_rc': allocation.resource_class,
+    return requirements(allocation.resource_class, allocation.traits,
+                        allocation.candidate_nodes, allocation.owner)
+
+
+def requirements(resource_class: str | None, traits: Sequence[str],
+                 candidate_nodes: Sequence[str] | None = None,
+                 owner: str | None = None) -> Requirements:
+    """The requirements of an allocation with these fields."""
+    uuids = list(candidate_nodes or [])
+    traits = sorted(set(traits))
+    shape = _Shape(bool(uuids), bool(owner), len(traits))
+    params: dict[str, Any] = {'b_rc': resource_class,
                               'b_available': states.AVAILABLE}
-    words: dict[str, Any] = {'rc': allocation.resource_class,
-                             'candidates': len(uuids),
-                             'owner': allocation.owner}
+    words: dict[str, Any] = {'rc': resource_class,
+                             'candidates': len(uuids), 'owner': owner}
     if uuids:
         params['b_uuids'] = uuids
-    if allocation.owner:
-        params['b_owner'] = allocation.owner
+    if owner:
+        params['b_owner'] = owner
     for index, trait in enumerate(traits):
         params['b_trait_%d' % index] = words['trait_%d' % index] = trait
     return Requirements(_statements(shape), params, words)
@@ -159,6 +166,7 @@ def _filters(shape: _Shape) -> tuple[Filter, ...]:
     return tuple(result)
 
 
+_MAX_ID = sa.select(sa.func.max(_NODES.c.id)).scalar_subquery()
 _COLUMNS = (_NODES.c.id, _NODES.c.uuid, _NODES.c.name,
             allocation_obj.RAW_INSTANCE_INFO.label('raw_instance_info'))
 
@@ -169,10 +177,13 @@ def _statements(shape: _Shape) -> Statements:
     clauses = [f.clause for f in filters]
     ordered = sa.select(*_COLUMNS).where(*clauses).order_by(
         _NODES.c.id).limit(sa.bindparam('b_limit'))
+    # The pivot is a random fraction of the highest node id: one indexed
+    # lookup inside the query instead of a query of its own.
+    pivot = sa.bindparam('b_fraction', type_=sa.Float) * _MAX_ID
     return Statements(
         filters=filters,
-        from_pivot=ordered.where(_NODES.c.id >= sa.bindparam('b_pivot')),
-        before_pivot=ordered.where(_NODES.c.id < sa.bindparam('b_pivot')),
+        from_pivot=ordered.where(_NODES.c.id >= pivot),
+        before_pivot=ordered.where(_NODES.c.id < pivot),
         named=sa.select(*_COLUMNS).where(
             _NODES.c.name == sa.bindparam('b_name'), *clauses),
         claim=_claim(clauses),
@@ -212,9 +223,6 @@ def _explain(filters: Sequence[Filter]) -> sa.Select[Any]:
     return sa.select(sa.func.count(), *counts).where(filters[0].clause)
 
 
-_MAX_ID = sa.select(sa.func.max(_NODES.c.id))
-
-
 def sample(conn: sa.Connection, requirements: Requirements, size: int,
            rng: random.Random | None = None) -> list[Candidate]:
     """Up to ``size`` matching nodes, from a random place in the id order.
@@ -226,11 +234,7 @@ def sample(conn: sa.Connection, requirements: Requirements, size: int,
     the same node. The result is shuffled.
     """
     rng = rng or random.Random()
-    top = conn.execute(_MAX_ID).scalar()
-    if top is None:
-        return []
-    params = dict(requirements.params, b_pivot=rng.randint(1, top),
-                  b_limit=size)
+    params = dict(requirements.params, b_fraction=rng.random(), b_limit=size)
     statements = requirements.statements
     rows = list(conn.execute(statements.from_pivot, params))
     if len(rows) < size:
@@ -242,13 +246,23 @@ def sample(conn: sa.Connection, requirements: Requirements, size: int,
     return found
 
 
-def named(conn: sa.Connection, requirements: Requirements,
-          name: str) -> Candidate | None:
-    """The matching node called ``name``, if any (API 1.79: tried first)."""
+def ordered(conn: sa.Connection, requirements: Requirements,
+            name: str | None, size: int,
+            rng: random.Random | None = None) -> list[Candidate]:
+    """:func:`sample`, with the matching node called ``name`` first.
+
+    Trying the node named like the allocation first is API 1.79's rule;
+    ferrum's conductor applies it whatever the request's version.
+    """
+    found = sample(conn, requirements, size, rng)
+    if not name:
+        return found
     row = conn.execute(requirements.statements.named,
                        dict(requirements.params, b_name=name)).first()
-    return None if row is None else Candidate(
-        row.id, row.uuid, row.name, row.raw_instance_info)
+    if row is None:
+        return found
+    return [Candidate(row.id, row.uuid, row.name, row.raw_instance_info)] + [
+        c for c in found if c.id != row.id]
 
 
 def claim_params(requirements: Requirements, candidate: Candidate,

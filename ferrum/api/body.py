@@ -36,9 +36,26 @@ def _where(error: jsonschema.ValidationError) -> str:
     return ' at "/%s"' % path if path else ''
 
 
+#: id(schema) -> (schema, its validator). Building a validator costs more
+#: than validating a body; holding the schema keeps its id from reuse.
+_VALIDATORS: dict[int, tuple[dict[str, Any], Any]] = {}
+_MAX_VALIDATORS = 256
+
+
+def _validator(schema: dict[str, Any]) -> Any:
+    cached = _VALIDATORS.get(id(schema))
+    if cached is not None and cached[0] is schema:
+        return cached[1]
+    if len(_VALIDATORS) >= _MAX_VALIDATORS:
+        _VALIDATORS.clear()  # schemas built per request would pile up
+    validator = jsonschema.Draft202012Validator(schema)
+    _VALIDATORS[id(schema)] = (schema, validator)
+    return validator
+
+
 def validate(document: Any, schema: dict[str, Any], what: str) -> None:
     """Raise InvalidParameterValue naming the first problem in ``document``."""
-    validator = jsonschema.Draft202012Validator(schema)
+    validator = _validator(schema)
     error = jsonschema.exceptions.best_match(validator.iter_errors(document))
     if error is not None:
         raise exception.InvalidParameterValue(

@@ -177,3 +177,25 @@ def require(minor: int, what: str) -> None:
     if not at_least(minor):
         raise VersionTooOld(what=what, minor=minor, header=LEGACY_HEADER,
                             current=as_string(request_version()))
+
+
+class FieldVersions:
+    """A resource's fields, each with the minor version that introduced it.
+
+    :meth:`available` is called for every rendered resource, so the list
+    per version is computed once.
+    """
+
+    def __init__(self, versions: dict[str, int]) -> None:
+        self.versions = versions
+        self._by_minor: dict[int, tuple[str, ...]] = {}
+
+    def available(self) -> list[str]:
+        """Every field the current request's version may see."""
+        minor = request_version()[1]
+        fields = self._by_minor.get(minor)
+        if fields is None:
+            fields = self._by_minor[minor] = tuple(
+                name for name, introduced in self.versions.items()
+                if introduced <= minor)
+        return list(fields)

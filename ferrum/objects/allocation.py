@@ -171,11 +171,16 @@ class Allocation(base.Row):
 
     @classmethod
     def create(cls, db: db_api.Database, values: Mapping[str, Any],
-               traits: Iterable[str] = ()) -> Allocation:
+               traits: Iterable[str] = (),
+               then: Callable[[Allocation], object] | None = None
+               ) -> Allocation:
         """Insert an allocation and its traits in one transaction.
 
-        :raises AllocationAlreadyExists: the UUID or name is taken, or the
-            UUID is already some node's instance_uuid.
+        :param then: called with the new allocation inside the same
+            transaction (the allocation process tries its first claim
+            there, so a quick allocation costs one transaction).
+        :raises AllocationAlreadyExists: the UUID or name is taken, or a
+            given UUID is already some node's instance_uuid.
         """
         row: dict[str, Any] = {'uuid': base.new_uuid(), 'state': ALLOCATING,
                                'extra': {}, 'created_at': base.utcnow()}
@@ -184,8 +189,9 @@ class Allocation(base.Row):
         wanted = sorted(set(traits))
         try:
             with db.writer() as conn:
-                if conn.execute(_INSTANCE_TAKEN,
-                                {'b_uuid': row['uuid']}).first():
+                # A UUID we generated cannot be anyone's instance_uuid.
+                if 'uuid' in values and conn.execute(
+                        _INSTANCE_TAKEN, {'b_uuid': row['uuid']}).first():
                     raise exception.AllocationAlreadyExists(
                         field='uuid', value=row['uuid'])
                 created = conn.execute(
@@ -195,12 +201,14 @@ class Allocation(base.Row):
                     conn.execute(_INSERT_TRAIT, [
                         {'allocation_id': created['id'], 'trait': trait,
                          'created_at': row['created_at']} for trait in wanted])
+                allocation = cls(db, created, wanted)
+                if then is not None:
+                    then(allocation)
         except db_exc.DBDuplicateEntry as exc:
             field = (exc.columns or ['uuid'])[0]
             raise exception.AllocationAlreadyExists(
                 field=field, value=row.get(field))
-        allocation = cls(db, created, wanted)
-        if allocation.node_id is not None:
+        if allocation.node_id is not None and allocation.node_uuid is None:
             allocation.node_uuid = _node_uuid(db, allocation.node_id)
         return allocation
 

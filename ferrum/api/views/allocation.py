@@ -21,10 +21,12 @@ FIELD_VERSIONS: dict[str, int] = {
 _TIMESTAMPS = frozenset({'created_at', 'updated_at'})
 
 
+_FIELDS = microversion.FieldVersions(FIELD_VERSIONS)
+
+
 def available_fields() -> list[str]:
     """Every field the current request's version may see."""
-    return [name for name, minor in FIELD_VERSIONS.items()
-            if microversion.at_least(minor)]
+    return _FIELDS.available()
 
 
 def _value(allocation: allocation_obj.Allocation, name: str) -> Any:

@@ -35,10 +35,12 @@ LIST_FIELDS: tuple[str, ...] = ('name', 'hosts', 'type', 'links',
                                 'properties')
 
 
+_FIELDS = microversion.FieldVersions(FIELD_VERSIONS)
+
+
 def available_fields() -> list[str]:
     """Every field the current request's version may see."""
-    return [name for name, minor in FIELD_VERSIONS.items()
-            if microversion.at_least(minor)]
+    return _FIELDS.available()
 
 
 def _interfaces(hw_type: conductor_obj.ActiveHardwareType

@@ -29,10 +29,12 @@ CONSTANTS: dict[str, Any] = {'internal_info': {}, 'portgroup_uuid': None}
 _TIMESTAMPS = frozenset({'created_at', 'updated_at'})
 
 
+_FIELDS = microversion.FieldVersions(FIELD_VERSIONS)
+
+
 def available_fields() -> list[str]:
     """Every field the current request's version may see."""
-    return [name for name, minor in FIELD_VERSIONS.items()
-            if microversion.at_least(minor)]
+    return _FIELDS.available()
 
 
 def _value(port: port_obj.Port, name: str) -> Any:

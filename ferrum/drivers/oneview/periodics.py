@@ -165,7 +165,18 @@ def check_nodes_taken_by_oneview(ctx: context_mod.ConductorContext) -> int:
     hardware = _hardware_by_uri(ctx, _TAKEN)
     if hardware is None:
         return 0
-    return _each(ctx, rows, _TAKEN, hardware, _mark_taken)
+    # Most available nodes are not taken: decide on the listed data first
+    # and lock only the nodes that change (the lock re-checks).
+    taken = [row for row in rows if _is_taken(row, hardware)]
+    return _each(ctx, taken, _TAKEN, hardware, _mark_taken)
+
+
+def _is_taken(row: Any, hardware: dict[str, dict[str, Any]]) -> bool:
+    """Whether the listed hardware shows ``row``'s as OneView's (or unknown,
+    which ``_each`` reports)."""
+    found = hardware.get(str((row.driver_info or {}).get(
+        driver_info.HARDWARE_URI)))
+    return found is None or _owner(row, found) == driver_info.ONEVIEW
 
 
 # ---- freed by OneView ------------------------------------------------------
