@@ -179,7 +179,10 @@ def _statements(shape: _Shape) -> Statements:
         _NODES.c.id).limit(sa.bindparam('b_limit'))
     # The pivot is a random fraction of the highest node id: one indexed
     # lookup inside the query instead of a query of its own.
-    pivot = sa.bindparam('b_fraction', type_=sa.Float) * _MAX_ID
+    # An integer: PostgreSQL would compare float * int as numeric, casting
+    # every id and so unable to use the id index.
+    pivot = sa.cast(sa.bindparam('b_fraction', type_=sa.Float) * _MAX_ID,
+                    sa.Integer)
     return Statements(
         filters=filters,
         from_pivot=ordered.where(_NODES.c.id >= pivot),
