@@ -23,7 +23,6 @@ from ferrum.common import states
 from ferrum.conductor import context as context_mod
 from ferrum.conductor import task_manager
 from ferrum.objects import allocation as allocation_obj
-from ferrum.objects import node as node_obj
 
 LOG = logging.getLogger(__name__)
 
@@ -57,22 +56,19 @@ def destroy(ctx: context_mod.ConductorContext, ident: int | str) -> None:
     :raises NodeLocked: another task held the node through every retry.
     :raises AllocationNotFound: no such allocation.
     """
-    allocation = allocation_obj.Allocation.get(ctx.db, ident,
-                                               with_traits=False)
-    if allocation.node_id is None:
-        allocation.destroy()
-        LOG.info('Allocation %s deleted', allocation.uuid)
-        return
     conf = ctx.conf.conductor
     for attempt in range(conf.node_locked_retry_attempts):
-        if allocation.destroy_releasing_node(check_releasable):
+        released = allocation_obj.Allocation.destroy_releasing_node(
+            ctx.db, ident, check_releasable)
+        if released.locked_by is None:
             LOG.info('Allocation %(alloc)s deleted; node %(node)s released',
-                     {'alloc': allocation.uuid, 'node': allocation.node_uuid})
+                     {'alloc': released.allocation_uuid,
+                      'node': released.node_uuid})
             return
         if attempt + 1 < conf.node_locked_retry_attempts:
             time.sleep(conf.node_locked_retry_interval)
-    node = node_obj.Node.get(ctx.db, allocation.node_id)
-    raise exception.NodeLocked(node=node.uuid, host=node.reservation)
+    raise exception.NodeLocked(node=released.node_uuid,
+                               host=released.locked_by)
 
 
 def detach(task: task_manager.Task) -> None:

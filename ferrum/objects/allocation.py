@@ -18,6 +18,7 @@ allocation impossible whatever the Python code does.
 from __future__ import annotations
 
 import builtins
+import dataclasses
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
@@ -64,6 +65,9 @@ _FAIL = sa.update(TABLE).where(
     TABLE.c.conductor_affinity == sa.bindparam('b_conductor')).values(
         state=ERROR, node_id=None)
 _DELETE = sa.delete(TABLE).where(TABLE.c.id == sa.bindparam('b_id'))
+_LOCK = {column: sa.select(TABLE.c.id, TABLE.c.uuid, TABLE.c.node_id).where(
+    TABLE.c[column] == sa.bindparam('b_ident')).with_for_update()
+    for column in ('id', 'uuid', 'name')}
 _NODE_TO_RELEASE = sa.select(
     _NODES.c.uuid, _NODES.c.reservation, _NODES.c.allocation_id,
     _NODES.c.provision_state, _NODES.c.maintenance, _NODES.c.instance_info
@@ -337,34 +341,51 @@ class Allocation(base.Row):
         if deleted != 1:
             raise exception.AllocationNotFound(allocation=self.uuid)
 
+    @staticmethod
     def destroy_releasing_node(
-            self, check: Callable[[Mapping[str, Any]], None]) -> bool:
-        """Delete the allocation and free its node, in one transaction.
+            db: db_api.Database, ident: int | str,
+            check: Callable[[Mapping[str, Any]], None]) -> Released:
+        """Delete allocation ``ident`` and free its node, in one transaction.
 
-        The node row is locked (``FOR UPDATE``; on SQLite the write
-        transaction already excludes other writers), then ``check(node)``
-        may refuse by raising, then the node loses ``allocation_id``,
-        ``instance_uuid`` and the traits the allocation put into
-        ``instance_info``, and the allocation is deleted.
+        The allocation and node rows are locked (``FOR UPDATE``; on SQLite
+        the write transaction already excludes other writers), then
+        ``check(node)`` may refuse by raising, then the node loses
+        ``allocation_id``, ``instance_uuid`` and the traits the allocation
+        put into ``instance_info``, and the allocation is deleted.
 
-        :returns: False, with nothing written, when a task holds the node's
-            lock: the caller may retry.
-        :raises AllocationNotFound: it was deleted meanwhile.
+        :returns: what was released; when ``locked_by`` is set, a task held
+            the node's lock and nothing was written (the caller may retry).
+        :raises AllocationNotFound: no such allocation.
         """
-        with self._db.writer() as conn:
-            node = conn.execute(_NODE_TO_RELEASE, {
-                'b_node': self.node_id}).mappings().first()
-            if node is not None and node['allocation_id'] == self.id:
+        column, value = _ident_column(ident)
+        with db.writer() as conn:
+            row = conn.execute(_LOCK[column], {'b_ident': value}).first()
+            if row is None:
+                raise exception.AllocationNotFound(allocation=ident)
+            node = None
+            if row.node_id is not None:
+                node = conn.execute(_NODE_TO_RELEASE, {
+                    'b_node': row.node_id}).mappings().first()
+            if node is not None and node['allocation_id'] == row.id:
                 if node['reservation'] is not None:
-                    return False
-                check(node)
-                info = node['instance_info'] or {}
+                    return Released(row.uuid, node['uuid'],
+                                    node['reservation'])
+                check(dict(node))
                 conn.execute(_RELEASE_NODE, dict(
-                    released_node_values(info), b_node=self.node_id))
-            deleted = conn.execute(_DELETE, {'b_id': self.id}).rowcount
-            if deleted != 1:
-                raise exception.AllocationNotFound(allocation=self.uuid)
-        return True
+                    released_node_values(node['instance_info'] or {}),
+                    b_node=row.node_id))
+            conn.execute(_DELETE, {'b_id': row.id})
+        return Released(row.uuid, node['uuid'] if node else None, None)
+
+
+@dataclasses.dataclass(frozen=True)
+class Released:
+    """The outcome of :meth:`Allocation.destroy_releasing_node`."""
+
+    allocation_uuid: str
+    node_uuid: str | None
+    #: The host holding the node's lock; nothing was deleted then.
+    locked_by: str | None
 
 
 def released_node_values(instance_info: Mapping[str, Any]

@@ -92,6 +92,7 @@ class _Clients:
         self.base, self.uuids, self.budget = base, uuids, budget
         self.statuses: list[int] = []
         self.created: list[str] = []
+        self.failures: list[str] = []
         self.dead = threading.Event()
         self.lock = threading.Lock()
 
@@ -112,8 +113,12 @@ class _Clients:
                 response = session.post(self.base + '/v1/allocations',
                                         json=self.body(rng), headers=V,
                                         timeout=30)
-            except requests.ConnectionError:
-                return  # the process was killed
+            except requests.RequestException as exc:
+                # The process was killed (maybe mid-answer): only the side
+                # that was killed may see this.
+                if not self.dead.is_set():
+                    self.failures.append(repr(exc))
+                return
             with self.lock:
                 self.statuses.append(response.status_code)
                 if response.status_code == 201:
@@ -170,9 +175,10 @@ def test_two_processes_race_and_survive_a_kill(backend, tmp_path, request):
         stranded = [allocation_obj.Allocation.create(db, {
             'resource_class': 'gold', 'conductor_affinity': victim.id,
             'name': 'stranded-%d' % i}) for i in range(5)]
+        # Requests in flight to b when it dies fail; new ones stop.
+        clients[1].dead.set()
         proc_b.send_signal(signal.SIGKILL)
         proc_b.wait(10)
-        clients[1].dead.set()
         killed_at = time.monotonic()
         held = allocation_obj.Allocation.ids_allocating(db, victim.id)
         assert len(held) >= len(stranded)
@@ -183,6 +189,7 @@ def test_two_processes_race_and_survive_a_kill(backend, tmp_path, request):
         for thread in threads:
             thread.join(120)
             assert not thread.is_alive()
+        assert clients[0].failures == [] and clients[1].failures == []
         statuses = clients[0].statuses + clients[1].statuses
         assert statuses and not [s for s in statuses if s >= 500]
         for allocation_id in held:
