@@ -1,8 +1,9 @@
 # SPDX-License-Identifier: Apache-2.0
 """oneview nodes through the REST API of a real ferrum process, with the
 real hpOneView client against the OneView simulator: deploy and undeploy,
-the deploy-versus-OneView race, and the periodic tasks of the running
-conductor (interval 1 s, polled with a deadline).
+the deploy-versus-OneView race, an appliance outage and a task error, and
+the periodic tasks of the running conductor (interval 1 s, polled with a
+deadline).
 """
 
 import requests
@@ -120,4 +121,31 @@ def test_periodic_tasks_of_a_running_conductor(tmp_path, oneview_simulator):
         sim.free(hw_uri)
         node = _settle(url, uuid, 'available', maintenance=False)
         assert node['maintenance_reason'] is None
+        assert sim.state()['profiles'] == []
+
+
+def test_appliance_down_and_task_errors_through_the_api(tmp_path,
+                                                         oneview_simulator):
+    sim = oneview_simulator
+    with running_ferrum(tmp_path, _conf(sim, 0)) as url:
+        uuid = _enroll(url, sim, 3, 'bay-4')['uuid']
+        # Appliance down: the deploy is refused at once (503), not a 500,
+        # and the node is left as it was.
+        sim.fault('appliance_down')
+        response = requests.put(
+            '%s/v1/nodes/%s/states/provision' % (url, uuid),
+            json={'target': 'active'}, headers=HEADERS, timeout=30)
+        assert response.status_code == 503, response.text
+        assert 'did not answer' in response.text
+        assert _node(url, uuid)['provision_state'] == 'available'
+        sim.clear_faults()
+        # A task error while applying the profile: deploy failed, with
+        # OneView's message; after an undeploy the node is clean again.
+        sim.fault('task_error', match='Create', count=1,
+                  error_code='ProfileApplyFailed', message='BIOS said no')
+        _move(url, uuid, 'active')
+        node = _settle(url, uuid, 'deploy failed', error=True)
+        assert 'BIOS said no' in node['last_error']
+        _move(url, uuid, 'deleted')
+        node = _settle(url, uuid, 'available')
         assert sim.state()['profiles'] == []
