@@ -37,8 +37,8 @@ opts: list[cfg.Opt] = [
                        help='The IP address or host name the conductor\'s '
                             'JSON-RPC endpoint listens on; the API calls '
                             'http://host_ip:port, so it must be reachable '
-                            'from the API hosts. The endpoint has no '
-                            'authentication: keep it on a trusted network.'),
+                            'from the API hosts. Unless auth_strategy is '
+                            'http_basic, keep it on a trusted network.'),
     cfg.PortOpt('port', default=8089,
                 help='The TCP port the conductor\'s JSON-RPC endpoint '
                      'listens on. 0 lets the kernel pick a free port, which '
@@ -53,6 +53,29 @@ opts: list[cfg.Opt] = [
                     'its client 503. Calls that start long work return once '
                     'the work is handed to a worker, so this only needs to '
                     'cover lock retries and short driver calls.'),
+    cfg.StrOpt('auth_strategy', default='noauth',
+               choices=[('noauth', 'Every JSON-RPC call is served.'),
+                        ('http_basic', 'Calls must carry HTTP Basic '
+                                       'credentials found in '
+                                       'http_basic_auth_user_file.')],
+               help='How a conductor authenticates JSON-RPC calls. Set the '
+                    'same value on the API, which then sends '
+                    'http_basic_username and http_basic_password.'),
+    cfg.StrOpt('http_basic_auth_user_file',
+               default='/etc/ferrum/htpasswd-json-rpc',
+               help='On a conductor with auth_strategy http_basic: the '
+                    'htpasswd file of the users allowed to call it, bcrypt '
+                    'hashes only ("htpasswd -B"). The conductor refuses to '
+                    'start when it is missing or malformed, and re-reads '
+                    'it whenever it changes on disk.'),
+    cfg.StrOpt('http_basic_username',
+               help='On the API with auth_strategy http_basic: the user '
+                    'name sent to conductors. Unset sends no credentials, '
+                    'and conductors requiring them answer every call 401, '
+                    'which the API reports as 503.'),
+    cfg.StrOpt('http_basic_password', secret=True,
+               help='On the API with auth_strategy http_basic: the password '
+                    'sent with http_basic_username.'),
 ]
 
 

@@ -14,6 +14,7 @@ known conductor qualifies or one cannot be reached. Every failure to reach
 a conductor is a 503 (:class:`ConductorUnreachable`), never a 500.
 """
 
+import base64
 import dataclasses
 import itertools
 import json
@@ -76,6 +77,14 @@ class JsonRpcConductorAPI:
         self._lock = threading.Lock()
         self._view: _View | None = None
         self._ids = itertools.count(1)
+        self._headers = {'Content-Type': 'application/json'}
+        options = conf.json_rpc
+        if (options.auth_strategy == 'http_basic'
+                and options.http_basic_username):
+            token = base64.b64encode(('%s:%s' % (
+                options.http_basic_username,
+                options.http_basic_password or '')).encode()).decode()
+            self._headers['Authorization'] = 'Basic %s' % token
 
     # ---- routing -------------------------------------------------------------
 
@@ -160,7 +169,7 @@ class JsonRpcConductorAPI:
             address, method='POST',
             data=wire.dumps({'jsonrpc': '2.0', 'method': method,
                              'params': params, 'id': next(self._ids)}),
-            headers={'Content-Type': 'application/json'})
+            headers=self._headers)
         try:
             with urllib.request.urlopen(
                     request, timeout=self._conf.json_rpc.timeout) as answer:

@@ -5,7 +5,9 @@ Only the methods in :data:`METHODS` can be called, each with named
 parameters; nothing is looked up by name on the manager. A ferrum
 exception becomes a JSON-RPC error carrying its class, HTTP code and
 keyword arguments (see :mod:`ferrum.rpc.wire`); anything else is logged
-here with its traceback and travels as a plain 500.
+here with its traceback and travels as a plain 500. With
+``[json_rpc] auth_strategy = http_basic`` a call without valid HTTP Basic
+credentials gets HTTP 401 and reaches nothing.
 """
 
 import json
@@ -13,6 +15,7 @@ import logging
 from collections.abc import Callable, Iterable
 from typing import Any
 
+from ferrum.api import auth
 from ferrum.common import exception
 from ferrum.conductor import manager as manager_mod
 from ferrum.rpc import wire
@@ -110,9 +113,25 @@ class Application:
     """
 
     def __init__(self, manager: Callable[[], Manager | None],
-                 host: str) -> None:
+                 host: str, user_file: str | None = None) -> None:
+        """
+        :param user_file: the htpasswd file for HTTP Basic authentication;
+            None serves every call.
+        :raises UserFileInvalid: ``user_file`` is unusable.
+        """
         self._manager = manager
         self._host = host
+        self._auth = auth.BasicAuth(user_file) if user_file else None
+
+    def _refused(self, environ: dict[str, Any]) -> str | None:
+        """Why the call's credentials are refused, or None to serve it."""
+        if self._auth is None:
+            return None
+        try:
+            self._auth.authenticate(environ.get('HTTP_AUTHORIZATION'))
+        except (auth.Unauthorized, auth.UserFileInvalid) as exc:
+            return str(exc)
+        return None
 
     def __call__(self, environ: dict[str, Any],
                  start_response: Callable[..., Any]) -> Iterable[bytes]:
@@ -120,6 +139,14 @@ class Application:
             start_response('405 Method Not Allowed',
                            [('Allow', 'POST'), ('Content-Length', '0')])
             return [b'']
+        refused = self._refused(environ)
+        if refused is not None:
+            payload = wire.dumps(_error(None, INVALID_REQUEST, refused))
+            start_response('401 Unauthorized', [
+                ('Content-Type', 'application/json'),
+                ('WWW-Authenticate', 'Basic realm="ferrum JSON-RPC"'),
+                ('Content-Length', str(len(payload)))])
+            return [payload]
         try:
             length = int(environ.get('CONTENT_LENGTH') or 0)
         except ValueError:

@@ -5,8 +5,10 @@ Objects come back as the types the local transport returns; ferrum
 exceptions come back as the same class with the same HTTP code.
 """
 
+import contextlib
 import datetime
 
+import bcrypt
 import pytest
 
 from ferrum.api import server
@@ -19,20 +21,27 @@ from ferrum.rpc import server as rpc_server
 from ferrum.rpc import wire
 
 
-@pytest.fixture
-def remote(conf, db):
+@contextlib.contextmanager
+def _serving(conf, db, user_file=None):
     conf.set_override('port', 0, group='json_rpc')
     conf.set_override('node_locked_retry_attempts', 1, group='conductor')
     conf.set_override('node_locked_retry_interval', 0, group='conductor')
     svc = service.ConductorService(conf, db=db)
     endpoint = server.APIServer(conf, group='json_rpc', what='JSON-RPC')
-    endpoint.start(rpc_server.Application(lambda: svc.manager, conf.host))
+    endpoint.start(rpc_server.Application(lambda: svc.manager, conf.host,
+                                          user_file))
     svc.start(start_periodics=False, rpc_address=endpoint.url)
     try:
-        yield client.JsonRpcConductorAPI(conf, db), endpoint
+        yield endpoint
     finally:
         svc.stop()
         endpoint.stop()
+
+
+@pytest.fixture
+def remote(conf, db):
+    with _serving(conf, db) as endpoint:
+        yield client.JsonRpcConductorAPI(conf, db), endpoint
 
 
 def test_node_comes_back_as_a_node(remote, db):
@@ -118,3 +127,21 @@ def test_only_listed_methods_are_called():
                                           b'"method": "destroy_node", '
                                           b'"params": {"node_id": 1}}')
     assert answer['error']['data']['code'] == 503
+
+
+
+def test_http_basic_refuses_calls_without_the_password(conf, db, tmp_path):
+    users = tmp_path / 'htpasswd'
+    users.write_text('api:%s\n' % bcrypt.hashpw(
+        b'secret', bcrypt.gensalt(4)).decode())
+    conf.set_override('auth_strategy', 'http_basic', group='json_rpc')
+    conf.set_override('http_basic_username', 'api', group='json_rpc')
+    conf.set_override('http_basic_password', 'secret', group='json_rpc')
+    with _serving(conf, db, str(users)):
+        node = client.JsonRpcConductorAPI(conf, db).create_node(
+            {'driver': 'fake-hardware'})
+        assert node.driver == 'fake-hardware'
+        conf.set_override('http_basic_password', 'wrong', group='json_rpc')
+        with pytest.raises(client.ConductorUnreachable) as caught:
+            client.JsonRpcConductorAPI(conf, db).get_boot_device(node.id)
+        assert '401' in str(caught.value)
