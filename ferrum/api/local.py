@@ -1,10 +1,9 @@
 # SPDX-License-Identifier: Apache-2.0
 """The API on the ``local`` transport: its conductor runs in this process.
 
-Until conductors can run apart from the API (JSON-RPC, the scale-out
-issue), every process that serves the API also runs the conductor it talks
-to: ``ferrum``, ``ferrum-api`` and ``ferrum.api.wsgi:application`` alike.
-That conductor registers under ``[DEFAULT] host`` like any other, so two
+The all-in-one ``ferrum`` always works this way, and so do ``ferrum-api``
+and ``ferrum.api.wsgi:application`` unless ``[DEFAULT] rpc_transport`` is
+``json-rpc`` (see :mod:`ferrum.api.remote`). The local conductor registers under ``[DEFAULT] host`` like any other, so two
 such processes on one database need different host names.
 """
 

@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: Apache-2.0
 """Serves a WSGI application with cheroot on a background thread.
 
-``ferrum`` and ``ferrum-api`` use it; any other WSGI server can run
+``ferrum`` and ``ferrum-api`` use it for the API, ``ferrum-conductor``
+for its JSON-RPC endpoint; any other WSGI server can run
 ``ferrum.api.wsgi:application`` instead. The address comes from
 ``[api] host_ip`` and ``port``: with ``auth_strategy = noauth`` a
 non-loopback address is refused unless ``[api] allow_non_loopback_noauth``
@@ -37,9 +38,9 @@ class NoauthNotLoopback(exception.FerrumException):
 
 
 class BindFailed(exception.FerrumException):
-    msg_fmt = ('Cannot serve the API on %(host)s port %(port)d: %(reason)s. '
-               'Change [api] host_ip or port, or stop what already listens '
-               'there.')
+    msg_fmt = ('Cannot serve the %(what)s on %(host)s port %(port)d: '
+               '%(reason)s. Change [%(group)s] host_ip or port, or stop what '
+               'already listens there.')
 
 
 def is_loopback(host: str) -> bool:
@@ -82,15 +83,24 @@ class _CherootServer(wsgi.Server):
 class APIServer:
     """An HTTP server for one WSGI application, on a background thread."""
 
-    def __init__(self, conf: cfg.ConfigOpts) -> None:
+    def __init__(self, conf: cfg.ConfigOpts, group: str = 'api',
+                 what: str = 'API') -> None:
         """Check the configured address; nothing is bound yet.
 
+        :param group: the option group of ``host_ip``, ``port`` and
+            ``threads``: ``api``, or ``json_rpc`` for a conductor's
+            JSON-RPC endpoint (which has no authentication to check).
+        :param what: what is served, for logs and errors.
         :raises NoauthNotLoopback: see :func:`check_bind_allowed`.
         """
-        check_bind_allowed(conf)
-        self._host: str = conf.api.host_ip
-        self._requested_port: int = conf.api.port
-        self._threads: int = conf.api.threads
+        if group == 'api':
+            check_bind_allowed(conf)
+        options = conf[group]
+        self._group = group
+        self._what = what
+        self._host: str = options.host_ip
+        self._requested_port: int = options.port
+        self._threads: int = options.threads
         self._server: _CherootServer | None = None
         self._thread: threading.Thread | None = None
 
@@ -123,14 +133,15 @@ class APIServer:
             server.prepare()
         except OSError as exc:
             # cheroot's message lists every address it tried and why.
-            raise BindFailed(host=self._host, port=self._requested_port,
+            raise BindFailed(what=self._what, group=self._group,
+                             host=self._host, port=self._requested_port,
                              reason=str(exc))
         self._server = server
         self._thread = threading.Thread(target=server.serve,
                                         name='ferrum-api', daemon=True)
         self._thread.start()
-        LOG.info('Serving the API on %s with %d threads', self.url,
-                 self._threads)
+        LOG.info('Serving the %s on %s with %d threads', self._what,
+                 self.url, self._threads)
 
     def stop(self) -> None:
         """Stop accepting, finish running requests, stop. Safe to repeat."""
@@ -139,4 +150,4 @@ class APIServer:
         self._server.stop()
         self._thread.join()
         self._thread = None
-        LOG.info('Stopped serving the API on %s', self.url)
+        LOG.info('Stopped serving the %s on %s', self._what, self.url)

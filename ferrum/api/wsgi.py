@@ -8,11 +8,13 @@ named by the ``FERRUM_CONFIG_FILE`` environment variable when it is set,
 otherwise from oslo.config's default search (``~/.ferrum/ferrum.conf``,
 ``/etc/ferrum/ferrum.conf`` and so on).
 
-Until the API can reach separate conductors (JSON-RPC, the scale-out
-issue), the application runs its conductor in the same process over the
-``local`` transport (see :mod:`ferrum.api.local`), stopped gracefully when
-the interpreter exits. Hence: run a single server process (as many threads
-as you like), and upgrade the schema with ``ferrum-dbsync upgrade`` first,
+On the ``local`` transport (the default) the application runs its
+conductor in the same process (see :mod:`ferrum.api.local`), stopped
+gracefully when the interpreter exits: run a single server process (as
+many threads as you like) then. With ``[DEFAULT] rpc_transport = json-rpc``
+it runs no conductor and calls ``ferrum-conductor`` processes (see
+:mod:`ferrum.api.remote`), so any number of server processes may run it.
+Either way, upgrade the schema with ``ferrum-dbsync upgrade`` first,
 since this module does not. The WSGI server, not ferrum, chooses the
 address here, so ferrum cannot refuse a public one with ``noauth``: set
 ``[DEFAULT] auth_strategy = http_basic`` unless it listens on loopback.
@@ -26,6 +28,7 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from ferrum.api import local
+from ferrum.api import remote
 from ferrum.cmd import service_runner
 from ferrum.common import exception
 
@@ -42,7 +45,7 @@ class LazyApplication:
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._app: WSGIApp | None = None
-        self._backend: local.LocalAPI | None = None
+        self._backend: local.LocalAPI | remote.RemoteAPI | None = None
 
     def __call__(self, environ: dict[str, Any],
                  start_response: Callable[..., Any]) -> Iterable[bytes]:
@@ -56,7 +59,7 @@ class LazyApplication:
             path = os.environ.get(CONFIG_FILE_ENV)
             # No command-line arguments: sys.argv belongs to the server.
             conf = service_runner.load_conf([], [path] if path else None)
-            backend = local.LocalAPI(conf)
+            backend = remote.backend(conf)
             try:
                 app: WSGIApp = backend.start()
             except exception.FerrumException as exc:

@@ -1,29 +1,31 @@
 # SPDX-License-Identifier: Apache-2.0
 """``ferrum-api``: the REST API, served by cheroot (run it under systemd).
 
-Until the API can reach separate conductors (JSON-RPC, the scale-out
-issue), it runs its conductor in the same process over the ``local``
-transport, see :mod:`ferrum.api.local`. Unlike ``ferrum`` it does not
-upgrade the database schema: run ``ferrum-dbsync upgrade`` first.
+With ``[DEFAULT] rpc_transport = local`` (the default) it runs its
+conductor in the same process, see :mod:`ferrum.api.local`; with
+``json-rpc`` it runs none and calls ``ferrum-conductor`` processes, see
+:mod:`ferrum.api.remote`. The all-in-one ``ferrum`` is always local.
+Unlike ``ferrum`` it does not upgrade the database schema: run
+``ferrum-dbsync upgrade`` first.
 """
 
 import sys
 
-from ferrum.api import local
+from ferrum.api import remote
 from ferrum.api import server
 from ferrum.cmd import service_runner
 from ferrum.db import migration
 
 
 def serve(argv: list[str] | None, name: str, upgrade_schema: bool) -> int:
-    """Run conductor and API until SIGTERM; the exit status.
+    """Run the API (and a local conductor) until SIGTERM; the exit status.
 
     Start-up order: refuse a forbidden address, upgrade the schema if
-    asked, start the conductor, then serve the API. Stop in reverse: no
-    new requests first, then the conductor finishes its work.
+    asked, start the local conductor, then serve the API. Stop in
+    reverse: no new requests first, then the conductor finishes its work.
     """
     conf = service_runner.load_conf(argv)
-    backend = local.LocalAPI(conf)
+    backend = remote.backend(conf, local_only=upgrade_schema)
     servers: list[server.APIServer] = []
 
     def start() -> None:

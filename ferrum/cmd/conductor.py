@@ -1,17 +1,48 @@
 # SPDX-License-Identifier: Apache-2.0
-"""``ferrum-conductor``: the conductor daemon (run it under systemd)."""
+"""``ferrum-conductor``: the conductor daemon (run it under systemd).
+
+With ``[DEFAULT] rpc_transport = json-rpc`` it also serves the JSON-RPC
+endpoint ``ferrum-api`` calls (see :mod:`ferrum.rpc.server`). The endpoint
+is bound and answering (503 until the conductor is ready) before the
+conductor registers its address, so the API never finds a registered
+address that refuses connections.
+"""
 
 import sys
 
+from ferrum.api import server
 from ferrum.cmd import service_runner
 from ferrum.conductor import service
+from ferrum.rpc import server as rpc_server
 
 
 def main(argv: list[str] | None = None) -> int:
     conf = service_runner.load_conf(argv)
     conductor = service.ConductorService(conf)
-    return service_runner.run(conf, conductor.start, conductor.stop,
-                              'ferrum-conductor')
+    if conf.rpc_transport != 'json-rpc':
+        return service_runner.run(conf, conductor.start, conductor.stop,
+                                  'ferrum-conductor')
+    endpoint = server.APIServer(conf, group='json_rpc',
+                                what='conductor JSON-RPC endpoint')
+
+    def start() -> None:
+        user_file = (conf.json_rpc.http_basic_auth_user_file
+                     if conf.json_rpc.auth_strategy == 'http_basic' else None)
+        endpoint.start(rpc_server.Application(lambda: conductor.manager,
+                                              conf.host, user_file))
+        try:
+            conductor.start(rpc_address=endpoint.url)
+        except BaseException:
+            endpoint.stop()
+            raise
+
+    def stop() -> None:
+        # The conductor first: calls still arriving meanwhile are refused
+        # with 503 (ConductorShuttingDown) rather than connection errors.
+        conductor.stop()
+        endpoint.stop()
+
+    return service_runner.run(conf, start, stop, 'ferrum-conductor')
 
 
 if __name__ == '__main__':

@@ -59,7 +59,13 @@ class ConductorService:
         self._periodic_thread: threading.Thread | None = None
         self.power_sync: power.PowerSync | None = None
 
-    def start(self, start_periodics: bool = True) -> None:
+    def start(self, start_periodics: bool = True,
+              rpc_address: str | None = None) -> None:
+        """Start (see the module docstring).
+
+        :param rpc_address: the URL of this conductor's JSON-RPC endpoint,
+            registered for the API to call; None on the local transport.
+        """
         db = self._db or db_api.Database(self.conf)
         current = migration.version(db.engine)
         if current != migration.head():
@@ -72,7 +78,7 @@ class ConductorService:
             clock=self._clock)
         me = conductor_obj.register(
             db, ctx.host, self.conf.conductor.conductor_group.lower(),
-            self.conf.conductor.heartbeat_timeout)
+            self.conf.conductor.heartbeat_timeout, rpc_address=rpc_address)
         ctx.conductor_id = me.id
         conductor_obj.set_hardware_interfaces(db, me.id, drivers.advertised())
         cleared = recovery.fail_and_release(db, ctx.host, 'restarted')

@@ -13,6 +13,7 @@ from ferrum.conf import conductor
 from ferrum.conf import database
 from ferrum.conf import default
 from ferrum.conf import ipmi
+from ferrum.conf import json_rpc
 from ferrum.conf import oneview
 
 
@@ -23,6 +24,7 @@ def register_opts(conf: cfg.ConfigOpts) -> None:
     conductor.register_opts(conf)
     database.register_opts(conf)
     ipmi.register_opts(conf)
+    json_rpc.register_opts(conf)
     oneview.register_opts(conf)
     log.register_options(conf)
 

@@ -8,15 +8,18 @@ from ferrum.conf import conductor
 from ferrum.conf import database
 from ferrum.conf import default
 from ferrum.conf import ipmi
+from ferrum.conf import json_rpc
 from ferrum.conf import oneview
 
 
 def list_opts() -> list[tuple[str, list[cfg.Opt]]]:
     return [
-        ('DEFAULT', default.opts + api.auth_opts),
+        ('DEFAULT', (default.opts + api.auth_opts
+                     + json_rpc.transport_opts)),
         (api.GROUP, api.opts),
         (conductor.GROUP, conductor.opts),
         (database.GROUP, database.list_opts()),
         (ipmi.GROUP, ipmi.opts),
+        (json_rpc.GROUP, json_rpc.opts),
         (oneview.GROUP, oneview.opts),
     ]

@@ -10,7 +10,6 @@ per request, so rendering a page of nodes costs no query per node.
 
 import dataclasses
 import functools
-import hashlib
 from collections.abc import Collection, Mapping
 from typing import Any
 
@@ -19,6 +18,7 @@ from ferrum.api import microversion
 from ferrum.api.views import unserved
 from ferrum.conf import default as default_conf
 from ferrum.objects import node as node_obj
+from ferrum.rpc import ring
 
 #: field -> the minor version that introduced it.
 FIELD_VERSIONS: dict[str, int] = {
@@ -109,16 +109,11 @@ def mask_secrets(info: Mapping[str, Any],
 def conductor_for(node: node_obj.Node, ctx: Context) -> str | None:
     """The live conductor that handles ``node``, as the node shows it.
 
-    A conductor qualifies when it is in the node's group and registered
-    the node's hardware type. The pick is a stable hash of the node UUID
-    over the qualifying hosts, so it only moves when membership changes.
+    The same hash ring the JSON-RPC transport routes by (see
+    :mod:`ferrum.rpc.ring`), so it only moves when membership changes.
     """
-    hosts = sorted(host for host, (group, types) in ctx.conductors.items()
-                   if group == node.conductor_group and node.driver in types)
-    if not hosts:
-        return None
-    digest = hashlib.md5(node.uuid.encode(), usedforsecurity=False).digest()
-    return hosts[int.from_bytes(digest[:4], 'big') % len(hosts)]
+    return ring.conductor_for(ctx.conductors, node.driver,
+                              node.conductor_group, node.uuid)
 
 
 def _value(node: node_obj.Node, name: str, ctx: Context) -> Any:

@@ -95,3 +95,16 @@ def test_outdated_schema_fails_and_is_retried(database, application):
         client.get('/v1')
     migration.upgrade(database.engine)
     assert client.get('/v1').status_code == 200
+
+
+def test_json_rpc_transport_runs_no_conductor(database, application,
+                                              config_file):
+    migration.upgrade(database.engine)
+    server.write_config(config_file.parent, 0, {'DEFAULT': {
+        'host': 'wsgi-conductor', 'rpc_transport': 'json-rpc'}})
+    client = werkzeug_test.Client(application)
+    assert client.get('/v1/nodes').json == {'nodes': []}
+    # No conductor answers: enrolling is refused as for an unknown driver.
+    assert client.post('/v1/nodes', json={
+        'driver': 'fake-hardware'}).status_code == 400
+    assert conductor_obj.list_all(database) == []

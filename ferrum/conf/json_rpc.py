@@ -1,0 +1,84 @@
+# SPDX-License-Identifier: Apache-2.0
+"""Options of the RPC between API and conductors: the transport and [json_rpc].
+
+``[DEFAULT] rpc_transport`` chooses how ``ferrum-api`` reaches conductors;
+the [json_rpc] group configures the HTTP endpoint each ``ferrum-conductor``
+serves and the API's calls to it.
+"""
+
+from oslo_config import cfg
+
+GROUP = 'json_rpc'
+
+#: Registered in [DEFAULT], as in Ironic.
+transport_opts: list[cfg.Opt] = [
+    cfg.StrOpt('rpc_transport', default='local',
+               choices=[('local', 'ferrum-api runs its own conductor in '
+                                  'the same process and calls it directly.'),
+                        ('json-rpc', 'ferrum-api runs no conductor: it calls '
+                                     'the ferrum-conductor processes over '
+                                     'JSON-RPC on HTTP, and each of them '
+                                     'serves that endpoint.')],
+               help='How the API reaches conductors. The all-in-one "ferrum" '
+                    'command always uses local. Set json-rpc on ferrum-api '
+                    'and on every ferrum-conductor to run them as separate '
+                    'processes or hosts sharing one database.'),
+    cfg.IntOpt('hash_ring_reset_interval', default=15, min=0,
+               help='Seconds the API keeps its view of the live conductors '
+                    '(and the hash rings that route nodes to them) before '
+                    'reading the conductors table again. A conductor that '
+                    'cannot be reached or a driver no known conductor runs '
+                    'triggers an immediate re-read. 0 re-reads on every '
+                    'call.'),
+]
+
+opts: list[cfg.Opt] = [
+    cfg.HostAddressOpt('host_ip', default='127.0.0.1',
+                       help='The IP address or host name the conductor\'s '
+                            'JSON-RPC endpoint listens on; the API calls '
+                            'http://host_ip:port, so it must be reachable '
+                            'from the API hosts. Unless auth_strategy is '
+                            'http_basic, keep it on a trusted network.'),
+    cfg.PortOpt('port', default=8089,
+                help='The TCP port the conductor\'s JSON-RPC endpoint '
+                     'listens on. 0 lets the kernel pick a free port, which '
+                     'the conductor then registers; only useful for tests.'),
+    cfg.IntOpt('threads', default=16, min=1,
+               help='Number of threads serving JSON-RPC calls at once in a '
+                    'conductor. A call waiting for a node lock holds its '
+                    'thread; further calls wait in the listen queue.'),
+    cfg.IntOpt('timeout', default=60, min=1,
+               help='Seconds the API waits for a conductor to answer one '
+                    'JSON-RPC call (connecting included) before answering '
+                    'its client 503. Calls that start long work return once '
+                    'the work is handed to a worker, so this only needs to '
+                    'cover lock retries and short driver calls.'),
+    cfg.StrOpt('auth_strategy', default='noauth',
+               choices=[('noauth', 'Every JSON-RPC call is served.'),
+                        ('http_basic', 'Calls must carry HTTP Basic '
+                                       'credentials found in '
+                                       'http_basic_auth_user_file.')],
+               help='How a conductor authenticates JSON-RPC calls. Set the '
+                    'same value on the API, which then sends '
+                    'http_basic_username and http_basic_password.'),
+    cfg.StrOpt('http_basic_auth_user_file',
+               default='/etc/ferrum/htpasswd-json-rpc',
+               help='On a conductor with auth_strategy http_basic: the '
+                    'htpasswd file of the users allowed to call it, bcrypt '
+                    'hashes only ("htpasswd -B"). The conductor refuses to '
+                    'start when it is missing or malformed, and re-reads '
+                    'it whenever it changes on disk.'),
+    cfg.StrOpt('http_basic_username',
+               help='On the API with auth_strategy http_basic: the user '
+                    'name sent to conductors. Unset sends no credentials, '
+                    'and conductors requiring them answer every call 401, '
+                    'which the API reports as 503.'),
+    cfg.StrOpt('http_basic_password', secret=True,
+               help='On the API with auth_strategy http_basic: the password '
+                    'sent with http_basic_username.'),
+]
+
+
+def register_opts(conf: cfg.ConfigOpts) -> None:
+    conf.register_opts(transport_opts)
+    conf.register_opts(opts, group=GROUP)

@@ -1,0 +1,158 @@
+# SPDX-License-Identifier: Apache-2.0
+"""The conductor's JSON-RPC 2.0 endpoint: ``POST /`` calls the manager.
+
+Only the methods in :data:`METHODS` can be called, each with named
+parameters; nothing is looked up by name on the manager. A ferrum
+exception becomes a JSON-RPC error carrying its class, HTTP code and
+keyword arguments (see :mod:`ferrum.rpc.wire`); anything else is logged
+here with its traceback and travels as a plain 500. With
+``[json_rpc] auth_strategy = http_basic`` a call without valid HTTP Basic
+credentials gets HTTP 401 and reaches nothing.
+"""
+
+import json
+import logging
+from collections.abc import Callable, Iterable
+from typing import Any
+
+from ferrum.api import auth
+from ferrum.common import exception
+from ferrum.conductor import manager as manager_mod
+from ferrum.rpc import wire
+
+LOG = logging.getLogger(__name__)
+
+Manager = manager_mod.ConductorManager
+#: method name -> how to call it with the request's named parameters.
+METHODS: dict[str, Callable[[Manager, dict[str, Any]], Any]] = {
+    'create_node': lambda m, p: m.create_node(p['values']),
+    'update_node': lambda m, p: m.update_node(
+        p['node_id'], p['changes'], p.get('reset_interfaces', False)),
+    'destroy_node': lambda m, p: m.destroy_node(p['node_id']),
+    'do_provisioning_action': lambda m, p: m.do_provisioning_action(
+        p['node_id'], p['action'], p.get('args')),
+    'change_node_power_state': lambda m, p: m.change_node_power_state(
+        p['node_id'], p['target'], p.get('timeout')),
+    'set_maintenance': lambda m, p: m.set_maintenance(
+        p['node_id'], p['enabled'], p.get('reason')),
+    'validate_driver_interfaces': lambda m, p: m.validate_driver_interfaces(
+        p['node_id']),
+    'set_boot_device': lambda m, p: m.set_boot_device(
+        p['node_id'], p['device'], p.get('persistent', False)),
+    'get_boot_device': lambda m, p: m.get_boot_device(p['node_id']),
+    'get_supported_boot_devices': lambda m, p: m.get_supported_boot_devices(
+        p['node_id']),
+    'create_allocation': lambda m, p: m.create_allocation(
+        p['values'], p['traits']),
+    'backfill_allocation': lambda m, p: m.backfill_allocation(
+        p['node_id'], p['values'], p['traits']),
+    'destroy_allocation': lambda m, p: m.destroy_allocation(p['ident']),
+}
+
+#: JSON-RPC 2.0 error codes of the protocol itself.
+PARSE_ERROR = -32700
+INVALID_REQUEST = -32600
+METHOD_NOT_FOUND = -32601
+INVALID_PARAMS = -32602
+
+
+class ConductorStarting(exception.TemporaryFailure):
+    msg_fmt = ('Conductor %(host)s is starting or stopping and takes no '
+               'calls; retry shortly.')
+
+
+def _error(call_id: Any, code: int, message: str,
+           data: dict[str, Any] | None = None) -> dict[str, Any]:
+    error: dict[str, Any] = {'code': code, 'message': message}
+    if data is not None:
+        error['data'] = data
+    return {'jsonrpc': '2.0', 'error': error, 'id': call_id}
+
+
+def handle(manager: Manager | None, host: str, body: bytes
+           ) -> dict[str, Any]:
+    """The JSON-RPC response document for one request body."""
+    try:
+        request = json.loads(body)
+    except ValueError as exc:
+        return _error(None, PARSE_ERROR, 'Not JSON: %s' % exc)
+    if not isinstance(request, dict):
+        return _error(None, INVALID_REQUEST, 'A call is a JSON object.')
+    call_id = request.get('id')
+    method = METHODS.get(str(request.get('method')))
+    if method is None:
+        return _error(call_id, METHOD_NOT_FOUND,
+                      'No such method: %s' % str(request.get('method'))[:100])
+    params = request.get('params', {})
+    if not isinstance(params, dict):
+        return _error(call_id, INVALID_PARAMS, 'params must be an object.')
+    try:
+        if manager is None:
+            raise ConductorStarting(host=host)
+        result = method(manager, params)
+    except exception.FerrumException as exc:
+        return {'jsonrpc': '2.0', 'error': wire.encode_error(exc),
+                'id': call_id}
+    except KeyError as exc:
+        return _error(call_id, INVALID_PARAMS, 'Missing parameter %s' % exc)
+    except Exception as exc:
+        LOG.exception('JSON-RPC call %s failed on conductor %s',
+                      request.get('method'), host)
+        return {'jsonrpc': '2.0', 'id': call_id, 'error': wire.encode_error(
+            exception.FerrumException(
+                'Conductor %s failed unexpectedly: %s' % (host, exc)))}
+    return {'jsonrpc': '2.0', 'result': wire.encode_result(result),
+            'id': call_id}
+
+
+class Application:
+    """The WSGI application; the manager is fetched on each call.
+
+    It is served before the conductor has finished starting, so that the
+    address it registers already answers; until then calls get 503.
+    """
+
+    def __init__(self, manager: Callable[[], Manager | None],
+                 host: str, user_file: str | None = None) -> None:
+        """
+        :param user_file: the htpasswd file for HTTP Basic authentication;
+            None serves every call.
+        :raises UserFileInvalid: ``user_file`` is unusable.
+        """
+        self._manager = manager
+        self._host = host
+        self._auth = auth.BasicAuth(user_file) if user_file else None
+
+    def _refused(self, environ: dict[str, Any]) -> str | None:
+        """Why the call's credentials are refused, or None to serve it."""
+        if self._auth is None:
+            return None
+        try:
+            self._auth.authenticate(environ.get('HTTP_AUTHORIZATION'))
+        except (auth.Unauthorized, auth.UserFileInvalid) as exc:
+            return str(exc)
+        return None
+
+    def __call__(self, environ: dict[str, Any],
+                 start_response: Callable[..., Any]) -> Iterable[bytes]:
+        if environ.get('REQUEST_METHOD') != 'POST':
+            start_response('405 Method Not Allowed',
+                           [('Allow', 'POST'), ('Content-Length', '0')])
+            return [b'']
+        refused = self._refused(environ)
+        if refused is not None:
+            payload = wire.dumps(_error(None, INVALID_REQUEST, refused))
+            start_response('401 Unauthorized', [
+                ('Content-Type', 'application/json'),
+                ('WWW-Authenticate', 'Basic realm="ferrum JSON-RPC"'),
+                ('Content-Length', str(len(payload)))])
+            return [payload]
+        try:
+            length = int(environ.get('CONTENT_LENGTH') or 0)
+        except ValueError:
+            length = 0
+        body = environ['wsgi.input'].read(length) if length > 0 else b''
+        payload = wire.dumps(handle(self._manager(), self._host, body))
+        start_response('200 OK', [('Content-Type', 'application/json'),
+                                  ('Content-Length', str(len(payload)))])
+        return [payload]
