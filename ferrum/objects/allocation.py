@@ -68,10 +68,15 @@ _DELETE = sa.delete(TABLE).where(TABLE.c.id == sa.bindparam('b_id'))
 _LOCK = {column: sa.select(TABLE.c.id, TABLE.c.uuid, TABLE.c.node_id).where(
     TABLE.c[column] == sa.bindparam('b_ident')).with_for_update()
     for column in ('id', 'uuid', 'name')}
-_NODE_TO_RELEASE = sa.select(
-    _NODES.c.uuid, _NODES.c.reservation, _NODES.c.allocation_id,
-    _NODES.c.provision_state, _NODES.c.maintenance, _NODES.c.instance_info
-).where(_NODES.c.id == sa.bindparam('b_node')).with_for_update()
+#: The allocation and its node, both rows locked for the transaction.
+_LOCK_WITH_NODE = {column: sa.select(
+    TABLE.c.id, TABLE.c.uuid, TABLE.c.node_id,
+    _NODES.c.uuid.label('node_uuid'), _NODES.c.reservation,
+    _NODES.c.allocation_id, _NODES.c.provision_state, _NODES.c.maintenance,
+    _NODES.c.instance_info).select_from(
+        TABLE.join(_NODES, _NODES.c.id == TABLE.c.node_id)).where(
+            TABLE.c[column] == sa.bindparam('b_ident')).with_for_update()
+    for column in ('id', 'uuid', 'name')}
 _RELEASE_NODE = sa.update(_NODES).where(
     _NODES.c.id == sa.bindparam('b_node')).values(
         allocation_id=None, instance_uuid=None)
@@ -347,8 +352,9 @@ class Allocation(base.Row):
             check: Callable[[Mapping[str, Any]], None]) -> Released:
         """Delete allocation ``ident`` and free its node, in one transaction.
 
-        The allocation and node rows are locked (``FOR UPDATE``; on SQLite
-        the write transaction already excludes other writers), then
+        The allocation and node rows are locked by one ``SELECT ... FOR
+        UPDATE`` (on SQLite the write transaction already excludes other
+        writers), then
         ``check(node)`` may refuse by raising, then the node loses
         ``allocation_id``, ``instance_uuid`` and the traits the allocation
         put into ``instance_info``, and the allocation is deleted.
@@ -359,23 +365,24 @@ class Allocation(base.Row):
         """
         column, value = _ident_column(ident)
         with db.writer() as conn:
-            row = conn.execute(_LOCK[column], {'b_ident': value}).first()
-            if row is None:
-                raise exception.AllocationNotFound(allocation=ident)
-            node = None
-            if row.node_id is not None:
-                node = conn.execute(_NODE_TO_RELEASE, {
-                    'b_node': row.node_id}).mappings().first()
-            if node is not None and node['allocation_id'] == row.id:
+            node = conn.execute(_LOCK_WITH_NODE[column], {'b_ident': value}
+                                ).mappings().first()
+            if node is None:  # no such allocation, or it holds no node
+                row = conn.execute(_LOCK[column], {'b_ident': value}).first()
+                if row is None:
+                    raise exception.AllocationNotFound(allocation=ident)
+                conn.execute(_DELETE, {'b_id': row.id})
+                return Released(row.uuid, None, None)
+            if node['allocation_id'] == node['id']:
                 if node['reservation'] is not None:
-                    return Released(row.uuid, node['uuid'],
+                    return Released(node['uuid'], node['node_uuid'],
                                     node['reservation'])
-                check(dict(node))
+                check(dict(node, uuid=node['node_uuid']))
                 conn.execute(_RELEASE_NODE, dict(
                     released_node_values(node['instance_info'] or {}),
-                    b_node=row.node_id))
-            conn.execute(_DELETE, {'b_id': row.id})
-        return Released(row.uuid, node['uuid'] if node else None, None)
+                    b_node=node['node_id']))
+            conn.execute(_DELETE, {'b_id': node['id']})
+        return Released(node['uuid'], node['node_uuid'], None)
 
 
 @dataclasses.dataclass(frozen=True)
