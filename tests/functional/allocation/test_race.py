@@ -195,6 +195,13 @@ def test_two_processes_race_and_survive_a_kill(backend, tmp_path, request):
         for allocation_id in held:
             row = allocation_obj.Allocation.get(db, allocation_id)
             assert row.state in ('active', 'error')
+        # Nothing answered with a 201 was lost, and none is still pending.
+        created = clients[0].created + clients[1].created
+        assert len(created) > NODES // 2
+        finished = {row.uuid: row.state for row in
+                    allocation_obj.Allocation.list(db)}
+        assert [u for u in created if u not in finished] == []
+        assert {finished[u] for u in created} <= {'active', 'error'}
         counts = _check_consistency(db)
         assert counts['active'] > NODES // 2
         # Within one check interval of the heartbeat expiring (plus the
