@@ -18,8 +18,9 @@ or later), e.g. the one ``make run`` starts::
    an allocation is ``allocating``.
 3. Lists every allocation and every node and checks that no node is held
    by two allocations and that each node points back at its allocation.
-4. Deletes the allocations with the same threads (``DELETE
-   /v1/allocations/{uuid}``), then the nodes (not timed).
+4. Deletes the allocations with the same threads, taking them from one
+   shared queue (``DELETE /v1/allocations/{uuid}``), then the nodes (not
+   timed).
 
 Prints one JSON line:
 
@@ -91,8 +92,16 @@ class Allocator:
                 'GET', '/v1/allocations/%s' % allocation['uuid']).json()
         return allocation['state'], str(allocation.get('last_error'))
 
-    def delete(self) -> None:
-        for uuid in self.made:
+    def delete(self, queue: list[str], lock: threading.Lock) -> None:
+        """Delete allocations from the shared ``queue`` until it is empty.
+
+        Shared, so that every thread stays busy to the end of the phase.
+        """
+        while True:
+            with lock:
+                if not queue:
+                    return
+                uuid = queue.pop()
             try:
                 self.worker.call('DELETE', '/v1/allocations/%s' % uuid,
                                  expect=204)
@@ -167,7 +176,10 @@ def main() -> int:
                                         args=(budget, args.nodes))
                        for a in allocators])
     double, inconsistent = _check(allocators[0].worker)
-    delete_s = _run([threading.Thread(target=a.delete) for a in allocators])
+    queue = [uuid for a in allocators for uuid in a.made]
+    lock = threading.Lock()
+    delete_s = _run([threading.Thread(target=a.delete, args=(queue, lock))
+                     for a in allocators])
     api_flow._run([threading.Thread(target=w.delete) for w in enrollers])
 
     latencies = [x for a in allocators for x in a.latencies]
