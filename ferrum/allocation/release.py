@@ -87,11 +87,8 @@ def detach(task: task_manager.Task) -> None:
     node.allocation_id = None
     node.instance_uuid = None
     with task.ctx.db.writer():
-        try:
-            allocation_obj.Allocation.get(task.ctx.db, allocation_id,
-                                          with_traits=False).destroy()
-        except exception.AllocationNotFound:
-            pass  # deleted meanwhile: the node still needs its fields reset
+        # Already gone or not, the node still needs its fields reset.
+        allocation_obj.Allocation.delete(task.ctx.db, allocation_id)
         node.save()
     LOG.info('Node %(node)s: its allocation %(alloc)d was deleted '
              '(%(purpose)s)', {'node': node.uuid, 'alloc': allocation_id,

@@ -127,7 +127,7 @@ class Allocation(base.Row):
         :param with_traits: also load ``traits`` (else they read as []).
         :raises AllocationNotFound: when none matches.
         """
-        column, value = _ident_column(ident)
+        column, value = base.ident_column(ident)
         with db.reader() as conn:
             row = conn.execute(_GET[column], {'b_ident': value}
                                ).mappings().first()
@@ -336,15 +336,15 @@ class Allocation(base.Row):
             node.save()
         return allocation
 
-    def destroy(self) -> None:
-        """Delete an allocation that holds no node.
+    @staticmethod
+    def delete(db: db_api.Database, allocation_id: int) -> bool:
+        """Delete an allocation by id; False when it was already gone.
 
-        :raises AllocationNotFound: it was deleted meanwhile.
+        The caller has made its node (if any) let go of it.
         """
-        with self._db.writer() as conn:
-            deleted = conn.execute(_DELETE, {'b_id': self.id}).rowcount
-        if deleted != 1:
-            raise exception.AllocationNotFound(allocation=self.uuid)
+        with db.writer() as conn:
+            return bool(conn.execute(_DELETE, {'b_id': allocation_id}
+                                     ).rowcount)
 
     @staticmethod
     def destroy_releasing_node(
@@ -363,7 +363,7 @@ class Allocation(base.Row):
             the node's lock and nothing was written (the caller may retry).
         :raises AllocationNotFound: no such allocation.
         """
-        column, value = _ident_column(ident)
+        column, value = base.ident_column(ident)
         with db.writer() as conn:
             node = conn.execute(_LOCK_WITH_NODE[column], {'b_ident': value}
                                 ).mappings().first()
@@ -422,15 +422,6 @@ def _node_uuid(db: db_api.Database, node_id: int) -> str | None:
         uuid: str | None = conn.execute(sa.select(_NODES.c.uuid).where(
             _NODES.c.id == node_id)).scalar()
     return uuid
-
-
-def _ident_column(ident: int | str) -> tuple[str, int | str]:
-    """Which column an identifier names: id, UUID or name."""
-    if isinstance(ident, int):
-        return 'id', ident
-    if base.is_uuid_like(ident):
-        return 'uuid', ident.lower()
-    return 'name', ident
 
 
 def _traits_of(conn: sa.Connection, ids: Sequence[int]

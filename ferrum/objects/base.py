@@ -30,6 +30,15 @@ def is_uuid_like(value: object) -> bool:
     return True
 
 
+def ident_column(ident: int | str) -> tuple[str, int | str]:
+    """Which column an identifier names (id, UUID or name), and its value."""
+    if isinstance(ident, int):
+        return 'id', ident
+    if is_uuid_like(ident):
+        return 'uuid', ident.lower()
+    return 'name', ident
+
+
 def new_uuid() -> str:
     return str(uuidlib.uuid4())
 

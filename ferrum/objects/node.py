@@ -122,7 +122,7 @@ class Node(base.Row):
 
         :raises NodeNotFound: when no node matches.
         """
-        column, value = _ident_column(ident)
+        column, value = base.ident_column(ident)
         with db.reader() as conn:
             row = conn.execute(_GET[column],
                                {'b_ident': value}).mappings().first()
@@ -231,7 +231,7 @@ class Node(base.Row):
         :raises NodeLocked: when another host (or task) holds the lock.
         :raises NodeNotFound: when the node does not exist.
         """
-        column, value = _ident_column(ident)
+        column, value = base.ident_column(ident)
         with db.writer() as conn:
             row = conn.execute(_RESERVE[column], {
                 'b_ident': value, 'b_host': host}).mappings().first()
@@ -272,17 +272,29 @@ class Node(base.Row):
                 .values(reservation=None)).rowcount
 
 
-def _ident_column(ident: int | str) -> tuple[str, int | str]:
-    """Which column an identifier names: id, UUID or name."""
-    if isinstance(ident, int):
-        return 'id', ident
-    if base.is_uuid_like(ident):
-        return 'uuid', ident.lower()
-    return 'name', ident
+def uuids_of(db: db_api.Database, idents: Iterable[str]) -> dict[str, str]:
+    """UUIDs of the nodes named by UUIDs or names, in one query.
+
+    :returns: identifier -> node UUID, for the identifiers that name a node.
+    """
+    wanted = set(idents)
+    uuids = {i.lower() for i in wanted if base.is_uuid_like(i)}
+    names = {i for i in wanted if not base.is_uuid_like(i)}
+    with db.reader() as conn:
+        rows = conn.execute(sa.select(TABLE.c.uuid, TABLE.c.name).where(
+            sa.or_(TABLE.c.uuid.in_(uuids), TABLE.c.name.in_(names)))).all()
+    by_ident = {row.uuid: row.uuid for row in rows}
+    by_ident.update((row.name, row.uuid) for row in rows if row.name)
+    result = {}
+    for ident in wanted:
+        key = ident.lower() if base.is_uuid_like(ident) else ident
+        if key in by_ident:
+            result[ident] = by_ident[key]
+    return result
 
 
 def _ident_clause(ident: int | str) -> sa.ColumnElement[bool]:
-    column, value = _ident_column(ident)
+    column, value = base.ident_column(ident)
     return TABLE.c[column] == value
 
 

@@ -144,10 +144,6 @@ def _check(worker: api_flow.Worker) -> tuple[int, int]:
     return double, inconsistent
 
 
-def _percentile(values: list[float], fraction: float) -> float | None:
-    return api_flow._percentile(values, fraction)
-
-
 def _run(threads: list[threading.Thread]) -> float:
     start = time.monotonic()
     api_flow._run(threads)
@@ -192,8 +188,8 @@ def main() -> int:
         'concurrency': args.concurrency,
         'allocs_per_s': round(active / allocate_s, 1),
         'allocate_s': round(allocate_s, 2),
-        'p50_latency_s': _percentile(latencies, 0.50),
-        'p95_latency_s': _percentile(latencies, 0.95),
+        'p50_latency_s': api_flow._percentile(latencies, 0.50),
+        'p95_latency_s': api_flow._percentile(latencies, 0.95),
         'errors': len(errors), 'first_error': errors[0] if errors else None,
         'http_5xx': stats.server_errors,
         'polls': sum(a.polls for a in allocators),

@@ -145,13 +145,16 @@ def _check_name(name: str | None) -> None:
 
 
 def _candidate_uuids(idents: list[str]) -> list[str]:
-    """Names and UUIDs -> UUIDs, in the order given, without repeats."""
-    result: list[str] = []
-    for ident in idents:
-        uuid = _node(ident).uuid
-        if uuid not in result:
-            result.append(uuid)
-    return result
+    """Names and UUIDs -> UUIDs, in the order given, without repeats.
+
+    One query, however many candidates: metalsmith sends every node its
+    own filters kept.
+    """
+    found = node_obj.uuids_of(services.db(), idents)
+    missing = [ident for ident in idents if ident not in found]
+    if missing:
+        _node(missing[0])  # the same 400 as for one unknown node
+    return list(dict.fromkeys(found[ident] for ident in idents))
 
 
 def create_allocation() -> flask.Response:
