@@ -10,6 +10,7 @@ from typing import Any
 
 import flask
 from oslo_config import cfg
+from oslo_db import exception as db_exc
 from werkzeug import exceptions as http_exc
 
 from ferrum.api import auth
@@ -83,5 +84,7 @@ def create_app(conf: cfg.ConfigOpts, db: db_api.Database,
     app.after_request(_add_version_headers)
     app.register_error_handler(exception.FerrumException, errors.from_ferrum)
     app.register_error_handler(http_exc.HTTPException, errors.from_http)
+    app.register_error_handler(db_exc.DBConnectionError,
+                               errors.from_database_unreachable)
     app.register_error_handler(Exception, errors.from_unexpected)
     return app

@@ -12,6 +12,7 @@ import json
 import logging
 
 import flask
+from oslo_db import exception as db_exc
 from werkzeug import exceptions as http_exc
 
 from ferrum.common import exception
@@ -47,6 +48,21 @@ def from_http(exc: http_exc.HTTPException) -> flask.Response:
     if code == 405 and isinstance(exc, http_exc.MethodNotAllowed):
         response.headers['Allow'] = ', '.join(exc.valid_methods or ())
     return response
+
+
+def from_database_unreachable(exc: db_exc.DBConnectionError
+                              ) -> flask.Response:
+    """The database went away (restart, network): retrying may work.
+
+    The pool was invalidated by the failure, so the next request connects
+    afresh.
+    """
+    LOG.error('Database unreachable handling %s %s: %s',
+              flask.request.method, flask.request.path, exc)
+    return error_response(503, 'The database could not be reached; retry '
+                               'the request shortly. If this persists, '
+                               'check the database and [database] '
+                               'connection.')
 
 
 def from_unexpected(exc: Exception) -> flask.Response:

@@ -24,8 +24,10 @@ from typing import Any
 
 import sqlalchemy as sa
 from oslo_db import exception as db_exc
+from sqlalchemy.dialects import postgresql
 
 from ferrum.common import exception
+from ferrum.common import states
 from ferrum.db import api as db_api
 from ferrum.db import models
 from ferrum.objects import base
@@ -84,6 +86,38 @@ _GET = {column: _SELECT.where(TABLE.c[column] == sa.bindparam('b_ident'))
         for column in ('id', 'uuid', 'name')}
 #: The node's instance_info as stored (JSON text), to fence on it.
 RAW_INSTANCE_INFO = sa.type_coerce(_NODES.c.instance_info, sa.Text)
+
+
+def _release_in_one_statement(column: str) -> sa.Executable:
+    """PostgreSQL: free the node and delete the allocation in one statement.
+
+    The fast path of ``destroy_releasing_node``: it matches only when the
+    node points back at the allocation, no task holds the node's lock and
+    the node may lose its allocation (``states.UPDATE_ALLOWED_STATES`` or
+    maintenance, as ``release.check_releasable`` says). The node row's
+    lock, taken by the UPDATE, serialises it with claims and with other
+    deletes. Anything else falls back to the general path, which explains
+    its refusals.
+    """
+    info = sa.cast(RAW_INSTANCE_INFO, postgresql.JSONB).op('-')('traits')
+    released = sa.update(_NODES).where(
+        TABLE.c[column] == sa.bindparam('b_ident'),
+        _NODES.c.id == TABLE.c.node_id,
+        _NODES.c.allocation_id == TABLE.c.id,
+        _NODES.c.reservation.is_(None),
+        sa.or_(_NODES.c.maintenance, _NODES.c.provision_state.in_(
+            sorted(states.UPDATE_ALLOWED_STATES)))).values(
+        allocation_id=None, instance_uuid=None,
+        instance_info=sa.type_coerce(sa.cast(info, sa.Text), sa.Text),
+        updated_at=sa.bindparam('b_now')).returning(
+        TABLE.c.id, TABLE.c.uuid, _NODES.c.uuid.label('node_uuid')
+    ).cte('released')
+    return sa.delete(TABLE).where(TABLE.c.id == released.c.id).returning(
+        released.c.uuid, released.c.node_uuid)
+
+
+_RELEASE_IN_ONE = {column: _release_in_one_statement(column)
+                   for column in ('id', 'uuid', 'name')}
 
 
 class Allocation(base.Row):
@@ -365,6 +399,13 @@ class Allocation(base.Row):
         """
         column, value = base.ident_column(ident)
         with db.writer() as conn:
+            if conn.dialect.name == 'postgresql':
+                # Two round trips instead of four: a third of the time of
+                # DELETE /v1/allocations on PostgreSQL went to them.
+                done = conn.execute(_RELEASE_IN_ONE[column], {
+                    'b_ident': value, 'b_now': base.utcnow()}).first()
+                if done is not None:
+                    return Released(done.uuid, done.node_uuid, None)
             node = conn.execute(_LOCK_WITH_NODE[column], {'b_ident': value}
                                 ).mappings().first()
             if node is None:  # no such allocation, or it holds no node
