@@ -28,6 +28,7 @@ from ferrum.conductor import keepalive
 from ferrum.conductor import manager
 from ferrum.conductor import power
 from ferrum.conductor import recovery
+from ferrum.conductor import takeover as node_takeover
 from ferrum.conductor import timeouts
 from ferrum.conductor import workers
 from ferrum.db import api as db_api
@@ -101,7 +102,8 @@ class ConductorService:
         objects: list[object] = [self.power_sync,
                                  timeouts.ProvisionTimeouts(),
                                  recovery.DeadConductors(),
-                                 takeover.AllocationTakeover()]
+                                 takeover.AllocationTakeover(),
+                                 node_takeover.NodeTakeover()]
         return objects + list(self.ctx.drivers.all_interface_objects())
 
     def start_periodics(self) -> None:

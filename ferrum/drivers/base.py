@@ -243,11 +243,18 @@ class DeployInterface(BaseInterface):
         """
 
     def take_over(self, task: 'Task') -> None:
-        """Adopt an ``active`` node whose previous conductor died.
+        """Adopt an ``active`` node another conductor set up.
 
-        Called with an exclusive lock by the conductor that now owns the
-        node (scale-out). Rebuild whatever per-conductor state the deploy
-        needs. Idempotent. The default does nothing.
+        Called with an exclusive lock, right after ``prepare``, by the
+        conductor the hash ring now gives the node to: its previous
+        conductor died or stopped, or a new conductor joined. Also called
+        when a node is adopted. Rebuild whatever per-conductor state the
+        deploy needs (boot files, console); the workload keeps running.
+        Idempotent. The default does nothing.
+
+        Raising leaves the node ``active`` with ``last_error`` set; the
+        take-over is retried every ``[conductor]sync_local_state_interval``
+        seconds until it succeeds.
         """
 
     def prepare_cleaning(self, task: 'Task') -> str | None:
