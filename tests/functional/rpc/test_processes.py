@@ -161,11 +161,11 @@ def test_api_routes_to_both_conductors(deployment):
                              json={'driver': 'no-such-driver'})
     assert response.status_code == 400, response.text
 
-    node = _enroll(url, conductor_group='rack9')
-    assert node['conductor'] is None
-    response = _put(url, '/v1/nodes/%s/states/power' % node['uuid'],
-                    {'target': 'power off'})
-    assert response.status_code == 503, response.text
+    # No conductor would manage a node of a group nobody serves.
+    response = requests.post(url + '/v1/nodes', headers=HEADERS, timeout=30,
+                             json={'driver': 'fake-hardware',
+                                   'conductor_group': 'rack9'})
+    assert response.status_code == 400, response.text
     fault = json.loads(response.json()['error_message'])
     assert 'conductor group "rack9"' in fault['faultstring']
 
