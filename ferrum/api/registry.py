@@ -82,7 +82,8 @@ class ConductorRegistry:
             view = self._view
         if (view is not None and self._fresh(view.read_at)
                 and (driver is None or any(
-                    driver in types for _g, types in view.conductors.values()))):
+                    driver in types
+                    for _g, types in view.conductors.values()))):
             return view
         return self.refresh()
 

@@ -25,11 +25,12 @@ transport_opts: list[cfg.Opt] = [
                     'processes or hosts sharing one database.'),
     cfg.IntOpt('hash_ring_reset_interval', default=15, min=0,
                help='Seconds the API keeps its view of the live conductors '
-                    '(and the hash rings that route nodes to them) before '
-                    'reading the conductors table again. A conductor that '
-                    'cannot be reached or a driver no known conductor runs '
-                    'triggers an immediate re-read. 0 re-reads on every '
-                    'call.'),
+                    '(the hash rings that route nodes to them, and the '
+                    'conductor each node shows in its "conductor" field) '
+                    'before reading the conductors table again. A conductor '
+                    'that refuses the connection or is stopping, or a driver '
+                    'no known conductor runs, triggers an immediate re-read. '
+                    '0 re-reads on every call.'),
 ]
 
 opts: list[cfg.Opt] = [
