@@ -210,8 +210,10 @@ class DeployInterface(BaseInterface):
         """Get the node ready for ``deploy``: allocate resources it needs.
 
         Called with an exclusive lock in ``deploying``, before ``deploy``;
-        also at take-over (see take_over). Must be idempotent: a failed
-        deploy is retried by calling it again.
+        also at take-over, in ``active`` (see take_over), where only what
+        the running workload needs from this conductor is to be prepared
+        (its instance boot, not a deploy ramdisk). Must be idempotent: a
+        failed deploy is retried by calling it again.
         """
 
     @abc.abstractmethod
