@@ -63,14 +63,21 @@ def _endpoint(method_map: dict[str, routes.Handler]) -> Any:
 
 
 def create_app(conf: cfg.ConfigOpts, db: db_api.Database,
-               rpc: rpcapi.ConductorAPI) -> flask.Flask:
-    """The API application on ``db``, reaching conductors through ``rpc``."""
+               rpc: rpcapi.ConductorAPI,
+               conductors: registry.ConductorRegistry | None = None
+               ) -> flask.Flask:
+    """The API application on ``db``, reaching conductors through ``rpc``.
+
+    :param conductors: the view of the conductors ``rpc`` routes by, so
+        that nodes show the conductor their calls go to; by default one
+        of all live conductors.
+    """
     app = flask.Flask('ferrum.api')
     app.config['FERRUM_CONF'] = conf
     app.config['FERRUM_DB'] = db
     app.config['FERRUM_RPC'] = rpc
-    app.config['FERRUM_REGISTRY'] = registry.ConductorRegistry(
-        db, lambda: conf.conductor.heartbeat_timeout)
+    app.config['FERRUM_REGISTRY'] = (
+        conductors or registry.ConductorRegistry(db, conf))
     app.json.sort_keys = False  # type: ignore[attr-defined]
     # "//" in a path is a 404 like any unknown path, not a redirect whose
     # Location would echo the raw request back.

@@ -51,7 +51,7 @@ _BCRYPT_MAX_PASSWORD = 72
 
 class UserFileInvalid(exception.FerrumException):
     msg_fmt = ('Cannot use the HTTP Basic users file %(path)s (set by '
-               '[DEFAULT] http_basic_auth_user_file): %(reason)s')
+               '%(option)s): %(reason)s')
 
 
 class Unauthorized(exception.FerrumException):
@@ -59,7 +59,7 @@ class Unauthorized(exception.FerrumException):
     code = 401
 
 
-def _parse(path: str) -> dict[str, bytes]:
+def _parse(path: str, option: str) -> dict[str, bytes]:
     """The users and hashes of the htpasswd file at ``path``.
 
     :raises UserFileInvalid: the file is missing, unreadable, or a line is
@@ -69,12 +69,14 @@ def _parse(path: str) -> dict[str, bytes]:
         with open(path, encoding='utf-8') as source:
             lines = source.read().splitlines()
     except FileNotFoundError:
-        raise UserFileInvalid(path=path, reason='it does not exist.')
+        raise UserFileInvalid(path=path, option=option,
+                              reason='it does not exist.')
     except OSError as exc:
-        raise UserFileInvalid(path=path, reason='it cannot be read: %s.'
-                              % exc.strerror)
+        raise UserFileInvalid(path=path, option=option,
+                              reason='it cannot be read: %s.' % exc.strerror)
     except UnicodeDecodeError:
-        raise UserFileInvalid(path=path, reason='it is not UTF-8 text.')
+        raise UserFileInvalid(path=path, option=option,
+                              reason='it is not UTF-8 text.')
     users: dict[str, bytes] = {}
     for number, line in enumerate(lines, 1):
         line = line.strip()
@@ -95,7 +97,7 @@ def _parse(path: str) -> dict[str, bytes]:
         else:
             users[user] = hashed.encode('ascii')
             continue
-        raise UserFileInvalid(path=path, reason=reason)
+        raise UserFileInvalid(path=path, option=option, reason=reason)
     return users
 
 
@@ -112,15 +114,17 @@ def _stamp(path: str) -> tuple[int, int, int] | None:
 class UserFile:
     """The htpasswd file's users, re-read when the file changes on disk."""
 
-    def __init__(self, path: str) -> None:
+    def __init__(self, path: str, option: str) -> None:
         """Read the file.
 
+        :param option: the option that names the file, for messages.
         :raises UserFileInvalid: see :func:`_parse`.
         """
         self.path = path
+        self.option = option
         self._lock = threading.Lock()
         self._stamp = _stamp(path)
-        self._users = _parse(path)
+        self._users = _parse(path, option)
         self._error: UserFileInvalid | None = None
         if not self._users:
             LOG.warning('The HTTP Basic users file %s has no users: every '
@@ -145,7 +149,7 @@ class UserFile:
         # shows up as a new stamp on the next request.
         self._stamp = stamp
         try:
-            self._users = _parse(self.path)
+            self._users = _parse(self.path, self.option)
         except UserFileInvalid as exc:
             # Fail closed: a half-edited file must not keep removed users in.
             self._users, self._error = {}, exc
@@ -214,8 +218,13 @@ def _credentials(header: str | None) -> tuple[str, bytes]:
 class BasicAuth:
     """The ``http_basic`` check, run before every non-public request."""
 
-    def __init__(self, path: str) -> None:
-        self.user_file = UserFile(path)
+    def __init__(self, path: str,
+                 option: str = '[DEFAULT] http_basic_auth_user_file') -> None:
+        """
+        :param option: the option that names the file, for messages.
+        :raises UserFileInvalid: see :func:`_parse`.
+        """
+        self.user_file = UserFile(path, option)
         self.cache = VerifiedCache()
 
     def authenticate(self, header: str | None) -> str:

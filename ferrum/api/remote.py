@@ -12,6 +12,7 @@ from oslo_config import cfg
 
 from ferrum.api import app as api_app
 from ferrum.api import local
+from ferrum.api import registry
 from ferrum.db import api as db_api
 from ferrum.rpc import client
 
@@ -31,9 +32,12 @@ class RemoteAPI:
         :raises FerrumException: the app cannot be built (an unusable
             htpasswd file).
         """
-        return api_app.create_app(self.conf, self.db,
-                                  client.JsonRpcConductorAPI(self.conf,
-                                                             self.db))
+        conductors = registry.ConductorRegistry(self.db, self.conf,
+                                                require_address=True)
+        return api_app.create_app(
+            self.conf, self.db,
+            client.JsonRpcConductorAPI(self.conf, self.db, conductors),
+            conductors)
 
     def stop(self) -> None:
         """Nothing runs in the background; kept for symmetry with LocalAPI."""

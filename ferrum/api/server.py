@@ -4,10 +4,10 @@
 ``ferrum`` and ``ferrum-api`` use it for the API, ``ferrum-conductor``
 for its JSON-RPC endpoint; any other WSGI server can run
 ``ferrum.api.wsgi:application`` instead. The address comes from
-``[api] host_ip`` and ``port``: with ``auth_strategy = noauth`` a
-non-loopback address is refused unless ``[api] allow_non_loopback_noauth``
-says otherwise, since the API would then let anyone on the network drive
-every node.
+``[api] host_ip`` and ``port`` (``[json_rpc]`` for the endpoint): with
+``auth_strategy = noauth`` a non-loopback address is refused unless that
+group's ``allow_non_loopback_noauth`` says otherwise, since anyone on the
+network could then drive every node.
 """
 
 import ipaddress
@@ -29,12 +29,12 @@ LISTEN_BACKLOG = 128
 
 
 class NoauthNotLoopback(exception.FerrumException):
-    msg_fmt = ('Refusing to serve the API on %(host)s without '
+    msg_fmt = ('Refusing to serve the %(what)s on %(host)s without '
                'authentication: anyone who can reach that address could '
-               'drive every node. Set [DEFAULT] auth_strategy = http_basic, '
-               'or [api] host_ip to a loopback address such as 127.0.0.1, '
-               'or [api] allow_non_loopback_noauth = True if a proxy in '
-               'front authenticates.')
+               'drive every node. Set %(strategy)s = http_basic, or '
+               '[%(group)s] host_ip to a loopback address such as '
+               '127.0.0.1, or [%(group)s] allow_non_loopback_noauth = True '
+               'if %(trust)s.')
 
 
 class BindFailed(exception.FerrumException):
@@ -58,18 +58,34 @@ def is_loopback(host: str) -> bool:
         for info in infos)
 
 
-def check_bind_allowed(conf: cfg.ConfigOpts) -> None:
+#: group -> (the auth_strategy option, why allowing noauth may be fine).
+_AUTH_OPTIONS = {
+    'api': ('[DEFAULT] auth_strategy', 'a proxy in front authenticates'),
+    'json_rpc': ('[json_rpc] auth_strategy',
+                 'only the API hosts can reach that network'),
+}
+
+
+def check_bind_allowed(conf: cfg.ConfigOpts, group: str = 'api',
+                       what: str = 'API') -> None:
     """Refuse a non-loopback address without authentication.
 
+    :param group: ``api`` (whose strategy is ``[DEFAULT] auth_strategy``)
+        or ``json_rpc``; each has its own ``allow_non_loopback_noauth``.
     :raises NoauthNotLoopback: see the module docstring.
     """
-    host = conf.api.host_ip
-    if conf.auth_strategy != 'noauth' or is_loopback(host):
+    options = conf[group]
+    host = options.host_ip
+    strategy = (conf.auth_strategy if group == 'api'
+                else options.auth_strategy)
+    if strategy != 'noauth' or is_loopback(host):
         return
-    if not conf.api.allow_non_loopback_noauth:
-        raise NoauthNotLoopback(host=host)
-    LOG.warning('Serving the API on %s without authentication, as [api] '
-                'allow_non_loopback_noauth allows', host)
+    if not options.allow_non_loopback_noauth:
+        option, trust = _AUTH_OPTIONS[group]
+        raise NoauthNotLoopback(what=what, host=host, strategy=option,
+                                group=group, trust=trust)
+    LOG.warning('Serving the %s on %s without authentication, as [%s] '
+                'allow_non_loopback_noauth allows', what, host, group)
 
 
 class _CherootServer(wsgi.Server):
@@ -87,14 +103,13 @@ class APIServer:
                  what: str = 'API') -> None:
         """Check the configured address; nothing is bound yet.
 
-        :param group: the option group of ``host_ip``, ``port`` and
-            ``threads``: ``api``, or ``json_rpc`` for a conductor's
-            JSON-RPC endpoint (which has no authentication to check).
+        :param group: the option group of ``host_ip``, ``port``,
+            ``threads`` and ``allow_non_loopback_noauth``: ``api``, or
+            ``json_rpc`` for a conductor's JSON-RPC endpoint.
         :param what: what is served, for logs and errors.
         :raises NoauthNotLoopback: see :func:`check_bind_allowed`.
         """
-        if group == 'api':
-            check_bind_allowed(conf)
+        check_bind_allowed(conf, group, what)
         options = conf[group]
         self._group = group
         self._what = what

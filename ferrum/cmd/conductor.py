@@ -37,8 +37,9 @@ def main(argv: list[str] | None = None) -> int:
             raise
 
     def stop() -> None:
-        # The conductor first: calls still arriving meanwhile are refused
-        # with 503 (ConductorShuttingDown) rather than connection errors.
+        # The conductor first: calls still arriving while it finishes its
+        # work are answered ConductorNotServing, which the API retries on
+        # the node's next owner, rather than with connection errors.
         conductor.stop()
         endpoint.stop()
 

@@ -155,6 +155,15 @@ class NoFreeConductorWorker(TemporaryFailure):
                '[conductor]workers_pool_size.')
 
 
+class ConductorNotServing(TemporaryFailure):
+    """Nothing was done: the conductor's endpoint answers, its service not.
+
+    The API retries such a call at once on another conductor.
+    """
+    msg_fmt = ('Conductor %(host)s is starting or stopping and takes no '
+               'calls; retry shortly.')
+
+
 class ConductorShuttingDown(TemporaryFailure):
     msg_fmt = ('Conductor %(host)s is shutting down and takes no new work; '
                'retry against another conductor.')

@@ -33,6 +33,9 @@ def do_deploy(task: task_manager.Task) -> None:
 
 def finish_deploy(task: task_manager.Task) -> None:
     task.node.power_state = states.POWER_ON
+    # Which conductor set the workload up: when the hash ring gives the
+    # node to another one, that one takes it over (conductor/takeover.py).
+    task.node.conductor_affinity = task.ctx.conductor_id
     task.node.deploy_step = None
     task.process_event('done')
 
@@ -78,4 +81,5 @@ def do_adopt(task: task_manager.Task) -> None:
         task.process_event('fail', last_error='Adoption failed: %s' % exc)
         return
     task.node.power_state = states.POWER_ON
+    task.node.conductor_affinity = task.ctx.conductor_id
     task.process_event('done')

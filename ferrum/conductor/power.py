@@ -10,8 +10,8 @@ from typing import Any
 from ferrum.common import exception
 from ferrum.common import states
 from ferrum.conductor import context as context_mod
+from ferrum.conductor import ownership
 from ferrum.conductor import task_manager
-from ferrum.objects import node as node_obj
 from ferrum.periodic import decorators
 
 LOG = logging.getLogger(__name__)
@@ -91,14 +91,13 @@ class PowerSync:
     @decorators.periodic(
         spacing=lambda conf: conf.conductor.sync_power_state_interval)
     def sync_power_states(self, ctx: context_mod.ConductorContext) -> None:
-        rows = node_obj.Node.list_columns(
-            self.ctx.db, ['id', 'uuid', 'maintenance', 'fault', 'driver'],
-            filters={'reserved': False,
-                     'conductor_group': self.ctx.conf.conductor.conductor_group})
+        # Only this conductor's share: every conductor querying every BMC
+        # would multiply the BMC traffic by the number of conductors.
+        rows = ownership.node_rows(self.ctx, ['id', 'maintenance', 'fault'],
+                                   filters={'reserved': False})
         candidates = [r for r in rows
-                      if r.driver in self.ctx.drivers.hardware_types
-                      and (not r.maintenance
-                           or r.fault == states.FAULT_POWER_FAILURE)]
+                      if not r.maintenance
+                      or r.fault == states.FAULT_POWER_FAILURE]
         conf = self.ctx.conf.conductor
         workers = min(conf.sync_power_state_workers,
                       conf.periodic_max_workers) or 1

@@ -59,13 +59,17 @@ def fail_and_release(db: db_api.Database, host: str, why: str) -> int:
 
 
 class DeadConductors:
-    """Frees the nodes of conductors whose heartbeat stopped."""
+    """Frees the nodes of conductors whose heartbeat stopped.
+
+    Only a stopped heartbeat counts, not "offline": a conductor stopping
+    gracefully is offline but still finishing the work it holds locks for.
+    """
 
     @decorators.periodic(
         spacing=lambda conf: conf.conductor.check_provision_state_interval)
     def release_dead_conductor_locks(
             self, ctx: context_mod.ConductorContext) -> None:
-        dead = conductor_obj.list_dead(
+        dead = conductor_obj.list_silent(
             ctx.db, ctx.conf.conductor.heartbeat_timeout)
         for other in dead:
             if other.hostname == ctx.host:

@@ -8,9 +8,16 @@ host left locked, then start the heartbeat, resume the allocations a
 previous run left "allocating", and start the periodic tasks. Only
 then is the service ready (and systemd told so, by the command).
 
-Stop: take no new work, let running work finish within
-``[conductor]graceful_shutdown_timeout``, fail and unlock what is left,
-stop the periodic tasks and mark the conductor offline.
+Stop (SIGTERM) hands the nodes over without failing them: the conductor
+marks itself offline first, so it leaves the hash ring at once and the API
+and the other conductors route its nodes elsewhere from their next read of
+the conductors table; its JSON-RPC endpoint answers "not serving", which
+makes the API re-read at once and call the new owner. It takes no new
+work and stops its periodic tasks, lets running work finish within
+``[conductor]graceful_shutdown_timeout``, and only fails and unlocks what
+is still running after that. Its heartbeat goes on (offline) until then,
+so that nobody takes it for dead and fails the nodes it is finishing. The
+new owners take its active nodes over (:mod:`ferrum.conductor.takeover`).
 """
 
 import datetime
@@ -28,6 +35,7 @@ from ferrum.conductor import keepalive
 from ferrum.conductor import manager
 from ferrum.conductor import power
 from ferrum.conductor import recovery
+from ferrum.conductor import takeover as node_takeover
 from ferrum.conductor import timeouts
 from ferrum.conductor import workers
 from ferrum.db import api as db_api
@@ -101,7 +109,8 @@ class ConductorService:
         objects: list[object] = [self.power_sync,
                                  timeouts.ProvisionTimeouts(),
                                  recovery.DeadConductors(),
-                                 takeover.AllocationTakeover()]
+                                 takeover.AllocationTakeover(),
+                                 node_takeover.NodeTakeover()]
         return objects + list(self.ctx.drivers.all_interface_objects())
 
     def start_periodics(self) -> None:
@@ -119,18 +128,22 @@ class ConductorService:
         if ctx is None:
             return
         self.ctx = None
+        self.manager = None  # the JSON-RPC endpoint now answers "not serving"
+        assert ctx.conductor_id is not None
+        if self._heartbeat is not None:
+            self._heartbeat.go_offline()
+        else:
+            conductor_obj.unregister(ctx.db, ctx.conductor_id)
         ctx.workers.stop_accepting()
+        if self._periodic is not None:
+            self._periodic.stop()
+            self._periodic.wait()
         timeout = self.conf.conductor.graceful_shutdown_timeout
         if not ctx.workers.wait_idle(timeout):
             LOG.warning('%d operations still running after %ds; failing '
                         'their nodes', ctx.workers.running, timeout)
-        if self._periodic is not None:
-            self._periodic.stop()
-            self._periodic.wait()
         recovery.fail_and_release(ctx.db, ctx.host, 'stopped')
         if self._heartbeat is not None:
             self._heartbeat.stop()
-        assert ctx.conductor_id is not None
-        conductor_obj.unregister(ctx.db, ctx.conductor_id)
         ctx.workers.shutdown()
         LOG.info('Conductor %s stopped', ctx.host)

@@ -8,8 +8,8 @@ from ferrum.common import exception
 from ferrum.common import states
 from ferrum.conductor import cleaning
 from ferrum.conductor import context as context_mod
+from ferrum.conductor import ownership
 from ferrum.conductor import task_manager
-from ferrum.objects import node as node_obj
 from ferrum.periodic import decorators
 
 LOG = logging.getLogger(__name__)
@@ -31,13 +31,11 @@ class ProvisionTimeouts:
             if not timeout:
                 continue
             cutoff = ctx.clock() - datetime.timedelta(seconds=timeout)
-            rows = node_obj.Node.list_columns(
-                ctx.db, ['id', 'uuid', 'provision_updated_at', 'driver'],
-                filters={'provision_state': state, 'reserved': False,
-                         'conductor_group': ctx.conf.conductor.conductor_group})
+            rows = ownership.node_rows(
+                ctx, ['id', 'provision_updated_at'],
+                filters={'provision_state': state, 'reserved': False})
             for row in rows:
-                if (row.driver in ctx.drivers.hardware_types
-                        and row.provision_updated_at is not None
+                if (row.provision_updated_at is not None
                         and row.provision_updated_at < cutoff):
                     self._fail(ctx, row.id, state, option, timeout)
 

@@ -78,6 +78,17 @@ opts: list[cfg.Opt] = [
                     'heartbeat_timeout, and finishes them. 0 disables it; '
                     'such allocations then wait until their conductor '
                     'comes back.'),
+    cfg.IntOpt('sync_local_state_interval', default=60, min=0,
+               help='Seconds between two runs of the periodic task that '
+                    'takes over the active nodes the hash ring now gives '
+                    'to this conductor (because a conductor died, stopped '
+                    'or joined): the node\'s deploy interface prepares and '
+                    'takes the node over, and the node records this '
+                    'conductor as the one that handles it. A take-over that '
+                    'fails leaves the node active with last_error set and is '
+                    'retried at the next run. 0 disables it; nodes then '
+                    'keep whatever per-conductor state their previous '
+                    'conductor set up.'),
     cfg.FloatOpt('allocation_wait_timeout', default=1.0, min=0,
                  mutable=True,
                  help='Seconds a create-allocation request waits for the '

@@ -25,11 +25,12 @@ transport_opts: list[cfg.Opt] = [
                     'processes or hosts sharing one database.'),
     cfg.IntOpt('hash_ring_reset_interval', default=15, min=0,
                help='Seconds the API keeps its view of the live conductors '
-                    '(and the hash rings that route nodes to them) before '
-                    'reading the conductors table again. A conductor that '
-                    'cannot be reached or a driver no known conductor runs '
-                    'triggers an immediate re-read. 0 re-reads on every '
-                    'call.'),
+                    '(the hash rings that route nodes to them, and the '
+                    'conductor each node shows in its "conductor" field) '
+                    'before reading the conductors table again. A conductor '
+                    'that refuses the connection or is stopping, or a driver '
+                    'no known conductor runs, triggers an immediate re-read. '
+                    '0 re-reads on every call.'),
 ]
 
 opts: list[cfg.Opt] = [
@@ -37,12 +38,20 @@ opts: list[cfg.Opt] = [
                        help='The IP address or host name the conductor\'s '
                             'JSON-RPC endpoint listens on; the API calls '
                             'http://host_ip:port, so it must be reachable '
-                            'from the API hosts. Unless auth_strategy is '
-                            'http_basic, keep it on a trusted network.'),
+                            'from the API hosts. With auth_strategy noauth '
+                            'only a loopback address is accepted unless '
+                            'allow_non_loopback_noauth is set.'),
     cfg.PortOpt('port', default=8089,
                 help='The TCP port the conductor\'s JSON-RPC endpoint '
                      'listens on. 0 lets the kernel pick a free port, which '
                      'the conductor then registers; only useful for tests.'),
+    cfg.BoolOpt('allow_non_loopback_noauth', default=False,
+                help='Serve the conductor\'s JSON-RPC endpoint on a '
+                     'non-loopback host_ip although auth_strategy is '
+                     'noauth. Anyone who can reach the address can then '
+                     'drive every node this conductor manages, so only set '
+                     'this on a network that only the API hosts reach. '
+                     'Unset, such a conductor refuses to start.'),
     cfg.IntOpt('threads', default=16, min=1,
                help='Number of threads serving JSON-RPC calls at once in a '
                     'conductor. A call waiting for a node lock holds its '

@@ -210,8 +210,10 @@ class DeployInterface(BaseInterface):
         """Get the node ready for ``deploy``: allocate resources it needs.
 
         Called with an exclusive lock in ``deploying``, before ``deploy``;
-        also at take-over (see take_over). Must be idempotent: a failed
-        deploy is retried by calling it again.
+        also at take-over, in ``active`` (see take_over), where only what
+        the running workload needs from this conductor is to be prepared
+        (its instance boot, not a deploy ramdisk). Must be idempotent: a
+        failed deploy is retried by calling it again.
         """
 
     @abc.abstractmethod
@@ -243,11 +245,18 @@ class DeployInterface(BaseInterface):
         """
 
     def take_over(self, task: 'Task') -> None:
-        """Adopt an ``active`` node whose previous conductor died.
+        """Adopt an ``active`` node another conductor set up.
 
-        Called with an exclusive lock by the conductor that now owns the
-        node (scale-out). Rebuild whatever per-conductor state the deploy
-        needs. Idempotent. The default does nothing.
+        Called with an exclusive lock, right after ``prepare``, by the
+        conductor the hash ring now gives the node to: its previous
+        conductor died or stopped, or a new conductor joined. Also called
+        when a node is adopted. Rebuild whatever per-conductor state the
+        deploy needs (boot files, console); the workload keeps running.
+        Idempotent. The default does nothing.
+
+        Raising leaves the node ``active`` with ``last_error`` set; the
+        take-over is retried every ``[conductor]sync_local_state_interval``
+        seconds until it succeeds.
         """
 
     def prepare_cleaning(self, task: 'Task') -> str | None:

@@ -119,12 +119,17 @@ def _conductor(row: sa.RowMapping) -> Conductor:
                         for f in dataclasses.fields(Conductor)})
 
 
-def heartbeat(db: db_api.Database, conductor_id: int) -> None:
-    """Record that the conductor is alive (and online again if it was not)."""
+def heartbeat(db: db_api.Database, conductor_id: int,
+              online: bool = True) -> None:
+    """Record that the conductor is running.
+
+    :param online: False while it stops: it is out of the hash ring but
+        still finishing its work, so not dead (see :func:`list_silent`).
+    """
     now = base.utcnow()
     with db.writer() as conn:
         conn.execute(sa.update(TABLE).where(TABLE.c.id == conductor_id)
-                     .values(heartbeat_at=now, online=True))
+                     .values(heartbeat_at=now, online=online))
 
 
 def unregister(db: db_api.Database, conductor_id: int) -> None:
@@ -148,6 +153,18 @@ def is_alive(conductor: Conductor, heartbeat_timeout: int) -> bool:
 def list_dead(db: db_api.Database, heartbeat_timeout: int) -> list[Conductor]:
     """Conductors that stopped (offline) or whose heartbeat is too old."""
     return [c for c in list_all(db) if not is_alive(c, heartbeat_timeout)]
+
+
+def list_silent(db: db_api.Database, heartbeat_timeout: int
+                ) -> list[Conductor]:
+    """Conductors whose heartbeat is too old, online or not.
+
+    Unlike :func:`list_dead`, a conductor that is stopping gracefully
+    (offline, still beating while it finishes its work) is not among them:
+    its node locks are its own until it releases them.
+    """
+    cutoff = _cutoff(heartbeat_timeout)
+    return [c for c in list_all(db) if c.heartbeat_at <= cutoff]
 
 
 def set_hardware_interfaces(db: db_api.Database, conductor_id: int,

@@ -76,8 +76,9 @@ def node_periodic(purpose: str, spacing: Spacing,
     :param shared: take a shared lock (call ``task.upgrade_lock()`` to
         change the node) or an exclusive one.
 
-    Only nodes whose hardware type this conductor loaded and whose conductor
-    group is this conductor's are visited. A node that is locked or deleted
+    Only the nodes this conductor handles are visited: its conductor group,
+    a hardware type it loaded, and its share of the hash ring (see
+    :mod:`ferrum.conductor.ownership`). A node that is locked or deleted
     meanwhile is skipped; raising :class:`Stop` ends the run.
     """
     wanted = ('id', 'uuid', 'driver', 'provision_state',
@@ -86,15 +87,11 @@ def node_periodic(purpose: str, spacing: Spacing,
     def wrap(func: F) -> F:
         @functools.wraps(func)
         def run(self: Any, ctx: 'ConductorContext') -> None:
+            from ferrum.conductor import ownership
             from ferrum.conductor import task_manager
-            from ferrum.objects import node as node_obj
-            query = dict(filters or {})
-            query['conductor_group'] = ctx.conf.conductor.conductor_group
             max_nodes = limit(ctx.conf) if callable(limit) else limit
             done = 0
-            for row in node_obj.Node.list_columns(ctx.db, wanted, query):
-                if row.driver not in ctx.drivers.hardware_types:
-                    continue
+            for row in ownership.node_rows(ctx, wanted, filters):
                 if predicate is not None and not predicate(row):
                     continue
                 if max_nodes is not None and done >= max_nodes:

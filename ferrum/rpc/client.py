@@ -4,35 +4,39 @@
 :class:`JsonRpcConductorAPI` implements
 :class:`~ferrum.conductor.rpcapi.ConductorAPI`. A call about a node goes to
 the conductor the hash ring picks for it (see :mod:`ferrum.rpc.ring`);
-enrolling goes to a conductor that runs the driver; allocations go to a
-random live conductor. Each conductor's address is the ``rpc_address`` it
-registered in the conductors table.
+enrolling goes to a conductor of the node's group that runs the driver;
+allocations go to a random live conductor. Each conductor's address is the
+``rpc_address`` it registered in the conductors table.
 
-The view of the live conductors is read from the database at most once per
-``[DEFAULT] hash_ring_reset_interval`` seconds, and again at once when no
-known conductor qualifies or one cannot be reached. Every failure to reach
-a conductor is a 503 (:class:`ConductorUnreachable`), never a 500.
+The live conductors come from the API's
+:class:`~ferrum.api.registry.ConductorRegistry`, the same view the node
+``conductor`` field is rendered from. A conductor that refuses the
+connection, or answers that it is starting or stopping, did nothing: the
+view is re-read at once and the call is sent once more, to the conductor
+the ring picks without the one that failed (the node's next owner once
+that one has left). Any other failure to reach a conductor is a 503
+(:class:`ConductorUnreachable`), never a 500, and is not retried: the
+conductor may have done the work.
+
+Each API thread keeps one HTTP session (keep-alive connections per
+conductor), so a call does not pay for a new TCP connection.
 """
 
-import base64
-import dataclasses
 import itertools
-import json
 import logging
 import random
 import threading
-import time
-import urllib.error
-import urllib.request
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from typing import Any
 
+import requests
 from oslo_config import cfg
+from urllib3 import exceptions as urllib3_exc
 
+from ferrum.api import registry as registry_mod
 from ferrum.common import exception
 from ferrum.db import api as db_api
 from ferrum.objects import allocation as allocation_obj
-from ferrum.objects import conductor as conductor_obj
 from ferrum.objects import node as node_obj
 from ferrum.rpc import ring
 from ferrum.rpc import wire
@@ -47,9 +51,19 @@ class NoConductorForNode(exception.TemporaryFailure):
                '"%(group)s", or move the node to a served group.')
 
 
+class NoConductorInGroup(exception.Invalid):
+    msg_fmt = ('No live conductor in conductor group "%(group)s" runs '
+               'hardware type "%(driver)s", so no conductor would manage '
+               'the node. Use a conductor group that is served, or first '
+               'start a conductor with [conductor] conductor_group = '
+               '"%(group)s" and that hardware type in '
+               'enabled_hardware_types.')
+
+
 class NoConductor(exception.TemporaryFailure):
     msg_fmt = ('No live conductor with a JSON-RPC address is registered; '
-               'start a ferrum-conductor with rpc_transport = json-rpc.')
+               'start a ferrum-conductor with [DEFAULT] rpc_transport = '
+               'json-rpc.')
 
 
 class ConductorUnreachable(exception.TemporaryFailure):
@@ -57,136 +71,162 @@ class ConductorUnreachable(exception.TemporaryFailure):
                '%(method)s call: %(reason)s')
 
 
-@dataclasses.dataclass(frozen=True)
-class _View:
-    """The live conductors as read at ``read_at``."""
+#: Picks a conductor from a view, leaving out some hosts; None if none fits.
+Chooser = Callable[[registry_mod.View, Collection[str]], str | None]
 
-    read_at: float
-    conductors: ring.Conductors
-    addresses: dict[str, str]
+
+class _NotServed(Exception):
+    """The conductor did nothing: the call may go to another one."""
+
+    def __init__(self, error: exception.TemporaryFailure) -> None:
+        super().__init__(str(error))
+        self.error = error
+
+
+def _without(conductors: ring.Conductors, hosts: Collection[str]
+             ) -> ring.Conductors:
+    return {host: value for host, value in conductors.items()
+            if host not in hosts}
+
+
+def _refused(exc: requests.ConnectionError) -> bool:
+    """Whether no connection was made, so the call was never sent."""
+    if isinstance(exc, requests.ConnectTimeout):
+        return True
+    reason = getattr(exc.args[0] if exc.args else None, 'reason', None)
+    return isinstance(reason, (urllib3_exc.NewConnectionError,
+                               urllib3_exc.ConnectTimeoutError))
 
 
 class JsonRpcConductorAPI:
     """Routes each :class:`ConductorAPI` call to one conductor over HTTP."""
 
     def __init__(self, conf: cfg.ConfigOpts, db: db_api.Database,
-                 clock: Callable[[], float] = time.monotonic) -> None:
+                 conductors: registry_mod.ConductorRegistry | None = None
+                 ) -> None:
+        """
+        :param conductors: the API's view of the conductors (by default a
+            view of this client's own).
+        """
         self._conf = conf
         self._db = db
-        self._clock = clock
-        self._lock = threading.Lock()
-        self._view: _View | None = None
+        self._registry = conductors or registry_mod.ConductorRegistry(
+            db, conf, require_address=True)
         self._ids = itertools.count(1)
-        self._headers = {'Content-Type': 'application/json'}
+        self._local = threading.local()
         options = conf.json_rpc
+        self._auth: tuple[str, str] | None = None
         if (options.auth_strategy == 'http_basic'
                 and options.http_basic_username):
-            token = base64.b64encode(('%s:%s' % (
-                options.http_basic_username,
-                options.http_basic_password or '')).encode()).decode()
-            self._headers['Authorization'] = 'Basic %s' % token
+            self._auth = (options.http_basic_username,
+                          options.http_basic_password or '')
 
     # ---- routing -------------------------------------------------------------
 
-    def _read(self) -> _View:
-        timeout = self._conf.conductor.heartbeat_timeout
-        conductors = conductor_obj.alive_drivers(self._db, timeout)
-        addresses = {c.hostname: c.rpc_address
-                     for c in conductor_obj.list_all(self._db)
-                     if c.rpc_address and c.hostname in conductors}
-        view = _View(self._clock(), {host: value for host, value
-                                     in conductors.items()
-                                     if host in addresses}, addresses)
-        with self._lock:
-            self._view = view
-        return view
-
-    def _current(self) -> _View:
-        with self._lock:
-            view = self._view
-        if view is None or (self._clock() - view.read_at
-                            >= self._conf.hash_ring_reset_interval):
-            return self._read()
-        return view
-
-    def _invalidate(self) -> None:
-        with self._lock:
-            self._view = None
-
-    def _pick(self, choose: Callable[[_View], str | None]) -> tuple[str, str]:
-        """(host, address) chosen from the cached view, else a fresh one."""
-        view = self._current()
-        host = choose(view)
+    def _pick(self, choose: Chooser, missing: exception.FerrumException
+              ) -> tuple[str, str]:
+        """(host, address) chosen from the current view, else a fresh one."""
+        view = self._registry.view()
+        host = choose(view, ())
         if host is None:
-            view = self._read()
-            host = choose(view)
+            view = self._registry.refresh()
+            host = choose(view, ())
         if host is None:
-            raise LookupError
+            raise missing
         return host, view.addresses[host]
 
-    def _for_node(self, driver: str, group: str, node_uuid: str
-                  ) -> tuple[str, str]:
-        try:
-            return self._pick(lambda view: ring.conductor_for(
-                view.conductors, driver, group, node_uuid))
-        except LookupError:
-            raise NoConductorForNode(driver=driver, group=group) from None
+    @staticmethod
+    def _for_node(driver: str, group: str, node_uuid: str) -> Chooser:
+        return lambda view, exclude: ring.conductor_for(
+            _without(view.conductors, exclude), driver, group, node_uuid)
 
-    def _for_driver(self, driver: str) -> tuple[str, str]:
-        def choose(view: _View) -> str | None:
-            hosts = sorted(host for host, (_group, types)
-                           in view.conductors.items() if driver in types)
-            return random.choice(hosts) if hosts else None
-        try:
-            return self._pick(choose)
-        except LookupError:
-            raise exception.DriverNotSupported(driver=driver) from None
+    @staticmethod
+    def _random(hosts: Collection[str]) -> str | None:
+        return random.choice(sorted(hosts)) if hosts else None
 
-    def _any(self) -> tuple[str, str]:
-        try:
-            return self._pick(lambda view: random.choice(
-                sorted(view.addresses)) if view.addresses else None)
-        except LookupError:
-            raise NoConductor() from None
-
-    def _node_target(self, node_id: int | str,
-                     changes: dict[str, Any] | None = None
-                     ) -> tuple[str, str]:
+    def _node_call(self, node_id: int | str, method: str,
+                   changes: dict[str, Any] | None = None, /,
+                   **params: Any) -> Any:
+        """Call ``method`` on the conductor that handles the node."""
         node = node_obj.Node.get(self._db, node_id)
         changes = changes or {}
         # A driver or group change goes to a conductor of the new one, which
         # checks the node's interfaces against the drivers it loaded.
-        return self._for_node(changes.get('driver', node.driver),
-                              changes.get('conductor_group',
-                                          node.conductor_group), node.uuid)
+        driver = changes.get('driver', node.driver)
+        group = changes.get('conductor_group', node.conductor_group)
+        if (driver, group) != (node.driver, node.conductor_group):
+            missing: exception.FerrumException = NoConductorInGroup(
+                driver=driver, group=group)
+        else:
+            missing = NoConductorForNode(driver=driver, group=group)
+        return self._call(self._for_node(driver, group, node.uuid), missing,
+                          method, **params)
 
     # ---- the call ------------------------------------------------------------
 
-    def _call(self, where: tuple[str, str], method: str, /,
-              **params: Any) -> Any:
-        host, address = where
-        request = urllib.request.Request(
-            address, method='POST',
-            data=wire.dumps({'jsonrpc': '2.0', 'method': method,
-                             'params': params, 'id': next(self._ids)}),
-            headers=self._headers)
+    def _session(self) -> requests.Session:
+        session: requests.Session | None = getattr(self._local, 'session',
+                                                   None)
+        if session is None:
+            session = requests.Session()
+            session.auth = self._auth
+            session.headers['Content-Type'] = 'application/json'
+            self._local.session = session
+        return session
+
+    def _call(self, choose: Chooser, missing: exception.FerrumException,
+              method: str, /, **params: Any) -> Any:
+        host, address = self._pick(choose, missing)
         try:
-            with urllib.request.urlopen(
-                    request, timeout=self._conf.json_rpc.timeout) as answer:
-                response = json.loads(answer.read())
-        except (OSError, ValueError) as exc:
-            # OSError covers refused, reset, timed out and HTTP errors.
-            self._invalidate()
+            return self._send(host, address, method, params)
+        except _NotServed as not_served:
+            first_error = not_served.error
+        # Out of the ring now, or soon: its nodes' next owner can serve.
+        view = self._registry.refresh()
+        other = choose(view, (host,))
+        if other is None:
+            raise first_error
+        LOG.info('JSON-RPC call %s: conductor %s is not serving, calling %s '
+                 'instead', method, host, other)
+        try:
+            return self._send(other, view.addresses[other], method, params)
+        except _NotServed as again:
+            raise again.error from None
+
+    def _send(self, host: str, address: str, method: str,
+              params: dict[str, Any]) -> Any:
+        """One call to one conductor.
+
+        :raises _NotServed: the conductor did nothing with the call.
+        :raises ConductorUnreachable: it may have done something.
+        """
+        body = wire.dumps({'jsonrpc': '2.0', 'method': method,
+                           'params': params, 'id': next(self._ids)})
+
+        def unreachable(reason: str) -> ConductorUnreachable:
             LOG.warning('JSON-RPC call %s to conductor %s at %s failed: %s',
-                        method, host, address, exc)
-            raise ConductorUnreachable(host=host, address=address,
-                                       method=method, reason=str(exc))
+                        method, host, address, reason)
+            return ConductorUnreachable(host=host, address=address,
+                                        method=method, reason=reason)
+        try:
+            answer = self._session().post(
+                address, data=body, timeout=self._conf.json_rpc.timeout)
+            answer.raise_for_status()
+            response = answer.json()
+        except requests.ConnectionError as exc:
+            if _refused(exc):
+                raise _NotServed(unreachable(str(exc)))
+            raise unreachable(str(exc))
+        except (requests.RequestException, ValueError) as exc:
+            # Timed out, an HTTP error (401 ...), or not JSON.
+            raise unreachable(str(exc))
         if not isinstance(response, dict):
-            raise ConductorUnreachable(host=host, address=address,
-                                       method=method,
-                                       reason='the answer is not an object')
+            raise unreachable('the answer is not an object')
         if 'error' in response:
-            raise wire.decode_error(response['error'] or {})
+            error = wire.decode_error(response['error'] or {})
+            if isinstance(error, exception.ConductorNotServing):
+                raise _NotServed(error)
+            raise error
         return wire.decode_result(self._db, response.get('result'))
 
     # ---- ConductorAPI --------------------------------------------------------
@@ -196,72 +236,84 @@ class JsonRpcConductorAPI:
         if not driver:
             raise exception.MissingParameterValue(
                 reason='A node needs a "driver" (hardware type).')
-        node: node_obj.Node = self._call(self._for_driver(driver),
-                                         'create_node', values=values)
+        group = values.get('conductor_group') or ''
+        view = self._registry.view(driver)
+        if not any(driver in types for _g, types in view.conductors.values()):
+            raise exception.DriverNotSupported(driver=driver)
+        # Enrolled by a conductor of its group: the one place that checks
+        # its interfaces against drivers that will really manage it.
+        node: node_obj.Node = self._call(
+            lambda view, exclude: self._random(ring.hosts_for(
+                _without(view.conductors, exclude), driver, group)),
+            NoConductorInGroup(driver=driver, group=group), 'create_node',
+            values=values)
         return node
 
     def update_node(self, node_id: int, changes: dict[str, Any],
                     reset_interfaces: bool = False) -> node_obj.Node:
-        node: node_obj.Node = self._call(
-            self._node_target(node_id, changes), 'update_node',
-            node_id=node_id, changes=changes,
-            reset_interfaces=reset_interfaces)
+        node: node_obj.Node = self._node_call(
+            node_id, 'update_node', changes, node_id=node_id,
+            changes=changes, reset_interfaces=reset_interfaces)
         return node
 
     def destroy_node(self, node_id: int) -> None:
-        self._call(self._node_target(node_id), 'destroy_node',
-                   node_id=node_id)
+        self._node_call(node_id, 'destroy_node', node_id=node_id)
 
     def do_provisioning_action(self, node_id: int, action: str,
                                args: dict[str, Any] | None = None) -> None:
-        self._call(self._node_target(node_id), 'do_provisioning_action',
-                   node_id=node_id, action=action, args=args)
+        self._node_call(node_id, 'do_provisioning_action', node_id=node_id,
+                        action=action, args=args)
 
     def change_node_power_state(self, node_id: int, target: str,
                                 timeout: int | None = None) -> None:
-        self._call(self._node_target(node_id), 'change_node_power_state',
-                   node_id=node_id, target=target, timeout=timeout)
+        self._node_call(node_id, 'change_node_power_state', node_id=node_id,
+                        target=target, timeout=timeout)
 
     def set_maintenance(self, node_id: int, enabled: bool,
                         reason: str | None = None) -> None:
-        self._call(self._node_target(node_id), 'set_maintenance',
-                   node_id=node_id, enabled=enabled, reason=reason)
+        self._node_call(node_id, 'set_maintenance', node_id=node_id,
+                        enabled=enabled, reason=reason)
 
     def validate_driver_interfaces(self, node_id: int
                                    ) -> dict[str, dict[str, Any]]:
-        result: dict[str, dict[str, Any]] = self._call(
-            self._node_target(node_id), 'validate_driver_interfaces',
-            node_id=node_id)
+        result: dict[str, dict[str, Any]] = self._node_call(
+            node_id, 'validate_driver_interfaces', node_id=node_id)
         return result
 
     def set_boot_device(self, node_id: int, device: str,
                         persistent: bool = False) -> None:
-        self._call(self._node_target(node_id), 'set_boot_device',
-                   node_id=node_id, device=device, persistent=persistent)
+        self._node_call(node_id, 'set_boot_device', node_id=node_id,
+                        device=device, persistent=persistent)
 
     def get_boot_device(self, node_id: int) -> dict[str, Any]:
-        result: dict[str, Any] = self._call(
-            self._node_target(node_id), 'get_boot_device', node_id=node_id)
+        result: dict[str, Any] = self._node_call(
+            node_id, 'get_boot_device', node_id=node_id)
         return result
 
     def get_supported_boot_devices(self, node_id: int) -> list[str]:
-        result: list[str] = self._call(
-            self._node_target(node_id), 'get_supported_boot_devices',
-            node_id=node_id)
+        result: list[str] = self._node_call(
+            node_id, 'get_supported_boot_devices', node_id=node_id)
         return result
+
+    def _any_call(self, method: str, **params: Any) -> Any:
+        """Call ``method`` on a random live conductor."""
+        return self._call(
+            lambda view, exclude: self._random(
+                set(view.conductors) - set(exclude)),
+            NoConductor(), method, **params)
 
     def create_allocation(self, values: dict[str, Any], traits: list[str]
                           ) -> allocation_obj.Allocation:
-        allocation: allocation_obj.Allocation = self._call(
-            self._any(), 'create_allocation', values=values, traits=traits)
+        allocation: allocation_obj.Allocation = self._any_call(
+            'create_allocation', values=values, traits=traits)
         return allocation
 
     def backfill_allocation(self, node_id: int, values: dict[str, Any],
                             traits: list[str]) -> allocation_obj.Allocation:
-        allocation: allocation_obj.Allocation = self._call(
-            self._any(), 'backfill_allocation', node_id=node_id,
-            values=values, traits=traits)
+        allocation: allocation_obj.Allocation = self._any_call(
+            'backfill_allocation', node_id=node_id, values=values,
+            traits=traits)
         return allocation
 
     def destroy_allocation(self, ident: int | str) -> None:
-        self._call(self._any(), 'destroy_allocation', ident=ident)
+        self._any_call('destroy_allocation', ident=ident)

@@ -56,11 +56,6 @@ METHOD_NOT_FOUND = -32601
 INVALID_PARAMS = -32602
 
 
-class ConductorStarting(exception.TemporaryFailure):
-    msg_fmt = ('Conductor %(host)s is starting or stopping and takes no '
-               'calls; retry shortly.')
-
-
 def _error(call_id: Any, code: int, message: str,
            data: dict[str, Any] | None = None) -> dict[str, Any]:
     error: dict[str, Any] = {'code': code, 'message': message}
@@ -88,7 +83,7 @@ def handle(manager: Manager | None, host: str, body: bytes
         return _error(call_id, INVALID_PARAMS, 'params must be an object.')
     try:
         if manager is None:
-            raise ConductorStarting(host=host)
+            raise exception.ConductorNotServing(host=host)
         result = method(manager, params)
     except exception.FerrumException as exc:
         return {'jsonrpc': '2.0', 'error': wire.encode_error(exc),
@@ -109,7 +104,9 @@ class Application:
     """The WSGI application; the manager is fetched on each call.
 
     It is served before the conductor has finished starting, so that the
-    address it registers already answers; until then calls get 503.
+    address it registers already answers, and until the conductor has
+    stopped; while there is no manager (starting, or stopping) calls get
+    :class:`~ferrum.common.exception.ConductorNotServing`.
     """
 
     def __init__(self, manager: Callable[[], Manager | None],
@@ -121,7 +118,9 @@ class Application:
         """
         self._manager = manager
         self._host = host
-        self._auth = auth.BasicAuth(user_file) if user_file else None
+        self._auth = (auth.BasicAuth(
+            user_file, option='[json_rpc] http_basic_auth_user_file')
+            if user_file else None)
 
     def _refused(self, environ: dict[str, Any]) -> str | None:
         """Why the call's credentials are refused, or None to serve it."""

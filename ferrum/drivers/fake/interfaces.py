@@ -12,6 +12,9 @@
 * ``fake_secret``: read by nothing; fake power declares it secret, so the
   API's masking of driver-declared secrets can be seen and tested.
 
+The fake deploy's ``take_over`` records the conductor that called it in
+``driver_internal_info['fake_taken_over_by']``.
+
 This lets tests and demos walk every failure path of the state machine
 with the real conductor and no mocks.
 """
@@ -26,6 +29,9 @@ from ferrum.drivers import steps
 
 if TYPE_CHECKING:
     from ferrum.conductor.task_manager import Task
+
+#: The driver_internal_info key ``take_over`` writes the conductor into.
+TAKEN_OVER_BY = 'fake_taken_over_by'
 
 
 def _maybe_fail(task: 'Task', hook: str) -> None:
@@ -128,6 +134,11 @@ class FakeDeploy(base.DeployInterface):
 
     def take_over(self, task: 'Task') -> None:
         _maybe_fail(task, 'take_over')
+        # Shown in driver_internal_info, so a test (or a demo) can see
+        # through the API which conductor last took the node over.
+        info = dict(task.node.driver_internal_info)
+        info[TAKEN_OVER_BY] = task.ctx.host
+        task.node.driver_internal_info = info
 
     def prepare_cleaning(self, task: 'Task') -> str | None:
         _maybe_fail(task, 'prepare_cleaning')

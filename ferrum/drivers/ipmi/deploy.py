@@ -26,7 +26,11 @@ class RamdiskDeploy(base.DeployInterface):
 
     def prepare(self, task: 'Task') -> None:
         assert task.driver is not None
-        task.driver.boot.prepare_ramdisk(task)
+        if task.node.provision_state == states.ACTIVE:
+            # Take-over: the workload runs, it only needs its boot here.
+            task.driver.boot.prepare_instance(task)
+        else:
+            task.driver.boot.prepare_ramdisk(task)
 
     def deploy(self, task: 'Task') -> str | None:
         assert task.driver is not None

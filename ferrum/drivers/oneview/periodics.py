@@ -32,11 +32,11 @@ from ferrum.common import exception
 from ferrum.common import states
 from ferrum.conductor import cleaning
 from ferrum.conductor import context as context_mod
+from ferrum.conductor import ownership
 from ferrum.conductor import task_manager
 from ferrum.drivers.oneview import allocation
 from ferrum.drivers.oneview import client as client_mod
 from ferrum.drivers.oneview import driver_info
-from ferrum.objects import node as node_obj
 
 LOG = logging.getLogger(__name__)
 
@@ -55,12 +55,11 @@ def spacing(conf: cfg.ConfigOpts) -> float:
 def _candidates(ctx: context_mod.ConductorContext,
                 filters: dict[str, Any],
                 predicate: Callable[[Any], bool] | None = None) -> list[Any]:
-    query = dict(filters, driver=HARDWARE_TYPE,
-                 conductor_group=ctx.conf.conductor.conductor_group)
     if HARDWARE_TYPE not in ctx.drivers.hardware_types:
         return []
-    return [row for row in node_obj.Node.list_columns(ctx.db, _COLUMNS, query)
-            if predicate is None or predicate(row)]
+    rows = ownership.node_rows(ctx, _COLUMNS,
+                               dict(filters, driver=HARDWARE_TYPE))
+    return [row for row in rows if predicate is None or predicate(row)]
 
 
 def _hardware_by_uri(ctx: context_mod.ConductorContext, purpose: str

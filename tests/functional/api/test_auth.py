@@ -212,7 +212,7 @@ def test_unreadable_user_file_fails_at_install(tmp_path):
     # A directory is unreadable as a file even for root.
     with pytest.raises(auth.UserFileInvalid,
                        match='it cannot be read: Is a directory.'):
-        auth.UserFile(str(tmp_path))
+        auth.UserFile(str(tmp_path), '[DEFAULT] http_basic_auth_user_file')
 
 
 def test_secrets_are_never_logged(client, caplog):

@@ -85,6 +85,25 @@ def test_allow_option_serves_noauth_on_any_address(conf, api_server, app,
     assert 'without authentication' in caplog.text
 
 
+def test_noauth_json_rpc_refuses_a_non_loopback_address(conf):
+    conf.set_override('host_ip', '0.0.0.0', group='json_rpc')
+    # The API's own strategy is not the endpoint's.
+    conf.set_override('auth_strategy', 'http_basic')
+    with pytest.raises(server.NoauthNotLoopback) as info:
+        server.APIServer(conf, group='json_rpc',
+                         what='conductor JSON-RPC endpoint')
+    message = str(info.value)
+    assert message.startswith('Refusing to serve the conductor JSON-RPC '
+                              'endpoint on 0.0.0.0 without authentication')
+    assert '[json_rpc] auth_strategy = http_basic' in message
+    assert '[json_rpc] allow_non_loopback_noauth = True' in message
+    conf.set_override('allow_non_loopback_noauth', True, group='json_rpc')
+    server.APIServer(conf, group='json_rpc')
+    conf.set_override('allow_non_loopback_noauth', False, group='json_rpc')
+    conf.set_override('auth_strategy', 'http_basic', group='json_rpc')
+    server.APIServer(conf, group='json_rpc')
+
+
 def test_http_basic_may_bind_any_address(conf):
     conf.set_override('host_ip', '0.0.0.0', group='api')
     conf.set_override('auth_strategy', 'http_basic')

@@ -7,6 +7,8 @@ are called directly, so nothing sleeps.
 
 import datetime
 
+import sqlalchemy as sa
+
 from ferrum.common import states
 from ferrum.conductor import service
 from ferrum.conductor import timeouts
@@ -140,7 +142,14 @@ def test_dead_conductor_locks_are_cleared_and_its_nodes_failed(conductor,
     node.save(reservation='dead-host')
     recovery.DeadConductors().release_dead_conductor_locks(conductor.ctx)
     assert node_obj.Node.get(db, node.id).reservation == 'dead-host'
-    conductor_obj.unregister(db, other.id)  # as if its heartbeat expired
+    # Offline but still beating: stopping gracefully, finishing its work.
+    conductor_obj.unregister(db, other.id)
+    recovery.DeadConductors().release_dead_conductor_locks(conductor.ctx)
+    assert node_obj.Node.get(db, node.id).reservation == 'dead-host'
+    with db.writer() as conn:  # its heartbeat expired
+        conn.execute(sa.update(conductor_obj.TABLE).where(
+            conductor_obj.TABLE.c.id == other.id).values(
+                heartbeat_at=datetime.datetime(2020, 1, 1)))
     recovery.DeadConductors().release_dead_conductor_locks(conductor.ctx)
     node = node_obj.Node.get(db, node.id)
     assert (node.provision_state, node.reservation) == (states.DEPLOYFAIL,

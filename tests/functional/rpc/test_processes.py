@@ -5,79 +5,25 @@ All three processes share one PostgreSQL database and talk over loopback;
 the test drives the API with plain HTTP, as a client would.
 """
 
-import contextlib
 import json
-import os
-import pathlib
 import signal
-import subprocess
-import sys
 
 import pytest
 import requests
 
-from ferrum.db import api as db_api
-from ferrum.objects import conductor as conductor_obj
-from tests import process
 from tests.conftest import wait_for
-from tests.functional import server
+from tests.functional.rpc import cluster
 
-BIN = os.path.dirname(sys.executable)
-HEADERS = {'X-OpenStack-Ironic-API-Version': 'latest'}
+HEADERS = cluster.HEADERS
 HOSTS = ('conductor-1', 'conductor-2')
-JSON_RPC = {'DEFAULT': {'rpc_transport': 'json-rpc',
-                        'hash_ring_reset_interval': '1'},
-            'conductor': {'heartbeat_interval': '1',
-                          'heartbeat_timeout': '5'}}
-
-
-def _output(path: pathlib.Path) -> str:
-    return path.read_text(errors='replace')[-4000:] if path.exists() else ''
-
-
-@contextlib.contextmanager
-def _conductor(tmp_path, pg_url, host):
-    workdir = tmp_path / host
-    workdir.mkdir()
-    extra = {name: dict(values) for name, values in JSON_RPC.items()}
-    extra['DEFAULT']['host'] = host
-    extra['json_rpc'] = {'port': str(process.free_port())}
-    config = server.write_config(workdir, 0, extra, pg_url)
-    output = workdir / 'conductor.out'
-    with open(output, 'w') as out, process.running(
-            [os.path.join(BIN, 'ferrum-conductor'), '--config-file',
-             str(config)], stdout=out, stderr=subprocess.STDOUT,
-            cwd=workdir) as proc:
-        yield proc, output
-        if proc.poll() is None:
-            proc.send_signal(signal.SIGTERM)
-            assert proc.wait(timeout=60) == 0, _output(output)
+_output = cluster.output
 
 
 @pytest.fixture
 def deployment(tmp_path, conf, pg_url):
     """(API URL, conductor processes by host, database)."""
-    subprocess.run([os.path.join(BIN, 'ferrum-dbsync'), '--config-file',
-                    str(server.write_config(tmp_path, 0, None, pg_url)),
-                    'upgrade'], check=True, capture_output=True)
-    db = db_api.Database(conf, url=pg_url)
-    with contextlib.ExitStack() as stack:
-        procs = {host: stack.enter_context(_conductor(tmp_path, pg_url, host))
-                 for host in HOSTS}
-
-        def registered():
-            for proc, output in procs.values():
-                assert proc.poll() is None, _output(output)
-            return set(conductor_obj.alive_drivers(db, 5)) == set(HOSTS)
-        wait_for(registered, timeout=60, what='both conductors registered')
-        api_dir = tmp_path / 'api'
-        api_dir.mkdir()
-        extra = {name: dict(values) for name, values in JSON_RPC.items()}
-        extra['DEFAULT']['host'] = 'the-api'
-        url = stack.enter_context(server.running_ferrum(
-            api_dir, extra, pg_url, command='ferrum-api'))
-        yield url, procs, db
-    db.dispose()
+    with cluster.running(tmp_path, conf, pg_url, HOSTS) as running:
+        yield running
 
 
 def _get(url, path):
@@ -161,11 +107,11 @@ def test_api_routes_to_both_conductors(deployment):
                              json={'driver': 'no-such-driver'})
     assert response.status_code == 400, response.text
 
-    node = _enroll(url, conductor_group='rack9')
-    assert node['conductor'] is None
-    response = _put(url, '/v1/nodes/%s/states/power' % node['uuid'],
-                    {'target': 'power off'})
-    assert response.status_code == 503, response.text
+    # No conductor would manage a node of a group nobody serves.
+    response = requests.post(url + '/v1/nodes', headers=HEADERS, timeout=30,
+                             json={'driver': 'fake-hardware',
+                                   'conductor_group': 'rack9'})
+    assert response.status_code == 400, response.text
     fault = json.loads(response.json()['error_message'])
     assert 'conductor group "rack9"' in fault['faultstring']
 

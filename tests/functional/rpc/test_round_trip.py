@@ -11,12 +11,16 @@ import datetime
 import bcrypt
 import pytest
 
+from ferrum import conf as ferrum_conf
+from ferrum.api import auth
 from ferrum.api import server
 from ferrum.common import exception
 from ferrum.conductor import service
 from ferrum.objects import allocation as allocation_obj
+from ferrum.objects import conductor as conductor_obj
 from ferrum.objects import node as node_obj
 from ferrum.rpc import client
+from ferrum.rpc import ring
 from ferrum.rpc import server as rpc_server
 from ferrum.rpc import wire
 
@@ -32,7 +36,7 @@ def _serving(conf, db, user_file=None):
                                           user_file))
     svc.start(start_periodics=False, rpc_address=endpoint.url)
     try:
-        yield endpoint
+        yield svc, endpoint
     finally:
         svc.stop()
         endpoint.stop()
@@ -40,7 +44,7 @@ def _serving(conf, db, user_file=None):
 
 @pytest.fixture
 def remote(conf, db):
-    with _serving(conf, db) as endpoint:
+    with _serving(conf, db) as (_svc, endpoint):
         yield client.JsonRpcConductorAPI(conf, db), endpoint
 
 
@@ -93,14 +97,61 @@ def test_unknown_driver_is_400(remote):
     assert caught.value.code == 400
 
 
-def test_unserved_group_is_503_naming_it(remote, db):
+def test_unserved_group_is_400_on_enrolment_and_503_after(remote, db):
     rpc, _endpoint = remote
-    node = rpc.create_node({'driver': 'fake-hardware',
-                            'conductor_group': 'rack9'})
+    with pytest.raises(client.NoConductorInGroup) as caught:
+        rpc.create_node({'driver': 'fake-hardware',
+                         'conductor_group': 'rack9'})
+    assert caught.value.code == 400
+    assert '"rack9"' in str(caught.value)
+    node = rpc.create_node({'driver': 'fake-hardware'})
+    with pytest.raises(client.NoConductorInGroup) as caught:
+        rpc.update_node(node.id, {'conductor_group': 'rack9'})
+    assert caught.value.code == 400
+    # A node whose group lost its conductors: a temporary failure.
+    node.conductor_group = 'rack9'
+    node.save()
     with pytest.raises(client.NoConductorForNode) as caught:
         rpc.change_node_power_state(node.id, 'power off')
     assert caught.value.code == 503
     assert '"rack9"' in str(caught.value)
+
+
+def _second(tmp_path):
+    """The config of a second conductor on the same database."""
+    other = ferrum_conf.new_conf()
+    other.set_override('state_path', str(tmp_path))
+    other.set_override('host', 'conductor-b')
+    return other
+
+
+def _owned_by(rpc, db, host, count=12):
+    """A node the ring gives to ``host``, enrolled through ``rpc``."""
+    alive = conductor_obj.alive_drivers(db, 60)
+    for _attempt in range(count):
+        node = rpc.create_node({'driver': 'fake-hardware'})
+        if ring.conductor_for(alive, node.driver, '', node.uuid) == host:
+            return node
+    raise AssertionError('no node of %s in %d tries' % (host, count))
+
+
+@pytest.mark.parametrize('how', ['service stopped', 'endpoint gone'])
+def test_call_goes_to_the_next_owner_when_a_conductor_is_away(
+        conf, db, tmp_path, how):
+    # The client keeps its view: only the retry can find the other one.
+    conf.set_override('hash_ring_reset_interval', 600)
+    with _serving(conf, db) as (first, endpoint), \
+            _serving(_second(tmp_path), db):
+        rpc = client.JsonRpcConductorAPI(conf, db)
+        node = _owned_by(rpc, db, conf.host)
+        if how == 'service stopped':
+            # Offline at once, its endpoint answering "not serving".
+            first.stop()
+        else:
+            # Refused connections, while its row still looks alive.
+            endpoint.stop()
+        rpc.set_maintenance(node.id, True, 'moved')
+        assert node_obj.Node.get(db, node.id).maintenance_reason == 'moved'
 
 
 def test_unreachable_conductor_is_503(remote):
@@ -145,3 +196,10 @@ def test_http_basic_refuses_calls_without_the_password(conf, db, tmp_path):
         with pytest.raises(client.ConductorUnreachable) as caught:
             client.JsonRpcConductorAPI(conf, db).get_boot_device(node.id)
         assert '401' in str(caught.value)
+
+
+def test_a_bad_users_file_names_the_json_rpc_option(tmp_path):
+    with pytest.raises(auth.UserFileInvalid) as caught:
+        rpc_server.Application(lambda: None, 'h', str(tmp_path / 'nope'))
+    assert '[json_rpc] http_basic_auth_user_file' in str(caught.value)
+    assert '[DEFAULT]' not in str(caught.value)

@@ -1,0 +1,110 @@
+# SPDX-License-Identifier: Apache-2.0
+"""Take-over of active nodes when the hash ring gives them to this conductor.
+
+A node's ``conductor_affinity`` names the conductor that last deployed,
+adopted or took it over: the one holding whatever per-conductor state the
+workload needs (boot files, a console). When a conductor dies, stops or
+joins, the hash ring (:mod:`ferrum.conductor.ownership`) moves some nodes
+to another conductor. Every conductor runs
+:meth:`NodeTakeover.sync_local_state` every
+``[conductor]sync_local_state_interval`` seconds, as Ironic's conductor
+does: for each ``active`` node out of maintenance that the ring gives to
+it but whose affinity is another conductor, it locks the node, calls the
+deploy interface's ``prepare`` and ``take_over``, and records itself as
+the affinity.
+
+A take-over that raises never moves the node: it stays ``active`` (its
+workload is still running), ``last_error`` says what failed, and the
+affinity is left as it was, so the next run tries again, as in Ironic.
+The next successful take-over clears that ``last_error``.
+"""
+
+import logging
+
+from ferrum.common import exception
+from ferrum.common import states
+from ferrum.conductor import context as context_mod
+from ferrum.conductor import ownership
+from ferrum.conductor import task_manager
+from ferrum.objects import conductor as conductor_obj
+from ferrum.periodic import decorators
+
+LOG = logging.getLogger(__name__)
+PURPOSE = 'node take-over'
+#: How a failed take-over's last_error starts, so a later success clears
+#: that error and no other.
+FAILED_PREFIX = 'Take-over by conductor '
+
+
+class NodeTakeover:
+    """The periodic task that takes over the active nodes that moved here."""
+
+    @decorators.periodic(
+        spacing=lambda conf: conf.conductor.sync_local_state_interval)
+    def sync_local_state(self, ctx: context_mod.ConductorContext) -> None:
+        rows = [row for row in ownership.node_rows(
+                    ctx, ('id', 'conductor_affinity'),
+                    {'provision_state': states.ACTIVE, 'maintenance': False,
+                     'reserved': False})
+                if row.conductor_affinity != ctx.conductor_id]
+        if not rows:
+            return
+        hosts = {c.id: c.hostname for c in conductor_obj.list_all(ctx.db)}
+        taken = sum(take_over(ctx, row.id, hosts) for row in rows)
+        LOG.info('Took over %(taken)d of %(count)d active nodes the hash '
+                 'ring moved to conductor %(host)s',
+                 {'taken': taken, 'count': len(rows), 'host': ctx.host})
+
+
+def take_over(ctx: context_mod.ConductorContext, node_id: int,
+              hosts: dict[int, str]) -> bool:
+    """Take one node over; True when it was.
+
+    :param hosts: conductor id -> hostname, for the messages.
+    """
+    try:
+        with task_manager.acquire(ctx, node_id, purpose=PURPOSE,
+                                  retry=False) as task:
+            node = task.node
+            # Again under the lock: the node may have changed since listed.
+            if (node.provision_state != states.ACTIVE or node.maintenance
+                    or node.conductor_affinity == ctx.conductor_id):
+                return False
+            return _take_over(task, hosts.get(node.conductor_affinity or -1,
+                                              'none'))
+    except (exception.NodeLocked, exception.NodeNotFound):
+        return False  # busy or gone: the next run looks again
+    except exception.FerrumException as exc:
+        # The node's driver cannot be built here (an interface this
+        # conductor did not enable): nothing was changed.
+        LOG.error('Node %(node)s: cannot take it over (%(purpose)s): '
+                  '%(error)s', {'node': node_id, 'purpose': PURPOSE,
+                                'error': exc})
+        return False
+
+
+def _take_over(task: task_manager.Task, previous: str) -> bool:
+    assert task.driver is not None
+    node = task.node
+    try:
+        task.driver.deploy.prepare(task)
+        task.driver.deploy.take_over(task)
+    except Exception as exc:
+        node.last_error = (
+            '%s%s failed (previous conductor: %s): %s. The node stays active '
+            'and the take-over is retried every [conductor] '
+            'sync_local_state_interval seconds.' % (
+                FAILED_PREFIX, task.ctx.host, previous, exc))
+        LOG.error('Node %(node)s: %(error)s (%(purpose)s)',
+                  {'node': node.uuid, 'error': node.last_error,
+                   'purpose': PURPOSE})
+        return False
+    node.conductor_affinity = task.ctx.conductor_id
+    if (node.last_error or '').startswith(FAILED_PREFIX):
+        node.last_error = None
+    LOG.info('Node %(node)s taken over from conductor %(previous)s by '
+             '%(host)s (%(purpose)s)', {'node': node.uuid,
+                                        'previous': previous,
+                                        'host': task.ctx.host,
+                                        'purpose': PURPOSE})
+    return True
