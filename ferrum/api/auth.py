@@ -261,9 +261,11 @@ class BasicAuth:
             return response
         except UserFileInvalid:
             # Logged when the file was re-read; the client gets no path.
+            # 503: the server is misconfigured for now, not the request.
             return errors.error_response(
-                500, 'The API cannot check credentials: its users file is '
-                     'unusable. The server log has the details.')
+                503, 'The API cannot check credentials: its users file is '
+                     'unusable. Retry later; the server log has the '
+                     'details.')
         return None
 
 

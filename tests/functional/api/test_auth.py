@@ -161,7 +161,7 @@ def test_a_broken_edit_refuses_requests_until_fixed(client, user_file,
     user_file.write_text(content + 'ops2:{SHA}W6ph5Mm5Pz8GgiULbPgzG37mj9g=\n')
     _bump_mtime(user_file)
     response = client.get('/v1/nodes', headers=good)
-    assert response.status_code == 500
+    assert response.status_code == 503
     assert 'users file is unusable' in _fault(response)
     assert str(user_file) not in response.get_data(as_text=True)
     assert 'line 5 (user "ops2") is not a bcrypt hash' in caplog.text
@@ -174,7 +174,8 @@ def test_a_broken_edit_refuses_requests_until_fixed(client, user_file,
 def test_a_removed_file_refuses_requests(client, user_file):
     user_file.unlink()
     response = client.get('/v1/nodes', headers=_basic('admin', 'admin-pw'))
-    assert response.status_code == 500
+    assert response.status_code == 503
+    assert "Retry later" in _fault(response)
 
 
 @pytest.mark.parametrize('content, reason', [
