@@ -151,7 +151,7 @@ class Node(TimestampMixin, Base):
 
 class NodeTrait(Base):
     __tablename__ = 'node_traits'
-    __table_args__ = (sa.Index('node_traits_trait_idx', 'trait'),)
+    # No index on trait alone: see migration 0003.
 
     node_id: orm.Mapped[int] = orm.mapped_column(
         sa.ForeignKey('nodes.id', ondelete='CASCADE'), primary_key=True)
