@@ -18,8 +18,9 @@ suite's launcher). Example::
         .venv/bin/python tools/bench/allocations.py --url {url} \\
         --nodes 1000 --concurrency 8
 
-The command after ``--`` runs with ``{url}`` replaced by the API's URL; its
-output passes through. Then one JSON line follows with the layout and the
+The command after ``--`` runs with ``{url}`` replaced by the API's URL
+(also printed on stderr, with the work directory); its output passes
+through. Then one JSON line follows with the layout and the
 CPU seconds each process used while the command ran
 (``cpu_s``), read from ``/proc``. The exit status is the command's.
 """
@@ -183,6 +184,8 @@ def main() -> int:
                         if args.throwaway_postgres else args.database_url)
         url, procs = stack.enter_context(
             _deployment(args, database_url, workdir))
+        print('ferrum (%s) serves %s; work directory %s' % (
+            ', '.join(procs), url, workdir), file=sys.stderr, flush=True)
         before = {name: _cpu_seconds(proc.pid)
                   for name, proc in procs.items()}
         status = subprocess.call([part.replace('{url}', url)
