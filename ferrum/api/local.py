@@ -3,8 +3,9 @@
 
 The all-in-one ``ferrum`` always works this way, and so do ``ferrum-api``
 and ``ferrum.api.wsgi:application`` unless ``[DEFAULT] rpc_transport`` is
-``json-rpc`` (see :mod:`ferrum.api.remote`). The local conductor registers under ``[DEFAULT] host`` like any other, so two
-such processes on one database need different host names.
+``json-rpc`` (see :mod:`ferrum.api.remote`). The local conductor registers
+under ``[DEFAULT] host`` like any other, so two such processes on one
+database need different host names.
 """
 
 import flask

@@ -69,7 +69,7 @@ _FAIL = sa.update(TABLE).where(
 _DELETE = sa.delete(TABLE).where(TABLE.c.id == sa.bindparam('b_id'))
 _LOCK = {column: sa.select(TABLE.c.id, TABLE.c.uuid, TABLE.c.node_id).where(
     TABLE.c[column] == sa.bindparam('b_ident')).with_for_update()
-    for column in ('id', 'uuid', 'name')}
+    for column in base.IDENT_COLUMNS}
 #: The allocation and its node, both rows locked for the transaction.
 _LOCK_WITH_NODE = {column: sa.select(
     TABLE.c.id, TABLE.c.uuid, TABLE.c.node_id,
@@ -78,12 +78,12 @@ _LOCK_WITH_NODE = {column: sa.select(
     _NODES.c.instance_info).select_from(
         TABLE.join(_NODES, _NODES.c.id == TABLE.c.node_id)).where(
             TABLE.c[column] == sa.bindparam('b_ident')).with_for_update()
-    for column in ('id', 'uuid', 'name')}
+    for column in base.IDENT_COLUMNS}
 _RELEASE_NODE = sa.update(_NODES).where(
     _NODES.c.id == sa.bindparam('b_node')).values(
         allocation_id=None, instance_uuid=None)
 _GET = {column: _SELECT.where(TABLE.c[column] == sa.bindparam('b_ident'))
-        for column in ('id', 'uuid', 'name')}
+        for column in base.IDENT_COLUMNS}
 #: The node's instance_info as stored (JSON text), to fence on it.
 RAW_INSTANCE_INFO = sa.type_coerce(_NODES.c.instance_info, sa.Text)
 
@@ -117,7 +117,7 @@ def _release_in_one_statement(column: str) -> sa.Executable:
 
 
 _RELEASE_IN_ONE = {column: _release_in_one_statement(column)
-                   for column in ('id', 'uuid', 'name')}
+                   for column in base.IDENT_COLUMNS}
 
 
 class Allocation(base.Row):

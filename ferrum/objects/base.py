@@ -30,6 +30,10 @@ def is_uuid_like(value: object) -> bool:
     return True
 
 
+#: The columns an identifier can name (see :func:`ident_column`).
+IDENT_COLUMNS = ('id', 'uuid', 'name')
+
+
 def ident_column(ident: int | str) -> tuple[str, int | str]:
     """Which column an identifier names (id, UUID or name), and its value."""
     if isinstance(ident, int):

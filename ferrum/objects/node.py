@@ -52,13 +52,13 @@ _UPDATE_IF_HELD = sa.update(TABLE).where(
     TABLE.c.reservation == sa.bindparam('b_host'))
 _GET = {column: sa.select(TABLE).where(
     TABLE.c[column] == sa.bindparam('b_ident'))
-    for column in ('id', 'uuid', 'name')}
+    for column in base.IDENT_COLUMNS}
 _RESERVE = {
     column: sa.update(TABLE).where(
         TABLE.c[column] == sa.bindparam('b_ident'),
         TABLE.c.reservation.is_(None)).values(
             reservation=sa.bindparam('b_host')).returning(*_RETURNING)
-    for column in ('id', 'uuid', 'name')}
+    for column in base.IDENT_COLUMNS}
 
 
 class Node(base.Row):
