@@ -35,6 +35,9 @@ def change_power_state(ctx: context_mod.ConductorContext, node_id: int | str,
                        target: str, timeout: int | None = None) -> None:
     """Start a power change; ``target_power_state`` shows it is under way.
 
+    Returns once the change is done, or ``[conductor]action_wait_timeout``
+    has passed, whichever comes first.
+
     :raises InvalidParameterValue: unknown target, or one the driver does
         not support.
     :raises NoFreeConductorWorker: nothing was changed.
@@ -53,6 +56,7 @@ def change_power_state(ctx: context_mod.ConductorContext, node_id: int | str,
                        'supports %s' % (task.node.uuid, target, supported))
         task.node.target_power_state = _RESULT_STATE[target]
         task.spawn_after(_do_power, task, target, timeout)
+    task.wait_for_worker(ctx.conf.conductor.action_wait_timeout)
 
 
 def _do_power(task: task_manager.Task, target: str,

@@ -158,8 +158,9 @@ def do_provisioning_action(ctx: context_mod.ConductorContext,
                            args: dict[str, Any] | None = None) -> None:
     """Start ``action`` (an API provision target) on a node.
 
-    Returns once the work is handed to a worker; the node's state tells how
-    it goes.
+    Returns once the work is handed to a worker and has finished, or
+    ``[conductor]action_wait_timeout`` has passed; the node's state tells
+    how it goes.
 
     :raises InvalidParameterValue: unknown action or bad arguments.
     :raises InvalidStateRequested: the action is not allowed in this state.
@@ -186,3 +187,4 @@ def do_provisioning_action(ctx: context_mod.ConductorContext,
             raise exception.NodeInMaintenance(
                 node=task.node.uuid, action='"%s"' % action)
         verb(task, args or {})
+    task.wait_for_worker(ctx.conf.conductor.action_wait_timeout)

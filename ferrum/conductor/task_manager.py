@@ -22,6 +22,10 @@ is never left in a transient state that nobody works on::
     with task_manager.acquire(ctx, node_id, purpose='node deployment') as task:
         task.process_event('deploy')
         task.spawn_after(deployments.do_deploy, task)
+    task.wait_for_worker(ctx.conf.conductor.action_wait_timeout)
+
+The last line is for API requests: most work on fake or fast hardware ends
+within milliseconds, and waiting briefly for it saves the client polls.
 
 Attributes of a task: ``node`` (:class:`~ferrum.objects.node.Node`),
 ``driver`` (:class:`~ferrum.drivers.loader.Driver`), ``shared``,
@@ -32,6 +36,7 @@ Lock retries follow ``[conductor]node_locked_retry_attempts`` and
 """
 
 import logging
+import threading
 import time
 import types
 from collections.abc import Callable
@@ -58,6 +63,7 @@ class Task:
         self.purpose = purpose
         self.shared = shared
         self._spawn: tuple[Callable[..., Any], tuple[Any, ...]] | None = None
+        self._worker_done: threading.Event | None = None
         self._released = shared
         if shared:
             self.node = node_obj.Node.get(ctx.db, node_id)
@@ -159,6 +165,19 @@ class Task:
             self._fail_unexpectedly(exc)
         finally:
             self.release()
+            if self._worker_done is not None:
+                self._worker_done.set()
+
+    def wait_for_worker(self, timeout: float) -> bool:
+        """Wait up to ``timeout`` seconds for the work handed on to finish.
+
+        Called by a request after its ``with`` block, so that a change that
+        takes milliseconds is already done when the client first polls.
+        True when the worker released the lock, or nothing was handed on.
+        """
+        if self._worker_done is None:
+            return True
+        return self._worker_done.wait(timeout)
 
     def _fail_unexpectedly(self, exc: Exception) -> None:
         """A flow raised (a bug): fail the node rather than strand it."""
@@ -238,6 +257,7 @@ class Task:
         self._spawn = None
         try:
             self.node.save()
+            self._worker_done = threading.Event()
             self.ctx.workers.submit(self._run_spawned, func, args)
         except Exception:
             self._undo_event()

@@ -97,6 +97,15 @@ opts: list[cfg.Opt] = [
                       'finish within milliseconds, so the answer is usually '
                       'already "active" or "error". 0 answers at once, as '
                       'Ironic does.'),
+    cfg.FloatOpt('action_wait_timeout', default=0.2, min=0, mutable=True,
+                 help='Seconds a power or provisioning request (an API '
+                      '202) waits for the work it started to finish before '
+                      'answering. Work that takes milliseconds, such as a '
+                      'fake-hardware power change or a verification, is '
+                      'then already done when the client first polls, which '
+                      'saves it several polls. Slower work goes on after the '
+                      'answer, as always. 0 answers as soon as the work is '
+                      'handed to a worker, as Ironic does.'),
     cfg.StrOpt('conductor_group', default='',
                regex=r'^[a-zA-Z0-9_.-]*$', max_length=255,
                help='The group of nodes this conductor manages: only nodes '

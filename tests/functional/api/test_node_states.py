@@ -2,9 +2,11 @@
 """Node states, power, maintenance, validation, boot device and traits."""
 
 import json
+import threading
 
 import pytest
 
+from ferrum.drivers.fake import interfaces as fake_interfaces
 from ferrum.objects import node as node_obj
 from tests.conftest import wait_for
 from tests.functional.conductor.flows import settled
@@ -90,6 +92,46 @@ def test_power_changes(client, db, node):
                 {}):
         response = client.put(url, json=bad, headers=V)
         assert response.status_code == 400, bad
+
+
+def test_quick_changes_are_done_when_answered(client, conf, node):
+    """The 202 waits for work that takes milliseconds: no poll needed."""
+    conf.set_override('action_wait_timeout', 30, 'conductor')
+    url = '/v1/nodes/' + node.uuid
+    assert client.put(url + '/states/power', json={'target': 'power off'},
+                      headers=V).status_code == 202
+    shown = client.get(url, headers=V).get_json()
+    assert (shown['power_state'], shown['target_power_state']) == (
+        'power off', None)
+    for target, state in (('manage', 'manageable'), ('provide', 'available')):
+        assert _provision(client, node, target).status_code == 202
+        shown = client.get(url, headers=V).get_json()
+        assert (shown['provision_state'],
+                shown['target_provision_state']) == (state, None)
+
+
+def test_slow_changes_are_answered_after_the_wait(client, conf, db, node,
+                                                   monkeypatch):
+    """Work that outlasts action_wait_timeout goes on after the 202."""
+    conf.set_override('action_wait_timeout', 0.05, 'conductor')
+    release = threading.Event()
+
+    def slow_power(self, task, power_state, timeout=None):
+        assert release.wait(30)
+
+    monkeypatch.setattr(fake_interfaces.FakePower, 'set_power_state',
+                        slow_power)
+    url = '/v1/nodes/' + node.uuid
+    try:
+        assert client.put(url + '/states/power', json={'target': 'power off'},
+                          headers=V).status_code == 202
+        shown = client.get(url, headers=V).get_json()
+        assert shown['target_power_state'] == 'power off'
+    finally:
+        release.set()
+    wait_for(lambda: node_obj.Node.get(db, node.id).target_power_state
+             is None, what='the power change to finish')
+    assert node_obj.Node.get(db, node.id).power_state == 'power off'
 
 
 def test_maintenance_on_and_off(client, db, node):
