@@ -52,13 +52,16 @@ def _free_port() -> int:
 
 
 def _write_config(directory: pathlib.Path, host: str, database_url: str,
-                  sections: dict[str, dict[str, str]]) -> pathlib.Path:
-    base = {'DEFAULT': {'host': host, 'state_path': str(directory),
-                        'enabled_hardware_types': 'fake-hardware'},
-            'conductor': {'sync_power_state_interval': '0'},
-            'database': {'connection': database_url}}
-    for name, values in sections.items():
-        base.setdefault(name, {}).update(values)
+                  sections: dict[str, dict[str, str]],
+                  options: dict[str, dict[str, str]]) -> pathlib.Path:
+    base: dict[str, dict[str, str]] = {
+        'DEFAULT': {'host': host, 'state_path': str(directory),
+                    'enabled_hardware_types': 'fake-hardware'},
+        'conductor': {'sync_power_state_interval': '0'},
+        'database': {'connection': database_url}}
+    for extra in (sections, options):
+        for name, values in extra.items():
+            base.setdefault(name, {}).update(values)
     directory.mkdir(parents=True, exist_ok=True)
     path = directory / 'ferrum.conf'
     path.write_text(''.join(
@@ -120,22 +123,22 @@ def _deployment(args: argparse.Namespace, database_url: str,
     split = {'DEFAULT': {'rpc_transport': 'json-rpc'}}
     subprocess.run([os.path.join(_BIN, 'ferrum-dbsync'), '--config-file',
                     str(_write_config(workdir / 'dbsync', 'dbsync',
-                                      database_url, {})), 'upgrade'],
+                                      database_url, {}, {})), 'upgrade'],
                    check=True, capture_output=True)
     commands: dict[str, list[str]] = {}
     for index in range(1, args.conductors + 1):
         host = 'conductor-%d' % index
         config = _write_config(workdir / host, host, database_url, dict(
             split, json_rpc={'host_ip': '127.0.0.1',
-                             'port': str(_free_port())}))
+                             'port': str(_free_port())}), args.options)
         commands[host] = ['ferrum-conductor', '--config-file', str(config)]
     if args.conductors:
         config = _write_config(workdir / 'api', 'the-api', database_url,
-                               dict(split, **api))
+                               dict(split, **api), args.options)
         commands['api'] = ['ferrum-api', '--config-file', str(config)]
     else:
         config = _write_config(workdir / 'all-in-one', 'all-in-one',
-                               database_url, api)
+                               database_url, api, args.options)
         commands['all-in-one'] = ['ferrum', '--config-file', str(config)]
     procs: dict[str, subprocess.Popen[bytes]] = {}
     try:
@@ -169,6 +172,11 @@ def main() -> int:
                              '//ferrum:secret@127.0.0.1/bench')
     source.add_argument('--throwaway-postgres', action='store_true',
                         help='start a PostgreSQL cluster for this run')
+    parser.add_argument('--set', action='append', default=[],
+                        metavar='GROUP.OPTION=VALUE',
+                        help='an option for every process\'s config file, '
+                             'e.g. api.threads=4 or conductor.'
+                             'action_wait_timeout=0; may be repeated')
     parser.add_argument('--keep', action='store_true',
                         help='keep the work directory (configs and logs)')
     parser.add_argument('command', nargs='+',
@@ -177,6 +185,14 @@ def main() -> int:
     args = parser.parse_args()
     if args.conductors < 0:
         parser.error('--conductors must be 0 or more')
+    args.options = {}
+    for setting in args.set:
+        name, equals, value = setting.partition('=')
+        group, dot, option = name.rpartition('.')
+        if not (equals and dot and group and option):
+            parser.error('--set %s: write GROUP.OPTION=VALUE, e.g. '
+                         'api.threads=4' % setting)
+        args.options.setdefault(group, {})[option] = value
 
     workdir = pathlib.Path(tempfile.mkdtemp(prefix='ferrum-deployment-'))
     with contextlib.ExitStack() as stack:
