@@ -58,10 +58,18 @@ opts: list[cfg.Opt] = [
                     'thread; further calls wait in the listen queue.'),
     cfg.IntOpt('timeout', default=60, min=1,
                help='Seconds the API waits for a conductor to answer one '
-                    'JSON-RPC call (connecting included) before answering '
-                    'its client 503. Calls that start long work return once '
-                    'the work is handed to a worker, so this only needs to '
-                    'cover lock retries and short driver calls.'),
+                    'JSON-RPC call, once connected, before answering its '
+                    'client 503. Calls that start long work return once '
+                    'the work is handed to a worker (and [conductor] '
+                    'action_wait_timeout has passed), so this only needs '
+                    'to cover lock retries and short driver calls.'),
+    cfg.FloatOpt('connect_timeout', default=5.0, min=0.1,
+                 help='Seconds the API waits for a conductor to accept a '
+                      'connection. A conductor host that is down or cut '
+                      'off drops connection attempts silently; after this '
+                      'long the call, which the conductor never received, '
+                      'goes to the conductor that owns the node without '
+                      'it, as when the connection is refused.'),
     cfg.StrOpt('auth_strategy', default='noauth',
                choices=[('noauth', 'Every JSON-RPC call is served.'),
                         ('http_basic', 'Calls must carry HTTP Basic '

@@ -210,7 +210,9 @@ class JsonRpcConductorAPI:
                                         method=method, reason=reason)
         try:
             answer = self._session().post(
-                address, data=body, timeout=self._conf.json_rpc.timeout)
+                address, data=body,
+                timeout=(self._conf.json_rpc.connect_timeout,
+                         self._conf.json_rpc.timeout))
             answer.raise_for_status()
             response = answer.json()
         except requests.ConnectionError as exc:

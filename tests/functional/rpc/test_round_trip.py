@@ -7,6 +7,8 @@ exceptions come back as the same class with the same HTTP code.
 
 import contextlib
 import datetime
+import socket
+import time
 
 import bcrypt
 import pytest
@@ -135,23 +137,61 @@ def _owned_by(rpc, db, host, count=12):
     raise AssertionError('no node of %s in %d tries' % (host, count))
 
 
-@pytest.mark.parametrize('how', ['service stopped', 'endpoint gone'])
+@contextlib.contextmanager
+def _silent_listener():
+    """A loopback address that accepts nobody: new connections hang.
+
+    A full accept queue makes Linux drop further connection attempts, as
+    a host that is down or cut off does; one unaccepted connection fills
+    the queue of a backlog of 0. Yields the address as a URL.
+    """
+    listener = socket.socket()
+    listener.bind(('127.0.0.1', 0))
+    listener.listen(0)
+    address = listener.getsockname()
+    fillers = []
+    try:
+        for _ in range(2):
+            filler = socket.socket()
+            filler.setblocking(False)
+            filler.connect_ex(address)
+            fillers.append(filler)
+        yield 'http://127.0.0.1:%d' % address[1]
+    finally:
+        for filler in fillers:
+            filler.close()
+        listener.close()
+
+
+@pytest.mark.parametrize('how', ['service stopped', 'endpoint gone',
+                                 'host silent'])
 def test_call_goes_to_the_next_owner_when_a_conductor_is_away(
         conf, db, tmp_path, how):
     # The client keeps its view: only the retry can find the other one.
     conf.set_override('hash_ring_reset_interval', 600)
+    conf.set_override('connect_timeout', 0.5, group='json_rpc')
     with _serving(conf, db) as (first, endpoint), \
-            _serving(_second(tmp_path), db):
+            _serving(_second(tmp_path), db), \
+            _silent_listener() as silent:
         rpc = client.JsonRpcConductorAPI(conf, db)
         node = _owned_by(rpc, db, conf.host)
         if how == 'service stopped':
             # Offline at once, its endpoint answering "not serving".
             first.stop()
-        else:
+        elif how == 'endpoint gone':
             # Refused connections, while its row still looks alive.
             endpoint.stop()
+        else:
+            # No answer at all, as from a host that is down while its row
+            # still looks alive: only connect_timeout ends the attempt.
+            conductor_obj.register(db, conf.host, '', 60, rpc_address=silent)
+            rpc = client.JsonRpcConductorAPI(conf, db)
+        started = time.monotonic()
         rpc.set_maintenance(node.id, True, 'moved')
         assert node_obj.Node.get(db, node.id).maintenance_reason == 'moved'
+        # Well within [json_rpc] timeout (60 s), which a silent host used
+        # to cost.
+        assert time.monotonic() - started < 10
 
 
 def test_unreachable_conductor_is_503(remote):
