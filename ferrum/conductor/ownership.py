@@ -69,6 +69,8 @@ def node_rows(ctx: context_mod.ConductorContext, columns: Iterable[str],
     group = group_of(ctx.conf)
     query = dict(filters or {}, conductor_group=group)
     rows = node_obj.Node.list_columns(ctx.db, wanted, query)
+    if not rows:
+        return []  # most periodic runs: no need to read the conductors
     share = current(ctx)
     return [row for row in rows
             if row.driver in ctx.drivers.hardware_types

@@ -26,18 +26,22 @@ class ProvisionTimeouts:
     @decorators.periodic(
         spacing=lambda conf: conf.conductor.check_provision_state_interval)
     def check_timeouts(self, ctx: context_mod.ConductorContext) -> None:
-        for state, option in _TIMEOUTS.items():
-            timeout = ctx.conf.conductor[option]
-            if not timeout:
-                continue
-            cutoff = ctx.clock() - datetime.timedelta(seconds=timeout)
-            rows = ownership.node_rows(
-                ctx, ['id', 'provision_updated_at'],
-                filters={'provision_state': state, 'reserved': False})
-            for row in rows:
-                if (row.provision_updated_at is not None
-                        and row.provision_updated_at < cutoff):
-                    self._fail(ctx, row.id, state, option, timeout)
+        timeouts = {state: ctx.conf.conductor[option]
+                    for state, option in _TIMEOUTS.items()
+                    if ctx.conf.conductor[option]}
+        if not timeouts:
+            return
+        # One query for every waiting state.
+        rows = ownership.node_rows(
+            ctx, ['id', 'provision_state', 'provision_updated_at'],
+            filters={'provision_state_in': list(timeouts), 'reserved': False})
+        now = ctx.clock()
+        for row in rows:
+            state, timeout = row.provision_state, timeouts[row.provision_state]
+            if (row.provision_updated_at is not None
+                    and row.provision_updated_at
+                    < now - datetime.timedelta(seconds=timeout)):
+                self._fail(ctx, row.id, state, _TIMEOUTS[state], timeout)
 
     def _fail(self, ctx: context_mod.ConductorContext, node_id: int,
               state: str, option: str, timeout: int) -> None:
