@@ -16,6 +16,7 @@ from ferrum.common import exception
 from ferrum.common import states
 from ferrum.conductor import cleaning
 from ferrum.conductor import context as context_mod
+from ferrum.conductor import deletion
 from ferrum.conductor import deployments
 from ferrum.conductor import power
 from ferrum.conductor import provisioning
@@ -53,30 +54,13 @@ class ConductorManager:
                                    reset_interfaces)
 
     def destroy_node(self, node_id: int | str) -> None:
-        """Delete a node in enroll/manageable/adopt failed or maintenance.
+        """Delete a node, its ports and its allocations (Ironic's rules).
 
-        A node in maintenance may be deleted with its instance; its
-        allocation is deleted with it.
+        :raises NodeLocked: another task holds the node.
+        :raises InvalidState: protected, associated, or in a state where
+            deletion is refused (the message names the allowed states).
         """
-        with task_manager.acquire(self.ctx, node_id, purpose='node deletion',
-                                  load_driver=False) as task:
-            node = task.node
-            if node.instance_uuid is not None and not node.maintenance:
-                raise exception.InvalidState(reason=(
-                    'Node %s is associated with instance %s; remove its '
-                    'instance_uuid (or set maintenance) before deleting it.'
-                    % (node.uuid, node.instance_uuid)))
-            if (node.provision_state not in states.DELETE_ALLOWED_STATES
-                    and not node.maintenance):
-                raise exception.InvalidState(reason=(
-                    'Node %s is in state "%s"; delete it in one of %s, or '
-                    'set maintenance first.' % (
-                        node.uuid, node.provision_state,
-                        sorted(states.DELETE_ALLOWED_STATES))))
-            with self.ctx.db.writer():
-                release.detach(task)
-                node.destroy()
-            task.forget()
+        deletion.destroy_node(self.ctx, node_id)
 
     # ---- allocations ----------------------------------------------------------
 

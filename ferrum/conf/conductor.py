@@ -106,6 +106,15 @@ opts: list[cfg.Opt] = [
                       'saves it several polls. Slower work goes on after the '
                       'answer, as always. 0 answers as soon as the work is '
                       'handed to a worker, as Ironic does.'),
+    cfg.BoolOpt('allow_deleting_available_nodes', default=True,
+                mutable=True,
+                help='Allow deleting nodes in "available", beside the '
+                     'states where deletion is always allowed (enroll, '
+                     'manageable, adopt failed) and any node in maintenance. '
+                     'False keeps an available node until it is moved to '
+                     'manageable, so that a script cannot delete capacity '
+                     'that is ready for use by mistake. As Ironic\'s option '
+                     'of the same name.'),
     cfg.StrOpt('conductor_group', default='',
                regex=r'^[a-zA-Z0-9_.-]*$', max_length=255,
                help='The group of nodes this conductor manages: only nodes '

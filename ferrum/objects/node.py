@@ -50,6 +50,13 @@ _UPDATE = sa.update(TABLE).where(TABLE.c.id == sa.bindparam('b_id'))
 _UPDATE_IF_HELD = sa.update(TABLE).where(
     TABLE.c.id == sa.bindparam('b_id'),
     TABLE.c.reservation == sa.bindparam('b_host'))
+_DELETE = sa.delete(TABLE).where(TABLE.c.id == sa.bindparam('b_id'))
+# Ports and traits go by their foreign keys' ON DELETE CASCADE; an
+# allocation's key is ON DELETE SET NULL (an allocation may outlive a
+# failed claim), so a node's allocations are deleted explicitly.
+_ALLOCATIONS: sa.Table = models.Allocation.__table__  # type: ignore[assignment]
+_DELETE_ALLOCATIONS = sa.delete(_ALLOCATIONS).where(
+    _ALLOCATIONS.c.node_id == sa.bindparam('b_id'))
 _GET = {column: sa.select(TABLE).where(
     TABLE.c[column] == sa.bindparam('b_ident'))
     for column in base.IDENT_COLUMNS}
@@ -215,11 +222,22 @@ class Node(base.Row):
         fresh = Node.get(self._db, self.id)
         self.__dict__.update(fresh.__dict__)
 
-    def destroy(self) -> None:
+    def destroy(self) -> int:
+        """Delete the node with everything that names it, in one transaction.
+
+        Its ports and traits go with it, and so does every allocation that
+        names it (as in Ironic): nothing is left pointing at a node that no
+        longer exists. The caller decided the node may go.
+
+        :returns: how many allocations were deleted with it.
+        """
         with self._db.writer() as conn:
-            result = conn.execute(sa.delete(TABLE).where(TABLE.c.id == self.id))
-        if result.rowcount != 1:
-            raise exception.NodeNotFound(node=self.uuid)
+            allocations = conn.execute(_DELETE_ALLOCATIONS,
+                                       {'b_id': self.id}).rowcount
+            result = conn.execute(_DELETE, {'b_id': self.id})
+            if result.rowcount != 1:
+                raise exception.NodeNotFound(node=self.uuid)
+        return int(allocations)
 
     # ---- locking ------------------------------------------------------------
 

@@ -197,7 +197,7 @@ def test_boot_device_and_validate(conductor, db):
 
 def test_delete_only_in_allowed_states(conductor, db):
     node = to_state(conductor.manager, db, enroll(conductor.manager),
-                    'available')
+                    'active')
     with pytest.raises(exception.InvalidState, match='set maintenance'):
         conductor.manager.destroy_node(node.uuid)
     conductor.manager.set_maintenance(node.uuid, True)

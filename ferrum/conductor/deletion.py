@@ -1,0 +1,72 @@
+# SPDX-License-Identifier: Apache-2.0
+"""Deleting a node, under its lock, by Ironic's rules.
+
+A node may be deleted in enroll, manageable or adopt failed, in available
+when ``[conductor] allow_deleting_available_nodes`` says so (the default),
+and in any state while in maintenance, which is how an operator removes a
+node whose BMC is beyond repair. Never while it is protected, and never
+while it has an instance unless it is in maintenance. The failure states
+are refused because a node that failed mid-deploy may still hold the
+previous tenant's data: it goes through tear-down or cleaning first.
+
+The node's ports, traits and every allocation that names it are deleted
+with it, in one transaction (see ``Node.destroy``).
+"""
+
+import logging
+
+from ferrum.common import exception
+from ferrum.common import states
+from ferrum.conductor import context as context_mod
+from ferrum.conductor import task_manager
+from ferrum.objects import node as node_obj
+
+LOG = logging.getLogger(__name__)
+
+
+def allowed_states(ctx: context_mod.ConductorContext) -> list[str]:
+    """The provision states a node out of maintenance may be deleted in."""
+    allowed = set(states.DELETE_ALLOWED_STATES)
+    if ctx.conf.conductor.allow_deleting_available_nodes:
+        allowed.add(states.AVAILABLE)
+    return sorted(allowed)
+
+
+def check_deletable(ctx: context_mod.ConductorContext,
+                    node: node_obj.Node) -> None:
+    """Refuse (409) to delete ``node``, saying what would allow it."""
+    if node.protected:
+        raise exception.InvalidState(reason=(
+            'Node %s is protected and cannot be deleted; unset "protected" '
+            'first.' % node.uuid))
+    if node.maintenance:
+        return
+    if node.instance_uuid is not None:
+        raise exception.InvalidState(reason=(
+            'Node %s is associated with instance %s; undeploy it, remove '
+            'its instance_uuid or set maintenance before deleting it.'
+            % (node.uuid, node.instance_uuid)))
+    allowed = allowed_states(ctx)
+    if node.provision_state not in allowed:
+        raise exception.InvalidState(reason=(
+            'Node %s cannot be deleted in provision state "%s". Delete it '
+            'in one of the states %s, or set maintenance first.'
+            % (node.uuid, node.provision_state,
+               ', '.join('"%s"' % state for state in allowed))))
+
+
+def destroy_node(ctx: context_mod.ConductorContext,
+                 node_id: int | str) -> None:
+    """Delete a node that may be deleted (see :func:`check_deletable`).
+
+    :raises NodeLocked: another task holds the node.
+    :raises InvalidState: the node may not be deleted now.
+    """
+    with task_manager.acquire(ctx, node_id, purpose='node deletion',
+                              load_driver=False) as task:
+        node = task.node
+        check_deletable(ctx, node)
+        allocations = node.destroy()
+        task.forget()
+    LOG.info('Node %(node)s deleted, with %(count)d allocation(s)',
+             {'node': node.uuid, 'count': allocations})
