@@ -72,6 +72,11 @@ class InvalidStateRequested(Invalid):
                'node %(node)s while it is in state "%(state)s".')
 
 
+class NodeIsRetired(Invalid):
+    msg_fmt = ('The %(op)s operation cannot be performed on node %(node)s '
+               'because it is retired; PATCH retired to false first.')
+
+
 class AllocationFailed(Invalid):
     msg_fmt = 'Allocation failed: %(reason)s'
 

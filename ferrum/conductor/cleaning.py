@@ -83,7 +83,7 @@ def do_node_clean(task: task_manager.Task,
     if not manual and not automated_clean_enabled(task):
         LOG.info('Node %(node)s: automated cleaning is disabled, skipping',
                  {'node': task.node.uuid})
-        task.process_event('done')
+        task.process_event('manage' if task.node.retired else 'done')
         return
     try:
         task.driver.power.validate(task)
@@ -140,7 +140,8 @@ def finish_cleaning(task: task_manager.Task) -> None:
                       tear_down=False)
         return
     _forget_steps(task)
-    task.process_event('manage' if manual else 'done')
+    # A retired node is not handed out again: it ends in manageable.
+    task.process_event('manage' if manual or task.node.retired else 'done')
 
 
 def fail_cleaning(task: task_manager.Task, error: str,

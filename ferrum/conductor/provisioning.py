@@ -45,6 +45,8 @@ def _manage(task: task_manager.Task, _args: dict[str, Any]) -> None:
 
 
 def _provide(task: task_manager.Task, _args: dict[str, Any]) -> None:
+    if task.node.retired:
+        raise exception.NodeIsRetired(op='provide', node=task.node.uuid)
     task.process_event('provide')
     task.spawn_after(cleaning.do_node_clean, task)
 
@@ -83,8 +85,17 @@ def _deploy(task: task_manager.Task, args: dict[str, Any]) -> None:
     task.spawn_after(deployments.do_deploy, task)
 
 
+def _check_unprotected(task: task_manager.Task, action: str) -> None:
+    """A protected node keeps its instance: no rebuild, no tear-down."""
+    if task.node.protected:
+        raise exception.InvalidState(reason=(
+            'Node %s is protected and cannot be %s; unset "protected" first.'
+            % (task.node.uuid, action)))
+
+
 def _rebuild(task: task_manager.Task, args: dict[str, Any]) -> None:
     _check_allowed(task, 'rebuild')
+    _check_unprotected(task, 'rebuilt')
     _validate_for_deploy(task)
     _store_configdrive(task, args)
     task.process_event('rebuild')
@@ -92,6 +103,7 @@ def _rebuild(task: task_manager.Task, args: dict[str, Any]) -> None:
 
 
 def _undeploy(task: task_manager.Task, _args: dict[str, Any]) -> None:
+    _check_unprotected(task, 'undeployed')
     task.process_event('delete')
     task.spawn_after(deployments.do_tear_down, task)
 

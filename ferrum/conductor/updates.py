@@ -5,6 +5,8 @@ The API has already checked types and which fields may change. What needs
 the conductor is checked here: a driver or interface change only in a state
 where the node is not being worked on (or in maintenance), and the new
 driver must accept the node's ``driver_info`` before anything is saved.
+``protected`` and ``retired`` follow Ironic: set only where they make sense,
+and clearing one clears its reason.
 """
 
 from typing import Any
@@ -52,6 +54,13 @@ def update_node(ctx: context_mod.ConductorContext, node_id: int | str,
         drops_allocation = _drops_allocation(node, changes)
         for name, value in changes.items():
             setattr(node, name, value)
+        _check_flag(node, changes, 'protected',
+                    node.provision_state == states.ACTIVE,
+                    'only in provision state "active"')
+        _check_flag(node, changes, 'retired',
+                    node.provision_state != states.AVAILABLE,
+                    'in any provision state but "available"; move it to '
+                    '"manageable" first')
         if driver_change:
             _resolve_interfaces(ctx, node, changes, reset_interfaces)
             task.driver = ctx.drivers.build(node)
@@ -81,6 +90,28 @@ def _drops_allocation(node: node_obj.Node, changes: dict[str, Any]) -> bool:
                               'maintenance': node.maintenance,
                               'provision_state': node.provision_state})
     return True
+
+
+def _check_flag(node: node_obj.Node, changes: dict[str, Any], flag: str,
+                may_set: bool, where: str) -> None:
+    """Ironic's rules for ``protected`` and ``retired`` and their reasons.
+
+    Clearing the flag clears its reason; a reason needs the flag; the flag
+    may only be set where ``may_set`` says (``where`` tells the client).
+    """
+    reason = '%s_reason' % flag
+    if flag in changes:
+        if not getattr(node, flag):
+            setattr(node, reason, None)
+        elif not may_set:
+            raise exception.InvalidState(reason=(
+                'Node %s can be made %s %s; it is in "%s".'
+                % (node.uuid, flag, where, node.provision_state)))
+    if reason in changes and getattr(node, reason) and not getattr(node,
+                                                                   flag):
+        raise exception.InvalidParameterValue(
+            reason='The %s field can only be set when %s is true.'
+                   % (reason, flag))
 
 
 def _resolve_interfaces(ctx: context_mod.ConductorContext,

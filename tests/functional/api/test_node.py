@@ -183,20 +183,3 @@ def test_patch_driver_change_needs_a_quiet_node(client, conductor, db):
                                               'path': '/name', 'value': 'x'}])
     assert response.status_code == 400 and 'reset_interfaces' in _fault(
         response)
-
-
-def test_delete_only_in_allowed_states_or_maintenance(client, conductor, db):
-    uuid = _create(client)['uuid']
-    assert client.delete('/v1/nodes/' + uuid, headers=V).status_code == 204
-    assert client.get('/v1/nodes/' + uuid, headers=V).status_code == 404
-    uuid = _create(client)['uuid']
-    node = node_obj.Node.get(db, uuid)
-    conductor.manager.do_provisioning_action(uuid, 'manage')
-    settled(db, node.id, 'manageable')
-    conductor.manager.do_provisioning_action(uuid, 'provide')
-    settled(db, node.id, 'available')
-    response = client.delete('/v1/nodes/' + uuid, headers=V)
-    assert response.status_code == 409 and 'available' in _fault(response)
-    assert client.put('/v1/nodes/%s/maintenance' % uuid, headers=V,
-                      json={'reason': 'retiring'}).status_code == 202
-    assert client.delete('/v1/nodes/' + uuid, headers=V).status_code == 204
