@@ -97,6 +97,7 @@ def parse_fields(available: Collection[str]) -> list[str] | None:
     raw = flask.request.args.get('fields')
     if raw is None:
         return None
+    microversion.require(8, 'The fields parameter')
     fields = [f.strip() for f in raw.split(',') if f.strip()]
     unknown = [f for f in fields if f not in available]
     if unknown:
@@ -107,16 +108,22 @@ def parse_fields(available: Collection[str]) -> list[str] | None:
     return fields
 
 
-def next_link(path: str, page: Page, returned: int,
+def next_link(page: Page, returned: int,
               last_marker: str | None) -> dict[str, str]:
-    """``{'next': url}`` when the page is full, else ``{}``."""
+    """``{'next': url}`` when the page is full, else ``{}``.
+
+    The link repeats the request's own path (``/detail`` included) and
+    every query parameter but ``marker`` and ``limit``, so the next page
+    is the same view with the same filters and ``fields``.
+    """
     if not returned or returned < page.limit or last_marker is None:
         return {}
-    query = {key: value for key, value in flask.request.args.items()
-             if key not in ('marker', 'limit')}
-    query.update(limit=str(page.limit), marker=last_marker)
-    return {'next': '%sv1/%s?%s' % (base_url(), path,
-                                     urllib.parse.urlencode(query))}
+    query = [(key, value) for key, value in
+             flask.request.args.items(multi=True)
+             if key not in ('marker', 'limit')]
+    query += [('limit', str(page.limit)), ('marker', last_marker)]
+    return {'next': '%s%s?%s' % (base_url(), flask.request.path.lstrip('/'),
+                                 urllib.parse.urlencode(query))}
 
 
 def list_fields(available: list[str], summary: Collection[str],

@@ -35,7 +35,7 @@ VERSIONS: tuple[tuple[int, str], ...] = (
     (8, 'The "fields" query parameter.'),
     (9, 'Node list filter provision_state.'),
     (10, 'Node names may use the RFC 3986 unreserved characters.'),
-    (11, 'Nodes are created in "enroll". ferrum\'s minimum: see MIN_VERSION.'),
+    (11, 'Nodes are created in "enroll" (before: "available", unverified).'),
     (12, 'Node raid_config fields (RAID is not served).'),
     (13, 'Provision target "abort".'),
     (14, 'Node /states/provision reports manageable -> cleaning.'),
@@ -92,10 +92,10 @@ VERSIONS: tuple[tuple[int, str], ...] = (
     (65, 'Node lessee and its list filter.'),
 )
 
-#: Below 1.11 Ironic creates nodes directly in "available", skipping
-#: verification and cleaning. ferrum never lets a node become available
-#: without them, so it starts at 1.11; every client in use asks for more.
-MIN_VERSION = (1, 11)
+#: Ironic serves every version from 1.1: below 1.11 a new node is created
+#: directly in "available", with no power state, and clients such as
+#: openstacksdk ask for 1.10 for exactly that.
+MIN_VERSION = (1, 1)
 MAX_VERSION = (1, VERSIONS[-1][0])
 SERVICE_TYPE = 'baremetal'
 LEGACY_HEADER = 'X-OpenStack-Ironic-API-Version'
@@ -172,8 +172,23 @@ class VersionTooOld(exception.FerrumException):
     code = 406
 
 
-def require(minor: int, what: str) -> None:
-    """Refuse (406) a feature the request's version does not have yet."""
+class BeyondMaximum(exception.FerrumException):
+    """A feature of an Ironic version past ferrum's maximum."""
+
+    msg_fmt = ('%(what)s comes with Ironic API version 1.%(minor)d; ferrum '
+               'serves up to %(maximum)s. %(instead)s')
+    code = 406
+
+
+def require(minor: int, what: str, instead: str = '') -> None:
+    """Refuse (406) a feature the request's version does not have yet.
+
+    ``instead`` tells the client what to use when the feature belongs to a
+    version past :data:`MAX_VERSION`, which no header can reach.
+    """
+    if (1, minor) > MAX_VERSION:
+        raise BeyondMaximum(what=what, minor=minor, instead=instead,
+                            maximum=as_string(MAX_VERSION))
     if not at_least(minor):
         raise VersionTooOld(what=what, minor=minor, header=LEGACY_HEADER,
                             current=as_string(request_version()))

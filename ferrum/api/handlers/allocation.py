@@ -19,6 +19,7 @@ import flask
 from ferrum.api import body
 from ferrum.api import listing
 from ferrum.api import microversion
+from ferrum.api import node_lookup
 from ferrum.api import services
 from ferrum.api.schemas import allocation as allocation_schema
 from ferrum.api.schemas import trait as trait_schema
@@ -45,7 +46,7 @@ def _check_version(what: str = '/v1/allocations') -> None:
 def _node(ident: str, status: int = 400) -> node_obj.Node:
     """The node named by a body or query value: unknown is a 400 there."""
     try:
-        return node_obj.Node.get(services.db(), ident)
+        return node_lookup.get(ident)
     except exception.NodeNotFound:
         if status == 404:
             raise
@@ -94,7 +95,7 @@ def list_allocations() -> dict[str, Any]:
     result: dict[str, Any] = {'allocations': [
         allocation_view.render(a, fields) for a in allocations]}
     result.update(listing.next_link(
-        'allocations', page, len(allocations),
+        page, len(allocations),
         allocations[-1].uuid if allocations else None))
     return result
 

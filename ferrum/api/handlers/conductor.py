@@ -56,7 +56,7 @@ def list_conductors() -> dict[str, Any]:
         page.sort_dir, marker)
     result: dict[str, Any] = {'conductors': _render_all(conductors, fields)}
     result.update(listing.next_link(
-        'conductors', page, len(conductors),
+        page, len(conductors),
         conductors[-1].hostname if conductors else None))
     return result
 

@@ -12,10 +12,12 @@ import flask
 from ferrum.api import body
 from ferrum.api import listing
 from ferrum.api import microversion
+from ferrum.api import node_lookup
 from ferrum.api import services
 from ferrum.api.schemas import node as node_schema
 from ferrum.api.views import node as node_view
 from ferrum.common import exception
+from ferrum.common import states
 from ferrum.objects import allocation as allocation_obj
 from ferrum.objects import base
 from ferrum.objects import node as node_obj
@@ -111,7 +113,7 @@ def _list(detail: bool) -> dict[str, Any]:
             nodes = _handled_by(conductor, nodes)[:page.limit]
         result: dict[str, Any] = {'nodes': _render_all(nodes, fields)}
     result.update(listing.next_link(
-        'nodes', page, len(nodes), nodes[-1].uuid if nodes else None))
+        page, len(nodes), nodes[-1].uuid if nodes else None))
     return result
 
 
@@ -133,7 +135,7 @@ def list_details() -> dict[str, Any]:
 def get_node(node_ident: str) -> dict[str, Any]:
     fields = listing.parse_fields(node_view.available_fields())
     with services.db().reader():
-        node = node_obj.Node.get(services.db(), node_ident)
+        node = node_lookup.get(node_ident)
         return _render_all([node], _with_links(fields) if fields
                            else node_view.available_fields())[0]
 
@@ -148,9 +150,8 @@ def _check_values(values: dict[str, Any]) -> None:
     for name in values:
         minor = node_view.FIELD_VERSIONS.get(name, 1)
         microversion.require(minor, 'The node field "%s"' % name)
-    if base.is_uuid_like(values.get('name')):
-        raise exception.InvalidParameterValue(
-            reason='A node name cannot look like a UUID: %s' % values['name'])
+    if values.get('name') is not None:
+        node_lookup.check_name(values['name'])
     if values.get('conductor_group'):
         # Ironic matches groups case-insensitively; storing them in lower
         # case makes that a plain equality everywhere.
@@ -173,8 +174,11 @@ def create_node() -> flask.Response:
     values = body.json_body(node_schema.CREATE)
     values.pop('chassis_uuid', None)
     _check_values(values)
-    node = services.rpc().create_node(
-        {k: v for k, v in values.items() if v is not None})
+    values = {k: v for k, v in values.items() if v is not None}
+    if not microversion.at_least(11):
+        # Before 1.11 a node starts "available", unverified, as in Ironic.
+        values['provision_state'] = states.AVAILABLE
+    node = services.rpc().create_node(values)
     return listing.created('nodes', node.uuid, _detail(node))
 
 
@@ -198,7 +202,7 @@ def _keep_masked_secrets(node: node_obj.Node, changes: dict[str, Any]) -> None:
 
 
 def patch_node(node_ident: str) -> dict[str, Any]:
-    node = node_obj.Node.get(services.db(), node_ident)
+    node = node_lookup.get(node_ident)
     reset = listing.parse_bool('reset_interfaces')
     if reset is not None:
         microversion.require(45, 'reset_interfaces')
@@ -222,12 +226,7 @@ def patch_node(node_ident: str) -> dict[str, Any]:
 
 
 
-
 def delete_node(node_ident: str) -> flask.Response:
-    node = node_obj.Node.get(services.db(), node_ident)
-    if node.protected:
-        raise exception.InvalidState(reason=(
-            'Node %s is protected; unset "protected" before deleting it.'
-            % node.uuid))
+    node = node_lookup.get(node_ident)
     services.rpc().destroy_node(node.id)
     return flask.Response(status=204)

@@ -9,6 +9,7 @@ from typing import Any
 import flask
 
 from ferrum.api import body
+from ferrum.api import node_lookup
 from ferrum.api import services
 from ferrum.api.schemas import node as node_schema
 from ferrum.api.views import unserved
@@ -16,7 +17,7 @@ from ferrum.objects import node as node_obj
 
 
 def _node_id(node_ident: str) -> int:
-    return node_obj.Node.get(services.db(), node_ident).id
+    return node_lookup.get(node_ident).id
 
 
 def validate(node_ident: str) -> dict[str, Any]:

@@ -13,16 +13,19 @@ import flask
 from ferrum.api import body
 from ferrum.api import listing
 from ferrum.api import microversion
+from ferrum.api import node_lookup
 from ferrum.api import services
 from ferrum.api.schemas import node as node_schema
 from ferrum.api.views import node as node_view
 from ferrum.common import exception
 from ferrum.objects import node as node_obj
 
-#: Provision targets -> the minor version that introduced them.
+#: Provision targets -> the minor version that introduced them. "deploy"
+#: and "undeploy" are Ironic 1.73's names for "active" and "deleted", past
+#: ferrum's maximum, so they get 406 as Ironic gives them at 1.65.
 _TARGETS: dict[str, int] = {
-    'manage': 4, 'provide': 1, 'active': 1, 'deploy': 1, 'rebuild': 1,
-    'deleted': 1, 'undeploy': 1, 'inspect': 6, 'abort': 13, 'clean': 15,
+    'manage': 4, 'provide': 4, 'active': 1, 'deploy': 73, 'rebuild': 1,
+    'deleted': 1, 'undeploy': 73, 'inspect': 6, 'abort': 13, 'clean': 15,
     'adopt': 17,
 }
 #: Ironic targets ferrum does not serve, with why.
@@ -44,7 +47,7 @@ _STATE_FIELDS = ('console_enabled', 'last_error', 'power_state',
 
 
 def _node(node_ident: str) -> node_obj.Node:
-    return node_obj.Node.get(services.db(), node_ident)
+    return node_lookup.get(node_ident)
 
 
 def _accepted(node: node_obj.Node) -> flask.Response:
@@ -86,14 +89,20 @@ def _provision_args(target: str, request: dict[str, Any]) -> dict[str, Any]:
     return args
 
 
+#: Newer Ironic target names -> the name ferrum's versions use.
+_OLDER_NAMES = {'deploy': 'active', 'undeploy': 'deleted'}
+
+
 def _check_target(kind: str, target: str, versions: dict[str, int]) -> None:
     """A known target, available at the request's version."""
     if target not in versions:
         raise exception.InvalidParameterValue(
             reason='"%s" is not a %s target; use one of %s.' % (
                 target[:100], kind, ', '.join(sorted(versions))))
+    instead = ('Use the target "%s".' % _OLDER_NAMES[target]
+               if target in _OLDER_NAMES else '')
     microversion.require(versions[target], 'The %s target "%s"'
-                         % (kind, target))
+                         % (kind, target), instead)
 
 
 def set_provision_state(node_ident: str) -> flask.Response:

@@ -35,6 +35,7 @@ import flask
 from ferrum.api import body
 from ferrum.api import listing
 from ferrum.api import microversion
+from ferrum.api import node_lookup
 from ferrum.api import services
 from ferrum.api.schemas import port as port_schema
 from ferrum.api.views import port as port_view
@@ -80,7 +81,7 @@ def _node_filter(parent: node_obj.Node | None) -> dict[str, Any]:
     ident = node_uuid or node_ident
     if not ident:
         return {}
-    return {'node_id': node_obj.Node.get(services.db(), ident).id}
+    return {'node_id': node_lookup.get(ident).id}
 
 
 def _filters(parent: node_obj.Node | None) -> dict[str, Any]:
@@ -119,7 +120,7 @@ def _page() -> tuple[listing.Page, port_obj.Port | None]:
     return page, port_obj.Port.get(services.db(), page.marker)
 
 
-def _list(path: str, detail: bool,
+def _list(detail: bool,
           parent: node_obj.Node | None = None) -> dict[str, Any]:
     fields = _fields(detail)
     page, marker = _page()
@@ -129,26 +130,26 @@ def _list(path: str, detail: bool,
     result: dict[str, Any] = {
         'ports': [port_view.render(p, fields) for p in ports]}
     result.update(listing.next_link(
-        path, page, len(ports), ports[-1].uuid if ports else None))
+        page, len(ports), ports[-1].uuid if ports else None))
     return result
 
 
 def list_ports() -> dict[str, Any]:
-    return _list('ports', detail=False)
+    return _list(detail=False)
 
 
 def list_details() -> dict[str, Any]:
-    return _list('ports/detail', detail=True)
+    return _list(detail=True)
 
 
 def list_node_ports(node_ident: str) -> dict[str, Any]:
-    node = node_obj.Node.get(services.db(), node_ident)
-    return _list('nodes/%s/ports' % node.uuid, False, node)
+    node = node_lookup.get(node_ident)
+    return _list(False, node)
 
 
 def list_node_port_details(node_ident: str) -> dict[str, Any]:
-    node = node_obj.Node.get(services.db(), node_ident)
-    return _list('nodes/%s/ports/detail' % node.uuid, True, node)
+    node = node_lookup.get(node_ident)
+    return _list(True, node)
 
 
 def get_port(port_ident: str) -> dict[str, Any]:

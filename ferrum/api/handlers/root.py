@@ -24,13 +24,27 @@ def root() -> dict[str, Any]:
             'default_version': _version(), 'versions': [_version()]}
 
 
+#: Collections linked from /v1, with the minor version that added them.
+#: Ironic's others (chassis, port groups, volume, ramdisk endpoints,
+#: events, deploy templates) are not served, so they are not advertised.
+_COLLECTIONS: tuple[tuple[str, int], ...] = (
+    ('nodes', 1), ('ports', 1), ('drivers', 1), ('conductors', 49),
+    ('allocations', 52))
+#: The API reference a client can read; ferrum serves Ironic's v1 API.
+_API_REFERENCE = 'https://docs.openstack.org/api-ref/baremetal/'
+
+
 def v1() -> dict[str, Any]:
-    return {'id': 'v1',
-            'links': [_link('self', 'v1/'),
-                      _link('describedby', 'v1/', '#doc')],
-            'media_types': [{'base': 'application/json',
-                             'type': 'application/vnd.openstack.ironic.v1'
-                                     '+json'}],
-            'nodes': [_link('self', 'v1', 'nodes', ''),
-                      _link('bookmark', 'nodes', '')],
-            'version': _version()}
+    document: dict[str, Any] = {
+        'id': 'v1',
+        'links': [_link('self', 'v1/'),
+                  {'href': _API_REFERENCE, 'rel': 'describedby',
+                   'type': 'text/html'}],
+        'media_types': {'base': 'application/json',
+                        'type': 'application/vnd.openstack.ironic.v1+json'},
+        'version': _version()}
+    for name, minor in _COLLECTIONS:
+        if microversion.at_least(minor):
+            document[name] = [_link('self', 'v1', name, ''),
+                              _link('bookmark', name, '')]
+    return document

@@ -11,6 +11,7 @@ import flask
 
 from ferrum.api import body
 from ferrum.api import microversion
+from ferrum.api import node_lookup
 from ferrum.api import services
 from ferrum.api.schemas import trait as trait_schema
 from ferrum.common import exception
@@ -20,7 +21,7 @@ from ferrum.objects import trait as trait_obj
 
 def _node(node_ident: str) -> node_obj.Node:
     microversion.require(37, 'Node traits')
-    return node_obj.Node.get(services.db(), node_ident)
+    return node_lookup.get(node_ident)
 
 
 def _no_content() -> flask.Response:

@@ -16,6 +16,7 @@ from typing import Any
 from ferrum.api import listing
 from ferrum.api import microversion
 from ferrum.api.views import unserved
+from ferrum.common import states
 from ferrum.conf import default as default_conf
 from ferrum.objects import node as node_obj
 from ferrum.rpc import ring
@@ -134,6 +135,8 @@ def _value(node: node_obj.Node, name: str, ctx: Context) -> Any:
         return ctx.traits.get(node.id, [])
     if name == 'conductor':
         return conductor_for(node, ctx)
+    if name == 'provision_state':
+        return _older_state_name(node.provision_state)
     if name == 'allocation_uuid':
         return (ctx.allocations.get(node.allocation_id)
                 if node.allocation_id is not None else None)
@@ -141,6 +144,19 @@ def _value(node: node_obj.Node, name: str, ctx: Context) -> Any:
     if name in _TIMESTAMPS and value is not None:
         return value.isoformat() + '+00:00'
     return value
+
+
+def _older_state_name(state: str) -> str | None:
+    """A provision state as older clients know it (Ironic does the same).
+
+    Before 1.2 "available" was called "None" (shown as null); before 1.39
+    there was no "inspect wait", only "inspecting".
+    """
+    if state == states.AVAILABLE and not microversion.at_least(2):
+        return None
+    if state == states.INSPECTWAIT and not microversion.at_least(39):
+        return states.INSPECTING
+    return state
 
 
 def render(node: node_obj.Node, fields: Collection[str],

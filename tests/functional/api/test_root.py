@@ -19,7 +19,7 @@ def test_root_document(client):
     assert response.status_code == 200
     body = response.get_json()
     assert body['default_version']['id'] == 'v1'
-    assert body['default_version']['min_version'] == '1.11'
+    assert body['default_version']['min_version'] == '1.1'
     assert body['default_version']['version'] == MAX
     assert body['versions'][0]['links'][0]['href'].endswith('/v1/')
 
@@ -28,9 +28,10 @@ def test_v1_document_and_version_headers(client):
     response = client.get('/v1/')
     assert response.status_code == 200
     assert response.get_json()['version']['status'] == 'CURRENT'
-    assert response.headers['X-OpenStack-Ironic-API-Minimum-Version'] == '1.11'
+    assert response.headers['X-OpenStack-Ironic-API-Minimum-Version'] == '1.1'
     assert response.headers['X-OpenStack-Ironic-API-Maximum-Version'] == MAX
-    assert response.headers['X-OpenStack-Ironic-API-Version'] == '1.11'
+    # No version header means the minimum, as in Ironic.
+    assert response.headers['X-OpenStack-Ironic-API-Version'] == '1.1'
 
 
 @pytest.mark.parametrize('headers', [
@@ -45,12 +46,12 @@ def test_version_headers_are_honoured(client, headers):
     assert response.headers['OpenStack-API-Version'] == 'baremetal ' + MAX
 
 
-@pytest.mark.parametrize('version', ['1.999', '2.1', '1.0', '1.10'])
+@pytest.mark.parametrize('version', ['1.999', '2.1', '1.0', '1.66'])
 def test_unsupported_version_is_406_naming_the_range(client, version):
     response = client.get('/v1/nodes', headers={
         'X-OpenStack-Ironic-API-Version': version})
     assert response.status_code == 406
-    assert 'supported version range is: [1.11, %s]' % MAX in (
+    assert 'supported version range is: [1.1, %s]' % MAX in (
         _fault(response)['faultstring'])
 
 

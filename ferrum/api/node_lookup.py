@@ -1,0 +1,61 @@
+# SPDX-License-Identifier: Apache-2.0
+"""How a request names a node, per microversion, as in Ironic.
+
+- From 1.5 a node may be addressed by name as well as by UUID; before, a
+  name finds nothing (404), exactly as Ironic answered before names existed.
+- Names follow two grammars: hostname-safe (RFC 952/1123) before 1.10, and
+  RFC 3986 unreserved characters from 1.10. A name may never look like a
+  UUID, which would make addressing ambiguous.
+"""
+
+import re
+
+from ferrum.api import microversion
+from ferrum.api import services
+from ferrum.common import exception
+from ferrum.objects import base
+from ferrum.objects import node as node_obj
+
+_NAMES_MINOR = 5
+_UNRESERVED_MINOR = 10
+#: Before 1.10: a lower-case host name with optional dotted domain parts.
+_HOSTNAME_SAFE = re.compile(r'^[a-z0-9]([a-z0-9\-]{0,61}[a-z0-9])?'
+                            r'(\.[a-z0-9\-_]{0,62}[a-z0-9])*\.?$')
+#: From 1.10: RFC 3986 unreserved characters.
+_UNRESERVED = re.compile(r'^[A-Za-z0-9._~-]+$')
+#: Path words under /v1/nodes that a name would shadow.
+RESERVED_NAMES = ('detail',)
+
+
+def get(ident: str) -> node_obj.Node:
+    """The node ``ident`` names at the request's version.
+
+    :raises NodeNotFound: no such node, or a name before 1.5.
+    """
+    if not base.is_uuid_like(ident) and not microversion.at_least(
+            _NAMES_MINOR):
+        raise exception.NodeNotFound(node=ident[:100])
+    return node_obj.Node.get(services.db(), ident)
+
+
+def check_name(name: str) -> None:
+    """Refuse (400) a node name the request's version does not allow."""
+    if microversion.at_least(_UNRESERVED_MINOR):
+        valid = len(name) <= 255 and bool(_UNRESERVED.match(name))
+        grammar = 'letters, digits and "-._~" (RFC 3986 unreserved)'
+    else:
+        valid = len(name) <= 255 and bool(_HOSTNAME_SAFE.match(name))
+        grammar = ('a lower-case host name (letters, digits, "-", dotted '
+                   'parts); API 1.10 and later also allow "_~" and upper '
+                   'case')
+    if not valid:
+        raise exception.InvalidParameterValue(
+            reason='Invalid node name "%s": use %s.' % (name[:100], grammar))
+    if base.is_uuid_like(name):
+        raise exception.InvalidParameterValue(
+            reason='A node name cannot look like a UUID: %s' % name)
+    if name in RESERVED_NAMES:
+        raise exception.InvalidParameterValue(
+            reason='The word "%s" is reserved and cannot be used as a node '
+                   'name. Reserved words are: %s.'
+                   % (name, ', '.join(RESERVED_NAMES)))
