@@ -11,13 +11,11 @@ import urllib.parse
 from collections.abc import Collection
 
 import flask
+from oslo_utils import strutils
 
 from ferrum.api import microversion
 from ferrum.api import services
 from ferrum.common import exception
-
-_TRUE = ('true', '1', 'yes', 'on', 'y', 't')
-_FALSE = ('false', '0', 'no', 'off', 'n', 'f')
 
 
 @dataclasses.dataclass(frozen=True)
@@ -52,15 +50,22 @@ def created(collection: str, ident: str,
 
 def parse_bool(name: str) -> bool | None:
     value = flask.request.args.get(name)
-    if value is None:
-        return None
-    if value.lower() in _TRUE:
-        return True
-    if value.lower() in _FALSE:
-        return False
-    raise exception.InvalidParameterValue(
-        reason='Query parameter %s must be true or false, not "%s".'
-               % (name, value))
+    return None if value is None else to_bool('Query parameter ' + name,
+                                              value)
+
+
+def to_bool(what: str, value: str | bool) -> bool:
+    """``value`` as a boolean: Ironic accepts "true", "yes", "on", "1"
+    and their negations (any case) wherever it takes a boolean.
+    """
+    if isinstance(value, bool):
+        return value
+    try:
+        return strutils.bool_from_string(value, strict=True)
+    except ValueError:
+        raise exception.InvalidParameterValue(
+            reason='%s must be true or false, not "%s".'
+                   % (what, value[:100]))
 
 
 def parse_page(sortable: Collection[str]) -> Page:

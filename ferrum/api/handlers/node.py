@@ -150,6 +150,10 @@ def _check_values(values: dict[str, Any]) -> None:
     for name in values:
         minor = node_view.FIELD_VERSIONS.get(name, 1)
         microversion.require(minor, 'The node field "%s"' % name)
+    for name in node_schema.BOOLEANS:
+        if values.get(name) is not None:
+            values[name] = listing.to_bool('The node field "%s"' % name,
+                                           values[name])
     if values.get('name') is not None:
         node_lookup.check_name(values['name'])
     if values.get('conductor_group'):

@@ -81,6 +81,9 @@ def _node_filter(parent: node_obj.Node | None) -> dict[str, Any]:
     ident = node_uuid or node_ident
     if not ident:
         return {}
+    if not base.is_uuid_like(ident):
+        # A name in a query is refused, not "not found", before 1.5.
+        microversion.require(5, 'The node filter with a node name')
     return {'node_id': node_lookup.get(ident).id}
 
 

@@ -7,7 +7,12 @@ from ferrum.conf import default as default_conf
 
 _STRING_OR_NULL = {'type': ['string', 'null'], 'maxLength': 255}
 _DICT = {'type': 'object'}
-_BOOL_OR_NULL = {'type': ['boolean', 'null']}
+#: Ironic takes booleans as JSON or as strings ("True", "false", "yes"...):
+#: the baremetal CLI sends ``node set --retired`` as "True".
+_BOOL_OR_NULL = {'type': ['boolean', 'string', 'null'], 'maxLength': 5}
+_BOOL = {'type': ['boolean', 'string'], 'maxLength': 5}
+#: Fields converted to real booleans once the schema has passed them.
+BOOLEANS = ('automated_clean', 'protected', 'retired')
 _UUID = {'type': 'string', 'format': 'uuid', 'pattern':
          '^[0-9a-fA-F]{8}-?([0-9a-fA-F]{4}-?){3}[0-9a-fA-F]{12}$'}
 #: RFC 3986 unreserved characters (API 1.10), as Ironic allows in names.
@@ -27,9 +32,9 @@ _WRITABLE: dict[str, Any] = {
                         'pattern': '^[a-zA-Z0-9_.:-]*$'},
     'owner': _STRING_OR_NULL, 'lessee': _STRING_OR_NULL,
     'automated_clean': _BOOL_OR_NULL,
-    'protected': {'type': 'boolean'},
+    'protected': _BOOL,
     'protected_reason': {'type': ['string', 'null'], 'maxLength': 4096},
-    'retired': {'type': 'boolean'},
+    'retired': _BOOL,
     'retired_reason': {'type': ['string', 'null'], 'maxLength': 4096},
     **{'%s_interface' % kind: _STRING_OR_NULL
        for kind in default_conf.INTERFACE_KINDS},

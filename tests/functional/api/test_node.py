@@ -160,7 +160,7 @@ def test_patch_updates_and_refuses_read_only_fields(client):
         ({'op': 'replace'}, 400, 'JSON Patch'),
         ([{'op': 'replace', 'path': '/power_interface', 'value': 'nope'}],
          400, 'nope'),
-        ([{'op': 'replace', 'path': '/automated_clean', 'value': 'yes'}],
+        ([{'op': 'replace', 'path': '/automated_clean', 'value': 'maybe'}],
          400, 'automated_clean'),
     ]:
         response = client.patch('/v1/nodes/' + uuid, json=patch, headers=V)

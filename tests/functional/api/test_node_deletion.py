@@ -124,7 +124,8 @@ def test_deleting_a_node_deletes_its_ports_and_allocations(client, conductor,
 
 def test_retired_reason_is_cleared_with_retired(client, conductor, db):
     uuid = _node(client)
-    node = _patch(client, uuid, ('/retired', True),
+    # The baremetal CLI sends booleans as strings; Ironic takes them.
+    node = _patch(client, uuid, ('/retired', 'True'),
                   ('/retired_reason', 'EOL')).get_json()
     assert node['retired'] is True and node['retired_reason'] == 'EOL'
     node = _patch(client, uuid, ('/retired', False)).get_json()

@@ -169,3 +169,11 @@ def test_v1_document_links_what_the_version_serves(client, minor, present,
     hrefs = [link['href'] for link in body['links']]
     assert all('//' not in href.split('://', 1)[1] for href in hrefs)
     assert {link['rel'] for link in body['links']} == {'self', 'describedby'}
+
+
+def test_port_node_filter_by_name_from_1_5(client):
+    _create(client, 5, name='port-owner')
+    response = client.get('/v1/ports?node=port-owner', headers=_v(4))
+    assert response.status_code == 406
+    response = client.get('/v1/ports?node=port-owner', headers=_v(5))
+    assert response.status_code == 200 and response.get_json()['ports'] == []
