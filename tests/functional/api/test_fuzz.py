@@ -193,11 +193,15 @@ _HEADER_TEXT = st.text(
 VERSIONS = st.one_of(
     st.sampled_from([
         '1.11', '1.65', '1.37', 'latest', 'LATEST', ' latest ', '1.1',
-        '1.10', '1.66', '1.999', '2.0', '0.9', '1.', '1', '.5', '1.5.1',
+        '1.2', '1.4', '1.5', '1.8', '1.9', '1.10', '1.28', '1.66', '1.999', '2.0', '0.9', '1.', '1', '.5', '1.5.1',
         '1.0065', '1.065', ' 1.20 ', '1.2e1', '-1.5', '1.-5', '1.a',
         '99999999999999999999.1', '1.99999999999999999999', '', ' ',
         'v1.5', '1,5', '1.5, 1.6', 'null', '\u0661.\u0662']),
     _HEADER_TEXT)
+#: Versions where behaviour changes (names, fields, initial state, VIFs,
+#: traits, detail, reset_interfaces), from the minimum to the maximum.
+SERVED_VERSIONS = ['1.1', '1.4', '1.5', '1.8', '1.9', '1.10', '1.11', '1.20',
+                   '1.28', '1.37', '1.43', '1.45', '1.65', 'latest']
 OPENSTACK_VERSIONS = st.one_of(
     VERSIONS.map(lambda v: 'baremetal ' + v),
     st.sampled_from(['baremetal', 'compute 1.2',
@@ -484,8 +488,7 @@ def test_random_headers(world, route, headers, body):
 
 @SETTINGS
 @hypothesis.given(route=_route(['GET']), query=QUERIES,
-                  version=st.sampled_from(['1.11', '1.37', '1.43', '1.65',
-                                           'latest']),
+                  version=st.sampled_from(SERVED_VERSIONS),
                   raw=st.none() | st.text(max_size=60))
 @hypothesis.example(route=(_literal('/v1/nodes'), 'GET'), version='1.65',
                     query=[('resource_class', NUL)], raw=None)
@@ -535,8 +538,7 @@ _PATCHABLE = sorted(path for path, methods in routes.ROUTES.items()
 
 @SETTINGS
 @hypothesis.given(template=st.sampled_from(_PATCHABLE), patch=PATCHES,
-                  version=st.sampled_from(['1.11', '1.37', '1.45', '1.65',
-                                           'latest']),
+                  version=st.sampled_from(SERVED_VERSIONS),
                   reset=st.sampled_from([None, 'true', 'false', 'junk']),
                   junk_ident=st.sampled_from([False] * 5 + [True]))
 def test_json_patch(world, template, patch, version, reset, junk_ident):
