@@ -18,6 +18,7 @@ from ferrum.api import services
 from ferrum.api.schemas import node as node_schema
 from ferrum.api.views import node as node_view
 from ferrum.common import exception
+from ferrum.common import states
 from ferrum.objects import node as node_obj
 
 #: Provision targets -> the minor version that introduced them. "deploy"
@@ -113,6 +114,8 @@ def set_provision_state(node_ident: str) -> flask.Response:
     _check_target('provision', target, _TARGETS)
     args = _provision_args(target, request)
     node = _node(node_ident)
+    if target == 'abort' and node.provision_state == states.INSPECTWAIT:
+        microversion.require(41, 'Aborting inspection')
     services.rpc().do_provisioning_action(node.id, target, args)
     return _accepted(node)
 

@@ -177,3 +177,16 @@ def test_port_node_filter_by_name_from_1_5(client):
     assert response.status_code == 406
     response = client.get('/v1/ports?node=port-owner', headers=_v(5))
     assert response.status_code == 200 and response.get_json()['ports'] == []
+
+
+def test_aborting_inspection_from_1_41(client, db):
+    uuid = _create(client, 11)['uuid']
+    node = node_obj.Node.get(db, uuid)
+    node.provision_state = 'inspect wait'
+    node.save()
+    response = client.put('/v1/nodes/%s/states/provision' % uuid,
+                          headers=_v(40), json={'target': 'abort'})
+    assert response.status_code == 406 and '1.41' in _fault(response)
+    response = client.put('/v1/nodes/%s/states/provision' % uuid,
+                          headers=_v(41), json={'target': 'abort'})
+    assert response.status_code == 202
