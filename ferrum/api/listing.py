@@ -151,4 +151,7 @@ def list_fields(available: list[str], summary: Collection[str],
             raise exception.InvalidParameterValue(
                 reason='Use either fields or detail, not both.')
         return fields
-    return available if detail else list(summary)
+    if detail:
+        return available
+    # The summary of an older version lacks the fields it did not have.
+    return [name for name in summary if name in available]

@@ -62,7 +62,9 @@ def get_states(node_ident: str) -> dict[str, Any]:
     node = _node(node_ident)
     ctx = node_view.Context(secrets={}, conductors={}, traits={},
                             allocations={})
-    return node_view.render(node, _STATE_FIELDS, ctx)
+    available = node_view.available_fields()
+    return node_view.render(
+        node, [name for name in _STATE_FIELDS if name in available], ctx)
 
 
 def _provision_args(target: str, request: dict[str, Any]) -> dict[str, Any]:

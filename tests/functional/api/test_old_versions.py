@@ -39,8 +39,10 @@ def test_no_header_is_1_1_and_nodes_start_available(client, db):
     assert 'driver_internal_info' not in node and 'name' not in node
     shown = client.get('/v1/nodes/' + node['uuid'], headers=_v(2))
     assert shown.get_json()['provision_state'] == 'available'
-    states = client.get('/v1/nodes/%s/states' % node['uuid'])
-    assert states.get_json()['provision_state'] is None
+    states = client.get('/v1/nodes/%s/states' % node['uuid']).get_json()
+    assert states['provision_state'] is None
+    # RAID came with 1.12.
+    assert 'raid_config' not in states and 'target_raid_config' not in states
 
 
 @pytest.mark.parametrize('minor, state', [(10, 'available'),
@@ -190,3 +192,12 @@ def test_aborting_inspection_from_1_41(client, db):
     response = client.put('/v1/nodes/%s/states/provision' % uuid,
                           headers=_v(41), json={'target': 'abort'})
     assert response.status_code == 202
+
+
+def test_summary_list_at_1_1_has_no_name(client):
+    _create(client, 5, name='summary-1')
+    nodes = client.get('/v1/nodes', headers=_v(1)).get_json()['nodes']
+    assert set(nodes[0]) == {'uuid', 'instance_uuid', 'power_state',
+                             'provision_state', 'maintenance', 'links'}
+    nodes = client.get('/v1/nodes', headers=_v(5)).get_json()['nodes']
+    assert nodes[0]['name'] == 'summary-1'
