@@ -309,6 +309,11 @@ class PostgresServer:
                 'PostgreSQL (pid %d) did not stop\n--- log ---\n%s'
                 % (pid, self.log_tail()))
 
+    def start_again(self) -> None:
+        """Start a stopped server on the port it had, so that the URLs
+        clients hold stay valid (for outage tests)."""
+        self._start_once()
+
     def remove(self) -> None:
         """Delete the cluster's directory tree."""
         if os.path.isdir(self.base_dir):
@@ -407,6 +412,17 @@ def _run_as() -> tuple[int, int] | None:
 @pytest.fixture(scope='session')
 def postgresql_server() -> Iterator[PostgresServer]:
     """A PostgreSQL cluster for the whole session, deleted at its end."""
+    yield from _cluster()
+
+
+@pytest.fixture(scope='module')
+def own_postgresql_server() -> Iterator[PostgresServer]:
+    """A cluster of the module's own, which its tests may stop and start
+    without disturbing the session's other users."""
+    yield from _cluster()
+
+
+def _cluster() -> Iterator[PostgresServer]:
     from tests.conftest import require_real  # lazy: conftest loads us
 
     bindir = find_bindir()

@@ -148,7 +148,26 @@ def resume(ctx: context_mod.ConductorContext, allocation_id: int) -> None:
 
 def do_allocate(ctx: context_mod.ConductorContext,
                 allocation: allocation_obj.Allocation) -> None:
-    """Find and take a node for ``allocation``; on failure mark it error."""
+    """Find and take a node for ``allocation``; on failure mark it error.
+
+    While the database is unreachable the allocation can be neither taken
+    nor failed: it stays ``allocating`` and is resumed once the database
+    is back (:func:`ferrum.conductor.outage.recover`).
+    """
+    assert ctx.conductor_id is not None
+    ctx.inflight.allocation_started(allocation.id)
+    try:
+        _do_allocate(ctx, allocation)
+    except exception.DatabaseUnavailable as exc:
+        LOG.warning('Allocation %(alloc)s: paused until the database is '
+                    'back: %(error)s', {'alloc': allocation.uuid,
+                                        'error': exc})
+    finally:
+        ctx.inflight.allocation_ended(allocation.id)
+
+
+def _do_allocate(ctx: context_mod.ConductorContext,
+                 allocation: allocation_obj.Allocation) -> None:
     assert ctx.conductor_id is not None
     try:
         error = _allocate(ctx, allocation)
@@ -156,6 +175,8 @@ def do_allocate(ctx: context_mod.ConductorContext,
         LOG.info('Allocation %s was deleted or taken over while being '
                  'processed', allocation.uuid)
         return
+    except exception.DatabaseUnavailable:
+        raise
     except Exception as exc:
         LOG.exception('Allocation %s failed unexpectedly', allocation.uuid)
         error = 'Unexpected error during allocation: %s' % exc

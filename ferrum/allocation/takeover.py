@@ -13,6 +13,7 @@ process to ``active`` or ``error``. At start-up a conductor resumes its own
 """
 
 import logging
+from collections.abc import Collection
 
 from ferrum.allocation import allocator
 from ferrum.common import exception
@@ -48,14 +49,19 @@ class AllocationTakeover:
                 allocator.resume(ctx, allocation_id)
 
 
-def resume_own(ctx: context_mod.ConductorContext) -> int:
+def resume_own(ctx: context_mod.ConductorContext,
+               skip: Collection[int] = ()) -> int:
     """Restart the allocations this conductor left ``allocating``.
 
-    Called once at start-up; each goes to a worker, or is failed with a
-    clear message when none is free. Returns how many were resumed.
+    Called at start-up, and after a database outage with ``skip`` = the
+    allocations a worker still processes; each goes to a worker, or is
+    failed with a clear message when none is free. Returns how many were
+    resumed.
     """
     assert ctx.conductor_id is not None
-    ids = allocation_obj.Allocation.ids_allocating(ctx.db, ctx.conductor_id)
+    ids = [allocation_id for allocation_id in
+           allocation_obj.Allocation.ids_allocating(ctx.db, ctx.conductor_id)
+           if allocation_id not in skip]
     for allocation_id in ids:
         try:
             ctx.workers.submit(allocator.resume, ctx, allocation_id)
@@ -65,6 +71,5 @@ def resume_own(ctx: context_mod.ConductorContext) -> int:
                 'Could not resume this allocation after a conductor restart '
                 '(%s); delete it and try again.' % exc)
     if ids:
-        LOG.info('Resumed %d allocations left allocating by a previous run',
-                 len(ids))
+        LOG.info('Resumed %d allocations left allocating', len(ids))
     return len(ids)

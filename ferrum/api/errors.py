@@ -32,7 +32,11 @@ def error_response(code: int, message: str) -> flask.Response:
 def from_ferrum(exc: exception.FerrumException) -> flask.Response:
     if exc.code >= 500:
         LOG.error('%s: %s', type(exc).__name__, exc)
-    return error_response(exc.code, str(exc))
+    response = error_response(exc.code, str(exc))
+    if isinstance(exc, exception.TemporaryFailure):
+        # The client may retry, and this says when (RFC 9110, 10.2.3).
+        response.headers['Retry-After'] = str(getattr(exc, 'retry_after', 1))
+    return response
 
 
 def from_http(exc: http_exc.HTTPException) -> flask.Response:
@@ -52,17 +56,11 @@ def from_http(exc: http_exc.HTTPException) -> flask.Response:
 
 def from_database_unreachable(exc: db_exc.DBConnectionError
                               ) -> flask.Response:
-    """The database went away (restart, network): retrying may work.
-
-    The pool was invalidated by the failure, so the next request connects
-    afresh.
+    """A lost connection outside ``Database.writer``/``reader`` (which
+    raise :class:`~ferrum.common.exception.DatabaseUnavailable` themselves).
     """
-    LOG.error('Database unreachable handling %s %s: %s',
-              flask.request.method, flask.request.path, exc)
-    return error_response(503, 'The database could not be reached; retry '
-                               'the request shortly. If this persists, '
-                               'check the database and [database] '
-                               'connection.')
+    return from_ferrum(exception.DatabaseUnavailable(
+        reason=str(exc.inner_exception or exc).splitlines()[0][:200]))
 
 
 def from_unexpected(exc: Exception) -> flask.Response:

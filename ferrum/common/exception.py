@@ -154,6 +154,21 @@ class NodeInMaintenance(Conflict):
 
 # ---- temporary failures ------------------------------------------------------
 
+class DatabaseUnavailable(TemporaryFailure):
+    """The database could not be reached, or went away mid-transaction.
+
+    Raised by :mod:`ferrum.db.api` wherever a connection fails (pool
+    checkout, a statement, the commit), on every database and in every
+    process, so callers have one exception to handle. The transaction was
+    rolled back; the pool reconnects once the database is back.
+    """
+    msg_fmt = ('The database could not be reached (%(reason)s). Nothing was '
+               'changed; retry the request shortly. If this persists, check '
+               'the database server and [database] connection.')
+    #: Seconds a client is told to wait (``Retry-After``).
+    retry_after = 2
+
+
 class NoFreeConductorWorker(TemporaryFailure):
     msg_fmt = ('All %(size)d conductor workers are busy; the node was left '
                'as it was, retry later or raise '

@@ -7,6 +7,7 @@ from collections.abc import Callable
 
 from oslo_config import cfg
 
+from ferrum.conductor import inflight as inflight_mod
 from ferrum.conductor import workers
 from ferrum.db import api as db_api
 from ferrum.drivers import loader
@@ -24,6 +25,7 @@ class ConductorContext:
     :ivar drivers: the loaded hardware types and interfaces.
     :ivar workers: the bounded pool node operations run on.
     :ivar clock: returns "now" as naive UTC; tests inject their own.
+    :ivar inflight: the locks and allocations live threads work on.
     """
 
     conf: cfg.ConfigOpts
@@ -33,3 +35,5 @@ class ConductorContext:
     workers: workers.WorkerPool
     conductor_id: int | None = None
     clock: Callable[[], datetime.datetime] = base.utcnow
+    inflight: inflight_mod.InFlight = dataclasses.field(
+        default_factory=inflight_mod.InFlight)

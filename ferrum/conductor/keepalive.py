@@ -9,10 +9,14 @@ declared dead and taken over.
 import logging
 import threading
 
+from ferrum.common import exception
 from ferrum.conductor import context as context_mod
+from ferrum.conductor import outage as outage_mod
 from ferrum.objects import conductor as conductor_obj
 
 LOG = logging.getLogger(__name__)
+#: Seconds between attempts to reach the database after a failed beat.
+_OUTAGE_RETRY_S = 0.5
 
 
 class Heartbeat:
@@ -43,16 +47,35 @@ class Heartbeat:
 
     def _loop(self) -> None:
         assert self.ctx.conductor_id is not None
-        while not self._stop.wait(self.ctx.conf.conductor.heartbeat_interval):
+        outage = False
+        while not self._stop.wait(self._interval(outage)):
             try:
                 with self._lock:
                     conductor_obj.heartbeat(self.ctx.db,
                                             self.ctx.conductor_id,
                                             online=self._online)
+            except exception.DatabaseUnavailable as exc:
+                if not outage:
+                    LOG.warning('Conductor %s cannot write its heartbeat; '
+                                'retrying every %ss: %s', self.ctx.host,
+                                _OUTAGE_RETRY_S, exc)
+                outage = True
+                continue
             except Exception:
-                # The database may be briefly away; the next beat retries.
                 LOG.exception('Conductor %s failed to write its heartbeat',
                               self.ctx.host)
+                continue
+            if outage or self.ctx.inflight.unreleased():
+                if outage:
+                    LOG.info('Conductor %s reaches the database again',
+                             self.ctx.host)
+                outage = not outage_mod.recover_quietly(self.ctx)
+
+    def _interval(self, outage: bool) -> float:
+        """Beat as usual, but look often while the database is away, so
+        that service and the clean-up resume as soon as it is back."""
+        interval = float(self.ctx.conf.conductor.heartbeat_interval)
+        return min(interval, _OUTAGE_RETRY_S) if outage else interval
 
     def stop(self) -> None:
         self._stop.set()

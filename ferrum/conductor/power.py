@@ -118,6 +118,8 @@ class PowerSync:
                 self._sync(task)
         except (exception.NodeLocked, exception.NodeNotFound):
             pass  # busy or gone: next run
+        except exception.DatabaseUnavailable as exc:
+            LOG.warning('Power sync of node %s skipped: %s', node_id, exc)
         except Exception:
             LOG.exception('Power sync of node %s failed unexpectedly',
                           node_id)

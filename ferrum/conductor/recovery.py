@@ -9,6 +9,7 @@ operator sees what happened instead of a node that is stuck for ever.
 """
 
 import logging
+from collections.abc import Collection
 
 import sqlalchemy as sa
 
@@ -23,17 +24,19 @@ from ferrum.periodic import decorators
 LOG = logging.getLogger(__name__)
 
 
-def fail_and_release(db: db_api.Database, host: str, why: str) -> int:
-    """Fail transient nodes locked by ``host`` and clear all its locks.
+def fail_and_release(db: db_api.Database, host: str, why: str,
+                     keep: Collection[int] = ()) -> int:
+    """Fail transient nodes locked by ``host`` and clear its locks.
 
-    Returns the number of locks cleared.
+    :param keep: ids of nodes whose lock a live task holds: left alone.
+    :returns: the number of locks cleared.
     """
     table = node_obj.TABLE
     now = base.utcnow()
     with db.writer() as conn:
-        rows = conn.execute(sa.select(
+        rows = [row for row in conn.execute(sa.select(
             table.c.id, table.c.uuid, table.c.provision_state).where(
-                table.c.reservation == host)).all()
+                table.c.reservation == host)).all() if row.id not in keep]
         for row in rows:
             values: dict[str, object] = {'reservation': None,
                                          'target_power_state': None}

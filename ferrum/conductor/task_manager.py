@@ -89,6 +89,7 @@ class Task:
         conf = self.ctx.conf.conductor
         attempts = conf.node_locked_retry_attempts if retry else 1
         for attempt in range(1, attempts + 1):
+            self.ctx.inflight.reserving(+1)
             try:
                 node = node_obj.Node.reserve(self.ctx.db, self.ctx.host,
                                              node_id)
@@ -97,9 +98,12 @@ class Task:
                     raise
                 time.sleep(conf.node_locked_retry_interval)
             else:
+                self.ctx.inflight.lock_taken(node.id)
                 LOG.debug('Node %(node)s locked for %(purpose)s',
                           {'node': node.uuid, 'purpose': self.purpose})
                 return node
+            finally:
+                self.ctx.inflight.reserving(-1)
         raise AssertionError('unreachable')
 
     # ---- state machine ------------------------------------------------------
@@ -159,6 +163,17 @@ class Task:
                      args: tuple[Any, ...]) -> None:
         try:
             func(*args)
+        except exception.DatabaseUnavailable as exc:
+            # The work stopped half-way: keep the lock until the outage
+            # recovery writes what was done and fails the node if it was
+            # left in a transient state (a plain release could leave it
+            # "deploying" with nobody working on it).
+            LOG.warning('Node %(node)s: %(purpose)s interrupted: %(error)s',
+                        {'node': self.node.uuid, 'purpose': self.purpose,
+                         'error': exc})
+            self.ctx.inflight.release_failed(self.node.id, self.node.uuid,
+                                             self.node.changes())
+            self._released = True
         except Exception as exc:
             LOG.exception('Node %(node)s: %(purpose)s failed unexpectedly',
                           {'node': self.node.uuid, 'purpose': self.purpose})
@@ -223,6 +238,16 @@ class Task:
                 held = node_obj.Node.release(self.ctx.db, self.ctx.host,
                                              self.node.id, changes)
                 break
+            except exception.DatabaseUnavailable as exc:
+                # Retrying now would fail the same way: the lock and the
+                # changes are written once the database is back (see
+                # ferrum.conductor.outage).
+                LOG.warning('Node %(node)s: lock not released yet: %(error)s',
+                            {'node': self.node.uuid, 'error': exc})
+                self.ctx.inflight.release_failed(self.node.id,
+                                                 self.node.uuid, changes)
+                self._released = True
+                return
             except Exception:
                 LOG.exception('Node %(node)s: releasing the lock failed '
                               '(attempt %(attempt)d)',
@@ -231,8 +256,11 @@ class Task:
                     changes = {}  # maybe the changes are what fails
                 time.sleep(0.1 * (attempt + 1))
         else:
-            return  # still locked: start-up recovery or take-over clears it
+            self.ctx.inflight.release_failed(self.node.id, self.node.uuid, {})
+            self._released = True
+            return
         self._released = True
+        self.ctx.inflight.lock_released(self.node.id)
         if not held:
             LOG.warning('Node %(node)s: the lock of %(host)s was cleared by '
                         'someone else before %(purpose)s finished; its last '
@@ -243,6 +271,7 @@ class Task:
     def forget(self) -> None:
         """The node is gone (deleted): there is no lock left to release."""
         self._released = True
+        self.ctx.inflight.lock_released(self.node.id)
 
     def __enter__(self) -> 'Task':
         return self

@@ -31,8 +31,12 @@ from typing import Any
 
 import sqlalchemy as sa
 from oslo_config import cfg
+from oslo_db import exception as db_exc
 from oslo_db.sqlalchemy import engines
 from oslo_db.sqlalchemy import exc_filters
+
+from ferrum.common import exception
+from ferrum.db import disconnects
 
 _WRITE = 'ferrum_write'
 
@@ -77,6 +81,7 @@ class Database:
                 retry_interval=conf.database.retry_interval,
                 connection_recycle_time=(
                     conf.database.connection_recycle_time))
+        disconnects.register(self.engine)
         # Bound values include driver_info, whose passwords must never
         # reach an error message, a log line or last_error.
         self.engine.hide_parameters = True
@@ -100,7 +105,8 @@ class Database:
         if outer is not None:
             yield outer
             return
-        with self._write_lock, self.engine.connect() as conn:
+        with _unavailable_as_503(), self._write_lock, \
+                self.engine.connect() as conn:
             conn.execution_options(**{_WRITE: True})
             with conn.begin():
                 self._local.conn = conn
@@ -122,7 +128,8 @@ class Database:
         if outer is not None:
             yield outer
             return
-        with self._read_lock, self.engine.connect() as conn:
+        with _unavailable_as_503(), self._read_lock, \
+                self.engine.connect() as conn:
             with conn.begin():
                 self._local.read_conn = conn
                 try:
@@ -132,6 +139,36 @@ class Database:
 
     def dispose(self) -> None:
         self.engine.dispose()
+
+
+@contextlib.contextmanager
+def _unavailable_as_503() -> Iterator[None]:
+    """A lost connection anywhere in a transaction (checkout, a statement,
+    the commit) becomes the one exception every caller handles.
+
+    By the time it is raised the transaction is rolled back and the pool
+    invalidated (see :mod:`ferrum.db.disconnects`), so a retry after the
+    database is back runs on a fresh connection.
+    """
+    try:
+        yield
+    except (db_exc.DBConnectionError, db_exc.DBNonExistentDatabase) as exc:
+        # oslo.db calls SQLite's "unable to open database file" a missing
+        # database: for a file that was there a moment ago, it is an outage.
+        raise exception.DatabaseUnavailable(reason=_reason(exc)) from exc
+    except sa.exc.DBAPIError as exc:
+        if not exc.connection_invalidated:
+            raise
+        raise exception.DatabaseUnavailable(reason=_reason(exc)) from exc
+
+
+def _reason(exc: Exception) -> str:
+    """The driver's first line, without statement or parameters."""
+    original = getattr(exc, 'inner_exception', None) or getattr(
+        exc, 'orig', None) or exc
+    original = getattr(original, 'orig', None) or original
+    lines = str(original).strip().splitlines()
+    return (lines[0] if lines else type(original).__name__)[:200]
 
 
 def _engine_without_pre_ping(url: Any, **engine_args: Any

@@ -282,6 +282,21 @@ class Node(base.Row):
         return result.rowcount == 1
 
     @staticmethod
+    def write_if_held(db: db_api.Database, host: str, node_id: int,
+                      changes: Mapping[str, Any]) -> bool:
+        """Write ``changes`` while ``host`` still holds the lock; keep it.
+
+        For the changes of a task whose release failed: once written, the
+        lock is cleared like any lock left behind (see
+        :mod:`ferrum.conductor.outage`). False when the lock was lost.
+        """
+        if not changes:
+            return True
+        values = dict(changes, b_id=node_id, b_host=host)
+        with db.writer() as conn:
+            return conn.execute(_UPDATE_IF_HELD, values).rowcount == 1
+
+    @staticmethod
     def release_all(db: db_api.Database, host: str) -> int:
         """Clear every lock ``host`` holds; returns how many were cleared."""
         with db.writer() as conn:

@@ -15,6 +15,7 @@ from typing import Any
 import futurist
 from futurist import periodics
 
+from ferrum.common import exception
 from ferrum.conductor import context as context_mod
 from ferrum.periodic import decorators
 
@@ -88,6 +89,11 @@ def build_worker(ctx: context_mod.ConductorContext,
 
 def _log_failure(callback: Callable[..., Any], kind: Any, value: Any,
                  traceback: Any, **_kwargs: Any) -> None:
+    name = getattr(callback, '__name__', callback)
+    if isinstance(value, exception.DatabaseUnavailable):
+        # Expected while the database is away: one line, not a traceback
+        # per task per run.
+        LOG.warning('Periodic task %s skipped this run: %s', name, value)
+        return
     LOG.error('Periodic task %s failed; it runs again at its next time',
-              getattr(callback, '__name__', callback),
-              exc_info=(kind, value, traceback))
+              name, exc_info=(kind, value, traceback))

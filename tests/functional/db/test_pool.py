@@ -13,8 +13,8 @@ import pytest
 import sqlalchemy as sa
 import sqlalchemy.dialects.postgresql.psycopg2  # noqa: F401
 from oslo_config import cfg
-from oslo_db import exception as db_exc
 
+from ferrum.common import exception
 from ferrum.db import api as db_api
 from tests.postgres import PostgresServer
 
@@ -91,7 +91,7 @@ def test_dead_warm_connection_fails_once(
     try:
         assert _select_one(database) == 1
         assert _terminate_backends(postgresql_server, pg_url) >= 1
-        with pytest.raises(db_exc.DBConnectionError):
+        with pytest.raises(exception.DatabaseUnavailable):
             _select_one(database)
         assert _select_one(database) == 1
     finally:

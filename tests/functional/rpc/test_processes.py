@@ -83,7 +83,7 @@ def test_api_routes_to_both_conductors(deployment):
         response = _put(url, '/v1/nodes/%s/states/power' % first,
                         {'target': 'power off'})
         assert response.status_code == 202, response.text
-        _drive(url, first, 'deploy', 'active')
+        _drive(url, first, 'active', 'active')
         _drive(url, first, 'deleted', 'available')
         assert _get(url, '/v1/nodes/%s' % first)['conductor'] == host
 
