@@ -123,7 +123,7 @@ def requirements(resource_class: str | None, traits: Sequence[str],
     words: dict[str, Any] = {'rc': resource_class,
                              'candidates': len(uuids), 'owner': owner}
     if uuids:
-        params['b_uuids'] = uuids
+        params['b_uuids'] = base.bucketed(uuids)
     if owner:
         params['b_owner'] = owner
     for index, trait in enumerate(traits):

@@ -48,6 +48,49 @@ def _check_url() -> None:
                    'or query parameter accepts one.')
 
 
+#: Query parameters one request may carry, and the longest value: more is
+#: no list filter, only a way to make the server work (see
+#: doc/api-versions.md, "Bounds").
+MAX_QUERY_PARAMETERS = 50
+MAX_QUERY_VALUE = 1024
+
+
+class BodyTooLarge(exception.FerrumException):
+    msg_fmt = ('The request body is larger than %(limit)d KiB ([api] '
+               '%(option)s); nothing was read.')
+    code = 413
+
+
+def _limit_body() -> None:
+    """Refuse a body over the size limit before reading any of it.
+
+    A body without Content-Length (chunked) is cut off by werkzeug at the
+    same limit, which it reports as a 413 too.
+    """
+    request = flask.request
+    option = ('max_json_body_size_provision'
+              if request.path.rstrip('/').endswith('/states/provision')
+              else 'max_json_body_size')
+    kib = getattr(flask.current_app.config['FERRUM_CONF'].api, option)
+    request.max_content_length = kib * 1024
+    if request.content_length is not None and (
+            request.content_length > kib * 1024):
+        raise BodyTooLarge(limit=kib, option=option)
+
+
+def _limit_query() -> None:
+    args = flask.request.args
+    if len(args) > MAX_QUERY_PARAMETERS:
+        raise exception.InvalidParameterValue(
+            reason='The query has %d parameters; at most %d are accepted.'
+                   % (len(args), MAX_QUERY_PARAMETERS))
+    for key, value in args.items(multi=True):
+        if len(key) > MAX_QUERY_VALUE or len(value) > MAX_QUERY_VALUE:
+            raise exception.InvalidParameterValue(
+                reason='The query parameter %s is longer than %d '
+                       'characters.' % (key[:60], MAX_QUERY_VALUE))
+
+
 def _add_version_headers(response: flask.Response) -> flask.Response:
     microversion.add_headers(response, flask.g.get('api_version'))
     return response
@@ -85,8 +128,10 @@ def create_app(conf: cfg.ConfigOpts, db: db_api.Database,
     for path, method_map in routes.ROUTES.items():
         app.add_url_rule(path, endpoint=path, view_func=_endpoint(method_map),
                          methods=list(method_map), strict_slashes=False)
+    app.before_request(_limit_body)
     app.before_request(_negotiate)
     app.before_request(_check_url)
+    app.before_request(_limit_query)
     auth.install(app, conf)
     app.after_request(_add_version_headers)
     app.register_error_handler(exception.FerrumException, errors.from_ferrum)

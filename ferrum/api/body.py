@@ -13,11 +13,15 @@ import flask
 import jsonpatch
 import jsonschema
 
+from ferrum.api import services
 from ferrum.common import exception
+from ferrum.common import json_depth
 
 #: A JSON Patch document as Ironic accepts it: add, replace and remove only.
 PATCH_SCHEMA: dict[str, Any] = {
     'type': 'array',
+    # Ironic sets no bound; a resource has some 60 fields.
+    'maxItems': 500,
     'items': {
         'type': 'object',
         'properties': {
@@ -53,13 +57,75 @@ def _validator(schema: dict[str, Any]) -> Any:
     return validator
 
 
+#: Characters of a client's value repeated in an error message: enough to
+#: recognise it, never the megabytes an attacker sent.
+ECHO_LIMIT = 100
+
+
+def echo(value: Any) -> str:
+    """``value`` as an error message quotes it: its repr, cut short."""
+    text = repr(value)
+    if len(text) <= ECHO_LIMIT:
+        return text
+    return '%s... (%d characters)' % (text[:ECHO_LIMIT], len(text))
+
+
 def validate(document: Any, schema: dict[str, Any], what: str) -> None:
     """Raise InvalidParameterValue naming the first problem in ``document``."""
     validator = _validator(schema)
     error = jsonschema.exceptions.best_match(validator.iter_errors(document))
     if error is not None:
+        # jsonschema quotes the whole offending value in its message.
+        message = error.message.replace(repr(error.instance),
+                                        echo(error.instance))
+        if len(message) > 4 * ECHO_LIMIT:
+            message = message[:4 * ECHO_LIMIT] + '...'
         raise exception.InvalidParameterValue(
-            reason='Invalid %s%s: %s' % (what, _where(error), error.message))
+            reason='Invalid %s%s: %s' % (what, _where(error), message))
+
+
+class UnsupportedMediaType(exception.FerrumException):
+    msg_fmt = ('The request body is %(given)s; ferrum accepts JSON only. '
+               'Send it with "Content-Type: application/json".')
+    code = 415
+
+
+def _check_media_type() -> None:
+    """JSON bodies only (RFC 8259): the media type says so, or is absent."""
+    given = flask.request.mimetype
+    if given and given != 'application/json' and not given.endswith(
+            '+json'):
+        raise UnsupportedMediaType(given=echo(given)[:60])
+
+
+def _decode(raw: bytes) -> Any:
+    """Parse ``raw`` as JSON, refusing what the parser must never see."""
+    max_depth = services.conf().api.max_json_body_depth
+    if not json_depth.within(raw, max_depth):
+        raise exception.InvalidParameterValue(
+            reason='The request body nests arrays and objects more than %d '
+                   'levels deep ([api] max_json_body_depth); no request '
+                   'needs that.' % max_depth)
+    try:
+        # JSON travels as UTF-8 (RFC 8259, section 8.1); Python would also
+        # guess UTF-16 and UTF-32, which no client of Ironic sends.
+        text = raw.decode('utf-8')
+    except UnicodeDecodeError as exc:
+        raise exception.InvalidParameterValue(
+            reason='The request body is not UTF-8 (byte %d); send JSON '
+                   'encoded as UTF-8.' % exc.start)
+    if text.startswith('\ufeff'):
+        raise exception.InvalidParameterValue(
+            reason='The request body starts with a byte order mark; send '
+                   'JSON encoded as UTF-8 without one.')
+    try:
+        return json.loads(text)
+    except RecursionError:  # the depth scan should have caught it
+        raise exception.InvalidParameterValue(
+            reason='The request body is nested too deeply.')
+    except ValueError as exc:
+        raise exception.InvalidParameterValue(
+            reason='The request body is not valid JSON: %s' % exc)
 
 
 def json_body(schema: dict[str, Any] | None = None) -> Any:
@@ -68,8 +134,9 @@ def json_body(schema: dict[str, Any] | None = None) -> Any:
     if not raw.strip():
         document: Any = None
     else:
+        _check_media_type()
+        document = _decode(raw)
         try:
-            document = flask.json.loads(raw)
             # "\ud800" is valid JSON but no valid text: nothing can store it.
             text = json.dumps(document, ensure_ascii=False)
             text.encode('utf-8')

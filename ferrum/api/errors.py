@@ -29,10 +29,21 @@ def error_response(code: int, message: str) -> flask.Response:
     return response
 
 
+def _close_if_body_unread(response: flask.Response) -> None:
+    """An answer given before the body was read ends the connection: the
+    unread bytes would otherwise be taken for the client's next request."""
+    request = flask.request
+    if request.content_length or request.headers.get('Transfer-Encoding'):
+        stream = request.stream
+        if not getattr(stream, 'is_exhausted', True):
+            response.headers['Connection'] = 'close'
+
+
 def from_ferrum(exc: exception.FerrumException) -> flask.Response:
     if exc.code >= 500:
         LOG.error('%s: %s', type(exc).__name__, exc)
     response = error_response(exc.code, str(exc))
+    _close_if_body_unread(response)
     if isinstance(exc, exception.TemporaryFailure):
         # The client may retry, and this says when (RFC 9110, 10.2.3).
         response.headers['Retry-After'] = str(getattr(exc, 'retry_after', 1))
@@ -47,8 +58,13 @@ def from_http(exc: http_exc.HTTPException) -> flask.Response:
         405: 'The method %s is not allowed for %s' % (
             flask.request.method, flask.request.path),
     }
+    if code == 413:
+        # werkzeug cut off a body without Content-Length at the limit.
+        messages[413] = ('The request body is larger than the limit ([api] '
+                         'max_json_body_size); the rest was not read.')
     response = error_response(code, messages.get(code, exc.description or
                                                  exc.name))
+    _close_if_body_unread(response)
     if code == 405 and isinstance(exc, http_exc.MethodNotAllowed):
         response.headers['Allow'] = ', '.join(exc.valid_methods or ())
     return response

@@ -12,6 +12,8 @@ in ``doc/api-versions.md``, and gate the new behaviour on
 stands for is implemented.
 """
 
+import re
+
 import flask
 import microversion_parse
 
@@ -108,6 +110,18 @@ class NotAcceptableVersion(exception.FerrumException):
     code = 406
 
 
+class InvalidVersionHeader(exception.FerrumException):
+    """As Ironic: a version that cannot be parsed is not acceptable."""
+
+    msg_fmt = ('Invalid value for %(header)s header: "%(requested)s"; send '
+               '"1.N" (no leading zeros or signs) or "latest".')
+    code = 406
+
+
+#: MAJOR.MINOR: digits only, without leading zeros.
+_GRAMMAR = re.compile(r'^(0|[1-9][0-9]{0,5})\.(0|[1-9][0-9]{0,5})$')
+
+
 def as_string(version: tuple[int, int]) -> str:
     return '%d.%d' % version
 
@@ -124,13 +138,13 @@ def negotiate(headers: dict[str, str]) -> tuple[int, int]:
         return MIN_VERSION
     if requested.strip().lower() == 'latest':
         return MAX_VERSION
-    try:
-        parsed = microversion_parse.parse_version_string(requested)
-    except (TypeError, ValueError):
-        raise exception.InvalidParameterValue(
-            reason='Invalid API version "%s"; send "1.N" or "latest".'
-                   % requested)
-    version = (parsed.major, parsed.minor)
+    # microversion-parse takes whatever int() takes ("01.052", "1.+52",
+    # " 1. 5"); the API working group's grammar is two plain numbers.
+    match = _GRAMMAR.match(requested.strip())
+    if match is None:
+        raise InvalidVersionHeader(header=LEGACY_HEADER,
+                                   requested=requested[:40])
+    version = (int(match.group(1)), int(match.group(2)))
     if not MIN_VERSION <= version <= MAX_VERSION:
         raise NotAcceptableVersion(requested=requested,
                                    min=as_string(MIN_VERSION),

@@ -57,6 +57,25 @@ opts: list[cfg.Opt] = [
                help='The largest number of items one list request returns. '
                     'A larger "limit" query parameter is reduced to it, and '
                     'the response links the next page.'),
+    cfg.IntOpt('max_json_body_size', default=1024, min=4, mutable=True,
+               help='Largest request body accepted, in KiB (1 MiB by '
+                    'default, as in Ironic). A larger body is refused with '
+                    'HTTP 413 before it is read, from its Content-Length, or '
+                    'as soon as a body without one grows past the limit. '
+                    'The provision-state endpoint has its own limit, '
+                    'max_json_body_size_provision.'),
+    cfg.IntOpt('max_json_body_size_provision', default=65536, min=4,
+               mutable=True,
+               help='Largest body of PUT /v1/nodes/{node}/states/provision, '
+                    'in KiB (64 MiB by default, as in Ironic): it may carry '
+                    'a config drive.'),
+    cfg.IntOpt('max_json_body_depth', default=25, min=8, mutable=True,
+               help='Deepest nesting of arrays and objects accepted in a '
+                    'JSON request body (25 by default, as in Ironic; the '
+                    'deepest legitimate body, a config drive\'s network '
+                    'data, is about 7). Deeper bodies are refused with HTTP '
+                    '400 by a scan of the raw bytes before any parser '
+                    'runs.'),
     cfg.URIOpt('public_endpoint', schemes=['http', 'https'],
                help='Base URL, such as https://baremetal.example.com:6385, '
                     'that API responses use in their links instead of the '

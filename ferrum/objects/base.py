@@ -4,12 +4,14 @@
 import copy
 import datetime
 import uuid as uuidlib
-from collections.abc import Mapping
-from typing import Any
+from collections.abc import Mapping, Sequence
+from typing import Any, TypeVar
 
 import sqlalchemy as sa
 
 from ferrum.common import exception
+
+_T = TypeVar('_T')
 
 
 def utcnow() -> datetime.datetime:
@@ -41,6 +43,25 @@ def ident_column(ident: int | str) -> tuple[str, int | str]:
     if is_uuid_like(ident):
         return 'uuid', ident.lower()
     return 'name', ident
+
+
+def bucketed(values: Sequence[_T]) -> list[_T]:
+    """``values`` padded (with its last item) to a power-of-two length.
+
+    An ``IN`` list is rendered as one placeholder per value, so every
+    distinct length is a distinct SQL text, and database drivers keep a
+    prepared statement per text (pysqlite caches 128 per connection).
+    Client-sized lists, such as an allocation's candidate nodes, would
+    otherwise fill those caches with huge statements; with buckets there
+    are at most a dozen texts per query. Repeating a value in ``IN``
+    changes nothing.
+    """
+    if not values:
+        return []
+    size = 1
+    while size < len(values):
+        size *= 2
+    return list(values) + [values[-1]] * (size - len(values))
 
 
 def new_uuid() -> str:

@@ -315,7 +315,8 @@ def uuids_of(db: db_api.Database, idents: Iterable[str]) -> dict[str, str]:
     names = {i for i in wanted if not base.is_uuid_like(i)}
     with db.reader() as conn:
         rows = conn.execute(sa.select(TABLE.c.uuid, TABLE.c.name).where(
-            sa.or_(TABLE.c.uuid.in_(uuids), TABLE.c.name.in_(names)))).all()
+            sa.or_(TABLE.c.uuid.in_(base.bucketed(sorted(uuids))),
+                   TABLE.c.name.in_(base.bucketed(sorted(names)))))).all()
     by_ident = {row.uuid: row.uuid for row in rows}
     by_ident.update((row.name, row.uuid) for row in rows if row.name)
     result = {}

@@ -12,6 +12,9 @@ from typing import Any
 from ferrum.api.schemas import node as node_schema
 
 _NAME = node_schema.NAME
+#: Ironic sets no bound; ferrum takes this many candidates, which covers
+#: any rack or pod a consumer names, and keeps one request's work small.
+MAX_CANDIDATE_NODES = 1000
 
 #: Body of POST /v1/allocations.
 CREATE: dict[str, Any] = {
@@ -22,6 +25,7 @@ CREATE: dict[str, Any] = {
         'traits': {'type': ['array', 'null'], 'items': {'type': 'string'},
                    'maxItems': 50},
         'candidate_nodes': {'type': ['array', 'null'],
+                            'maxItems': MAX_CANDIDATE_NODES,
                             'items': {'type': 'string', 'minLength': 1,
                                       'maxLength': 255}},
         'name': _NAME,

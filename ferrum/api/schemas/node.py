@@ -64,12 +64,14 @@ PROVISION: dict[str, Any] = {
     'type': 'object',
     'properties': {
         'target': {'type': 'string'},
-        'clean_steps': {'type': 'array', 'items': {
+        'clean_steps': {'type': 'array', 'maxItems': 100, 'items': {
             'type': 'object',
-            'properties': {'interface': {'type': 'string'},
-                           'step': {'type': 'string'},
+            'properties': {'interface': {'type': 'string',
+                                         'maxLength': 255},
+                           'step': {'type': 'string', 'maxLength': 255},
                            'args': {'type': 'object'},
-                           'priority': {'type': 'integer'}},
+                           'priority': {'type': 'integer', 'minimum': 0,
+                                        'maximum': 1000000}},
             'required': ['interface', 'step'],
             'additionalProperties': False}},
         'configdrive': {'type': ['string', 'object', 'null']},
@@ -82,7 +84,9 @@ PROVISION: dict[str, Any] = {
 POWER: dict[str, Any] = {
     'type': 'object',
     'properties': {'target': {'type': 'string'},
-                   'timeout': {'type': ['integer', 'null'], 'minimum': 1}},
+                   # Ironic sets no maximum; a day is past any BMC.
+                   'timeout': {'type': ['integer', 'null'], 'minimum': 1,
+                               'maximum': 86400}},
     'required': ['target'],
     'additionalProperties': False,
 }

@@ -17,7 +17,8 @@ _STANDARD = frozenset(os_traits.get_traits())
 #: Body of PUT /v1/nodes/{node}/traits.
 SET_TRAITS: dict[str, Any] = {
     'type': 'object',
-    'properties': {'traits': {'type': 'array', 'items': {'type': 'string'}}},
+    'properties': {'traits': {'type': 'array', 'items': {'type': 'string'},
+                              'maxItems': MAX_TRAITS_PER_NODE}},
     'required': ['traits'],
     'additionalProperties': False,
 }

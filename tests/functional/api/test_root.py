@@ -55,11 +55,16 @@ def test_unsupported_version_is_406_naming_the_range(client, version):
         _fault(response)['faultstring'])
 
 
-def test_garbage_version_is_400(client):
+@pytest.mark.parametrize('version', ['one.two', '01.052', '1.+52',
+                                     '1. 5', '1.5.1', '1.052', '+1.5'])
+def test_garbage_version_is_406_as_in_ironic(client, version):
     response = client.get('/v1/nodes', headers={
-        'X-OpenStack-Ironic-API-Version': 'one.two'})
-    assert response.status_code == 400
-    assert _fault(response)['faultcode'] == 'Client'
+        'X-OpenStack-Ironic-API-Version': version})
+    assert response.status_code == 406
+    fault = _fault(response)
+    assert fault['faultcode'] == 'Client'
+    assert 'Invalid value for X-OpenStack-Ironic-API-Version' in (
+        fault['faultstring'])
 
 
 def test_unknown_route_and_method_are_json(client):
