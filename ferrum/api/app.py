@@ -14,6 +14,7 @@ from oslo_db import exception as db_exc
 from werkzeug import exceptions as http_exc
 
 from ferrum.api import auth
+from ferrum.api import body
 from ferrum.api import errors
 from ferrum.api import microversion
 from ferrum.api import registry
@@ -53,29 +54,6 @@ def _check_url() -> None:
 #: doc/api-versions.md, "Bounds").
 MAX_QUERY_PARAMETERS = 50
 MAX_QUERY_VALUE = 1024
-
-
-class BodyTooLarge(exception.FerrumException):
-    msg_fmt = ('The request body is larger than %(limit)d KiB ([api] '
-               '%(option)s); nothing was read.')
-    code = 413
-
-
-def _limit_body() -> None:
-    """Refuse a body over the size limit before reading any of it.
-
-    A body without Content-Length (chunked) is cut off by werkzeug at the
-    same limit, which it reports as a 413 too.
-    """
-    request = flask.request
-    option = ('max_json_body_size_provision'
-              if request.path.rstrip('/').endswith('/states/provision')
-              else 'max_json_body_size')
-    kib = getattr(flask.current_app.config['FERRUM_CONF'].api, option)
-    request.max_content_length = kib * 1024
-    if request.content_length is not None and (
-            request.content_length > kib * 1024):
-        raise BodyTooLarge(limit=kib, option=option)
 
 
 def _limit_query() -> None:
@@ -128,7 +106,7 @@ def create_app(conf: cfg.ConfigOpts, db: db_api.Database,
     for path, method_map in routes.ROUTES.items():
         app.add_url_rule(path, endpoint=path, view_func=_endpoint(method_map),
                          methods=list(method_map), strict_slashes=False)
-    app.before_request(_limit_body)
+    app.before_request(body.limit_size)
     app.before_request(_negotiate)
     app.before_request(_check_url)
     app.before_request(_limit_query)

@@ -13,6 +13,7 @@ import flask
 import jsonpatch
 import jsonschema
 
+from ferrum.api import errors
 from ferrum.api import services
 from ferrum.common import exception
 from ferrum.common import json_depth
@@ -128,9 +129,49 @@ def _decode(raw: bytes) -> Any:
             reason='The request body is not valid JSON: %s' % exc)
 
 
+class BodyTooLarge(exception.FerrumException):
+    msg_fmt = ('The request body is larger than %(limit)d KiB ([api] '
+               '%(option)s); it was not read.')
+    code = 413
+
+
+def _size_limit() -> tuple[int, str]:
+    """(bytes, option) of the body size limit of this request."""
+    option = ('max_json_body_size_provision'
+              if flask.request.path.rstrip('/').endswith('/states/provision')
+              else 'max_json_body_size')
+    return getattr(services.conf().api, option) * 1024, option
+
+
+def limit_size() -> None:
+    """Refuse a body whose Content-Length is over the limit, unread."""
+    limit, option = _size_limit()
+    length = flask.request.content_length
+    if length is not None and length > limit:
+        raise BodyTooLarge(limit=limit // 1024, option=option)
+
+
+def _read() -> bytes:
+    """The body, read once and never past the limit (a chunked body has
+    no Content-Length to check beforehand)."""
+    raw: bytes | None = flask.g.get(errors.BODY_READ)
+    if raw is not None:
+        return raw
+    limit, option = _size_limit()
+    if flask.request.content_length is None and not flask.request.headers.get(
+            'Transfer-Encoding'):
+        raw = b''
+    else:
+        raw = flask.request.stream.read(limit + 1)
+    if len(raw) > limit:
+        raise BodyTooLarge(limit=limit // 1024, option=option)
+    setattr(flask.g, errors.BODY_READ, raw)
+    return raw
+
+
 def json_body(schema: dict[str, Any] | None = None) -> Any:
     """The request's JSON body, validated against ``schema`` if given."""
-    raw = flask.request.get_data(cache=True)
+    raw = _read()
     if not raw.strip():
         document: Any = None
     else:

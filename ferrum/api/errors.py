@@ -18,6 +18,8 @@ from werkzeug import exceptions as http_exc
 from ferrum.common import exception
 
 LOG = logging.getLogger(__name__)
+#: The body in ``flask.g`` once it was read whole.
+BODY_READ = 'ferrum_body'
 
 
 def error_response(code: int, message: str) -> flask.Response:
@@ -33,10 +35,10 @@ def _close_if_body_unread(response: flask.Response) -> None:
     """An answer given before the body was read ends the connection: the
     unread bytes would otherwise be taken for the client's next request."""
     request = flask.request
-    if request.content_length or request.headers.get('Transfer-Encoding'):
-        stream = request.stream
-        if not getattr(stream, 'is_exhausted', True):
-            response.headers['Connection'] = 'close'
+    has_body = bool(request.content_length) or bool(
+        request.headers.get('Transfer-Encoding'))
+    if has_body and flask.g.get(BODY_READ) is None:
+        response.headers['Connection'] = 'close'
 
 
 def from_ferrum(exc: exception.FerrumException) -> flask.Response:
@@ -58,10 +60,6 @@ def from_http(exc: http_exc.HTTPException) -> flask.Response:
         405: 'The method %s is not allowed for %s' % (
             flask.request.method, flask.request.path),
     }
-    if code == 413:
-        # werkzeug cut off a body without Content-Length at the limit.
-        messages[413] = ('The request body is larger than the limit ([api] '
-                         'max_json_body_size); the rest was not read.')
     response = error_response(code, messages.get(code, exc.description or
                                                  exc.name))
     _close_if_body_unread(response)

@@ -11,11 +11,13 @@ network could then drive every node.
 """
 
 import ipaddress
+import json
 import logging
 import socket
 import threading
 from typing import Any
 
+from cheroot import server
 from cheroot import wsgi
 from oslo_config import cfg
 
@@ -88,8 +90,43 @@ def check_bind_allowed(conf: cfg.ConfigOpts, group: str = 'api',
                 'allow_non_loopback_noauth allows', what, host, group)
 
 
+class _Request(server.HTTPRequest):
+    """cheroot's request, with its own error answers made safe.
+
+    cheroot answers what it cannot parse (a request line such as ``GET
+    //v1/nodes``, which it takes for an absolute URI; a bad header) itself,
+    in plain text, and then drops the connection without saying so, so a
+    client's next request on that kept-alive connection fails. These
+    answers say ``Connection: close`` and use Ironic's error body.
+    """
+
+    def simple_response(self, status: Any, msg: Any = '') -> None:
+        status = str(status)
+        if not status.startswith(('4', '5')):
+            super().simple_response(status, msg)
+            return
+        self.close_connection = True
+        text = msg.decode('latin-1') if isinstance(msg, bytes) else msg
+        fault = {'faultstring': text or status, 'debuginfo': None,
+                 'faultcode': 'Client' if status < '5' else 'Server'}
+        body = json.dumps({'error_message': json.dumps(fault)}).encode()
+        head = ('%s %s\r\nContent-Length: %d\r\nContent-Type: '
+                'application/json\r\nConnection: close\r\n\r\n'
+                % (self.server.protocol, status, len(body)))
+        try:
+            self.conn.wfile.write(head.encode('latin-1') + body)
+        except OSError:
+            pass  # the client is gone; the connection is closed anyway
+
+
+class _Connection(server.HTTPConnection):
+    RequestHandlerClass = _Request
+
+
 class _CherootServer(wsgi.Server):
     """cheroot's server, logging through ferrum's logging, not to stderr."""
+
+    ConnectionClass = _Connection
 
     def error_log(self, msg: str = '', level: int = logging.INFO,
                   traceback: bool = False) -> None:

@@ -69,13 +69,15 @@ opts: list[cfg.Opt] = [
                help='Largest body of PUT /v1/nodes/{node}/states/provision, '
                     'in KiB (64 MiB by default, as in Ironic): it may carry '
                     'a config drive.'),
-    cfg.IntOpt('max_json_body_depth', default=25, min=8, mutable=True,
+    cfg.IntOpt('max_json_body_depth', default=25, min=8, max=50,
+               mutable=True,
                help='Deepest nesting of arrays and objects accepted in a '
                     'JSON request body (25 by default, as in Ironic; the '
                     'deepest legitimate body, a config drive\'s network '
                     'data, is about 7). Deeper bodies are refused with HTTP '
                     '400 by a scan of the raw bytes before any parser '
-                    'runs.'),
+                    'runs. At most 50: conductors refuse JSON-RPC calls '
+                    'nested deeper than 64 levels.'),
     cfg.URIOpt('public_endpoint', schemes=['http', 'https'],
                help='Base URL, such as https://baremetal.example.com:6385, '
                     'that API responses use in their links instead of the '

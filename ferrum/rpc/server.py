@@ -17,10 +17,13 @@ from typing import Any
 
 from ferrum.api import auth
 from ferrum.common import exception
+from ferrum.common import json_depth
 from ferrum.conductor import manager as manager_mod
 from ferrum.rpc import wire
 
 LOG = logging.getLogger(__name__)
+#: Deepest call accepted: see handle().
+_MAX_DEPTH = 64
 
 Manager = manager_mod.ConductorManager
 #: method name -> how to call it with the request's named parameters.
@@ -67,6 +70,12 @@ def _error(call_id: Any, code: int, message: str,
 def handle(manager: Manager | None, host: str, body: bytes
            ) -> dict[str, Any]:
     """The JSON-RPC response document for one request body."""
+    # The API already refused bodies deeper than [api] max_json_body_depth
+    # (at least 8); the call's envelope adds a few levels. Deeper means
+    # something other than the API sent it: parse nothing.
+    if not json_depth.within(body, _MAX_DEPTH):
+        return _error(None, PARSE_ERROR, 'The call nests more than %d levels '
+                      'deep.' % _MAX_DEPTH)
     try:
         request = json.loads(body)
     except ValueError as exc:
