@@ -356,6 +356,18 @@ PATCHES = st.one_of(
     JSON)
 
 
+#: Bodies built to hurt: deeper than any parser's stack, over the size
+#: limit, in encodings other than UTF-8 (issue 16). Each must get a 4xx.
+_MIB = 1024 * 1024
+HOSTILE = st.sampled_from([
+    b'[' * 100000, b'{"a":' * 20000, b'[' * 26 + b']' * 26,
+    b'{"driver": "' + b'x' * (_MIB + 10) + b'"}',
+    b'{"candidate_nodes": [' + b','.join([b'"n"'] * 5000) + b']}',
+    '{"driver": "fake-hardware"}'.encode('utf-16'),
+    '{"driver": "fake-hardware"}'.encode('utf-32'),
+    '{"driver": "fake-hardware"}'.encode('utf-8-sig'),
+    b'{"target": "power on", "timeout": 1' + b'0' * 40 + b'}',
+])
 BODIES = st.one_of(
     st.none(),
     st.binary(max_size=120),
@@ -368,6 +380,7 @@ BODIES = st.one_of(
                      b'[' * 500 + b']' * 500, b'{"a": 1, "a": 2}',
                      '{"name": "\u00e9"}'.encode('latin-1'),
                      b'\x00' * 16]),
+    HOSTILE,
 )
 
 

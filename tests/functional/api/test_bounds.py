@@ -1,0 +1,212 @@
+# SPDX-License-Identifier: Apache-2.0
+"""Hostile requests get a bounded 4xx: sizes, depth, encodings, lists.
+
+Each bound is Ironic's where Ironic has one (body size and depth, the
+version grammar, JSON bodies); the others are documented in
+doc/api-versions.md, "Bounds".
+"""
+
+import http.client
+import json
+import urllib.parse
+
+import pytest
+
+from ferrum.api import body
+from tests.functional import server
+
+V = {'X-OpenStack-Ironic-API-Version': '1.65',
+     'Content-Type': 'application/json'}
+MIB = 1024 * 1024
+
+
+def _fault(response):
+    return json.loads(response.get_json()['error_message'])['faultstring']
+
+
+def test_body_over_the_limit_is_413_before_reading(client):
+    raw = b'{"driver": "' + b'x' * MIB + b'"}'
+    response = client.post('/v1/nodes', data=raw, headers=V)
+    assert response.status_code == 413
+    assert 'max_json_body_size' in _fault(response)
+    assert response.headers['Connection'] == 'close'
+
+
+def test_provision_endpoint_has_its_own_limit(client, conductor):
+    uuid = client.post('/v1/nodes', headers=V, json={
+        'driver': 'fake-hardware'}).get_json()['uuid']
+    # A 2 MiB config drive is fine on the provision endpoint...
+    drive = json.dumps({'target': 'active', 'configdrive': 'x' * 2 * MIB})
+    response = client.put('/v1/nodes/%s/states/provision' % uuid,
+                          data=drive, headers=V)
+    assert response.status_code != 413
+    # ... and anywhere else it is too large.
+    response = client.post('/v1/nodes', data=drive, headers=V)
+    assert response.status_code == 413
+
+
+def test_limit_follows_the_option(client, conf):
+    conf.set_override('max_json_body_size', 4, group='api')
+    raw = json.dumps({'driver': 'fake-hardware', 'description': 'x' * 5000})
+    response = client.post('/v1/nodes', data=raw, headers=V)
+    assert response.status_code == 413 and '4 KiB' in _fault(response)
+
+
+@pytest.mark.parametrize('path, method', [
+    ('/v1/nodes', 'POST'), ('/v1/ports', 'POST'),
+    ('/v1/allocations', 'POST'), ('/v1/nodes/{node}', 'PATCH')])
+@pytest.mark.parametrize('depth', [26, 1000, 100000])
+def test_deep_bodies_are_400_before_parsing(client, path, method, depth):
+    node = client.post('/v1/nodes', headers=V, json={
+        'driver': 'fake-hardware'}).get_json()['uuid']
+    raw = b'[' * depth + b']' * depth
+    response = client.open(path.format(node=node), method=method, data=raw,
+                           headers=V)
+    assert response.status_code == 400
+    assert 'max_json_body_depth' in _fault(response)
+
+
+def test_depth_25_passes_the_scan(client):
+    nested: object = 'leaf'
+    for _ in range(23):
+        nested = {'k': nested}
+    response = client.post('/v1/nodes', headers=V, json={
+        'driver': 'fake-hardware', 'extra': nested})
+    assert response.status_code == 201
+
+
+@pytest.mark.parametrize('encoding', ['utf-16', 'utf-32', 'utf-8-sig'])
+def test_bodies_must_be_utf8(client, encoding):
+    raw = json.dumps({'driver': 'fake-hardware'}).encode(encoding)
+    response = client.post('/v1/nodes', data=raw, headers=V)
+    assert response.status_code == 400
+    assert 'UTF-8' in _fault(response)
+
+
+@pytest.mark.parametrize('media_type', [
+    'text/plain', 'application/x-www-form-urlencoded', 'application/xml',
+    'multipart/form-data; boundary=x'])
+def test_bodies_must_be_json(client, media_type):
+    response = client.post('/v1/nodes', data=b'{"driver": "fake-hardware"}',
+                           headers=dict(V, **{'Content-Type': media_type}))
+    assert response.status_code == 415
+    assert 'application/json' in _fault(response)
+
+
+@pytest.mark.parametrize('media_type', [
+    'application/json', 'application/json; charset=utf-8',
+    'application/json-patch+json'])
+def test_json_media_types_are_accepted(client, media_type):
+    response = client.post('/v1/nodes', data=b'{"driver": "fake-hardware"}',
+                           headers=dict(V, **{'Content-Type': media_type}))
+    assert response.status_code == 201
+
+
+@pytest.mark.parametrize('path, document, words', [
+    ('/v1/allocations', {'candidate_nodes': ['n%d' % i for i in range(1001)]},
+     'candidate_nodes'),
+    ('/v1/allocations', {'traits': ['CUSTOM_%d' % i for i in range(51)]},
+     'traits'),
+])
+def test_lists_have_maxima(client, path, document, words):
+    response = client.post(path, headers=V, json=document)
+    assert response.status_code == 400
+    assert words in _fault(response)
+
+
+def test_patch_operations_have_a_maximum(client):
+    uuid = client.post('/v1/nodes', headers=V, json={
+        'driver': 'fake-hardware'}).get_json()['uuid']
+    patch = [{'op': 'add', 'path': '/extra/k%d' % i, 'value': i}
+             for i in range(501)]
+    response = client.patch('/v1/nodes/' + uuid, headers=V, json=patch)
+    assert response.status_code == 400
+
+
+def test_huge_values_are_not_echoed(client):
+    name = 'n' * 500000
+    response = client.post('/v1/nodes', headers=V, json={
+        'driver': 'fake-hardware', 'name': name})
+    assert response.status_code == 400
+    assert len(response.get_data()) < 2000
+    assert '(500002 characters)' in _fault(response)
+
+
+def test_power_timeout_is_bounded(client, conductor):
+    uuid = client.post('/v1/nodes', headers=V, json={
+        'driver': 'fake-hardware'}).get_json()['uuid']
+    response = client.put('/v1/nodes/%s/states/power' % uuid, headers=V,
+                          json={'target': 'power on', 'timeout': 10 ** 30})
+    assert response.status_code == 400
+    assert 'maximum' in _fault(response)
+
+
+def test_query_is_bounded(client):
+    response = client.get('/v1/nodes?description_contains=' + 'x' * 2000,
+                          headers=V)
+    assert response.status_code == 400
+    assert '1024' in _fault(response)
+    query = urllib.parse.urlencode([('k%d' % i, 'v') for i in range(51)])
+    response = client.get('/v1/nodes?' + query, headers=V)
+    assert response.status_code == 400
+
+
+# ---- the real HTTP server: connections stay usable or say close -------------
+
+@pytest.fixture(scope='module')
+def live(tmp_path_factory):
+    with server.running_ferrum(tmp_path_factory.mktemp('bounds')) as url:
+        yield urllib.parse.urlsplit(url)
+
+
+def _connection(live):
+    return http.client.HTTPConnection(live.hostname, live.port, timeout=30)
+
+
+def test_double_slash_path_closes_the_connection_cleanly(live):
+    conn = _connection(live)
+    conn.request('GET', '//v1/nodes')
+    response = conn.getresponse()
+    assert response.status == 400
+    assert response.getheader('Connection') == 'close'
+    fault = json.loads(json.loads(response.read())['error_message'])
+    assert fault['faultcode'] == 'Client'
+    # The client knows to reconnect: the next request succeeds.
+    conn.request('GET', '/v1/nodes')
+    assert conn.getresponse().status == 200
+
+
+@pytest.mark.parametrize('chunked', [False, True])
+def test_unread_body_closes_the_connection(live, chunked):
+    conn = _connection(live)
+    raw = b'{"driver": "' + b'x' * (2 * MIB) + b'"}'
+    if chunked:
+        chunks = (raw[i:i + 65536] for i in range(0, len(raw), 65536))
+        conn.request('POST', '/v1/nodes', body=chunks, headers=V,
+                     encode_chunked=True)
+    else:
+        conn.request('POST', '/v1/nodes', body=raw, headers=V)
+    response = conn.getresponse()
+    assert response.status == 413
+    assert response.getheader('Connection') == 'close'
+    response.read()
+    conn.request('GET', '/v1/nodes', headers=V)
+    assert conn.getresponse().status == 200
+
+
+def test_errors_after_reading_keep_the_connection(live):
+    conn = _connection(live)
+    for _ in range(3):
+        conn.request('POST', '/v1/nodes', body=b'[' * 100, headers=V)
+        response = conn.getresponse()
+        assert response.status == 400
+        assert response.getheader('Connection') is None
+        response.read()
+    sock = conn.sock
+    conn.request('GET', '/v1/nodes', headers=V)
+    assert conn.getresponse().status == 200
+    assert conn.sock is sock  # the same connection served all four
+
+
+def test_echo_limit_is_short():
+    assert len(body.echo('x' * 10 ** 6)) < 200
