@@ -313,10 +313,13 @@ def uuids_of(db: db_api.Database, idents: Iterable[str]) -> dict[str, str]:
     wanted = set(idents)
     uuids = {i.lower() for i in wanted if base.is_uuid_like(i)}
     names = {i for i in wanted if not base.is_uuid_like(i)}
+    idents = base.bucketed(sorted(uuids | names))
     with db.reader() as conn:
         rows = conn.execute(sa.select(TABLE.c.uuid, TABLE.c.name).where(
-            sa.or_(TABLE.c.uuid.in_(base.bucketed(sorted(uuids))),
-                   TABLE.c.name.in_(base.bucketed(sorted(names)))))).all()
+            # One list for both columns: a name never looks like a UUID,
+            # so neither side matches the other's values, and there is one
+            # bucketed list length instead of two.
+            sa.or_(TABLE.c.uuid.in_(idents), TABLE.c.name.in_(idents)))).all()
     by_ident = {row.uuid: row.uuid for row in rows}
     by_ident.update((row.name, row.uuid) for row in rows if row.name)
     result = {}
