@@ -43,7 +43,8 @@ def _fill(db: db_api.Database, count: int) -> None:
         conn.execute(node_obj.TABLE.insert(), rows)
 
 
-def _rss_mb(pid: int) -> float:
+def rss_mb(pid: int) -> float:
+    """The resident memory of process ``pid``, in MiB, from /proc."""
     with open('/proc/%d/status' % pid) as status:
         for line in status:
             if line.startswith('VmRSS:'):
@@ -75,7 +76,7 @@ def main() -> int:
     try:
         deadline = time.monotonic() + args.seconds
         while time.monotonic() < deadline and proc.poll() is None:
-            peak = max(peak, _rss_mb(proc.pid))
+            peak = max(peak, rss_mb(proc.pid))
             time.sleep(0.25)
     finally:
         proc.send_signal(signal.SIGTERM)

@@ -40,20 +40,15 @@ from typing import Any
 
 import requests
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import all_in_one_rss  # noqa: E402  (the RSS reading is shared)
+
 _BIN = os.path.dirname(sys.executable)
 V = {'X-OpenStack-Ironic-API-Version': '1.65',
      'Content-Type': 'application/json'}
 _MB = 1024 * 1024
 
 Request = tuple[str, str, dict[str, str], bytes | None]
-
-
-def _rss_mb(pid: int) -> float:
-    with open('/proc/%d/status' % pid) as status:
-        for line in status:
-            if line.startswith('VmRSS:'):
-                return int(line.split()[1]) / 1024
-    return 0.0
 
 
 def _free_port() -> int:
@@ -247,12 +242,12 @@ def _run(url: str, pid: int, count: int, concurrency: int) -> dict[str, Any]:
     def batch() -> list[Request]:
         return [rng.choice(factories)() for _ in range(count)]
 
-    before = _rss_mb(pid)
+    before = all_in_one_rss.rss_mb(pid)
     started = time.monotonic()
     first = _round(url, batch(), concurrency)
-    after = _rss_mb(pid)
+    after = all_in_one_rss.rss_mb(pid)
     second = _round(url, batch(), concurrency)
-    repeat = _rss_mb(pid)
+    repeat = all_in_one_rss.rss_mb(pid)
     codes = first + second
     return {
         'benchmark': 'hostile_input', 'requests': count,

@@ -222,9 +222,8 @@ def test_provisioning_journey(baremetal):
     assert shown['provision_state'] == 'available'
     assert shown['power_state'] == 'power off'
 
-    # Ironic refuses to delete an available node outside maintenance.
-    assert 'available' in baremetal.fails('node', 'delete', uuid)
-    baremetal('node', 'maintenance', 'set', uuid, '--reason', 'retire')
+    # Ironic deletes an available node ([conductor]
+    # allow_deleting_available_nodes, true by default).
     baremetal('node', 'delete', uuid)
     assert 'could not be found' in baremetal.fails('node', 'show', uuid)
 

@@ -18,8 +18,9 @@ from openstack import exceptions as sdk_exc
 
 from tests.conftest import require_real
 from tests.functional.clients import conftest
-from tests.functional.clients.test_baremetal_cli import BAREMETAL
-from tests.functional.clients.test_baremetal_cli import Baremetal
+# The CLI fixture of the baremetal tests, shared.
+from tests.functional.clients.test_baremetal_cli import (  # noqa: F401
+    baremetal)
 
 DRIVER = 'fake-hardware'
 METALSMITH = os.path.join(os.path.dirname(sys.executable), 'metalsmith')
@@ -27,51 +28,42 @@ METALSMITH = os.path.join(os.path.dirname(sys.executable), 'metalsmith')
 WAIT = '60'
 
 
-@pytest.fixture(scope='module')
-def cli(ferrum_sqlite_url: str,
-        tmp_path_factory: pytest.TempPathFactory) -> Baremetal:
-    if not os.access(BAREMETAL, os.X_OK):
-        require_real('the baremetal CLI (python-ironicclient)')
-    return Baremetal(ferrum_sqlite_url,
-                     str(tmp_path_factory.mktemp('compat-home')))
-
-
-def test_cli_creates_available_at_1_10_and_deletes(cli):
-    node = cli.json('--os-baremetal-api-version', '1.10', 'node', 'create',
+def test_cli_creates_available_at_1_10_and_deletes(baremetal):
+    node = baremetal.json('--os-baremetal-api-version', '1.10', 'node', 'create',
                     '--driver', DRIVER)
     assert node['provision_state'] == 'available'
     assert node['power_state'] is None
-    cli('node', 'delete', node['uuid'])
-    assert 'could not be found' in cli.fails('node', 'show', node['uuid'])
+    baremetal('node', 'delete', node['uuid'])
+    assert 'could not be found' in baremetal.fails('node', 'show', node['uuid'])
 
 
-def test_cli_create_manage_provide_delete(cli):
+def test_cli_create_manage_provide_delete(baremetal):
     name = conftest.unique('compat')
-    node = cli.json('node', 'create', '--driver', DRIVER, '--name', name)
-    port = cli.json('port', 'create', conftest.unique_mac(), '--node',
+    node = baremetal.json('node', 'create', '--driver', DRIVER, '--name', name)
+    port = baremetal.json('port', 'create', conftest.unique_mac(), '--node',
                     node['uuid'])
-    cli('node', 'manage', name, '--wait', WAIT)
-    cli('node', 'provide', name, '--wait', WAIT)
-    assert cli.node(node['uuid'])['provision_state'] == 'available'
+    baremetal('node', 'manage', name, '--wait', WAIT)
+    baremetal('node', 'provide', name, '--wait', WAIT)
+    assert baremetal.node(node['uuid'])['provision_state'] == 'available'
     # No retries: a 409 here would fail at once instead of after six.
-    result = cli.run('node', 'delete', name, retries=False)
+    result = baremetal.run('node', 'delete', name, retries=False)
     assert result.returncode == 0, result.stderr
-    assert 'could not be found' in cli.fails('node', 'show', name)
-    assert 'could not be found' in cli.fails('port', 'show', port['uuid'])
+    assert 'could not be found' in baremetal.fails('node', 'show', name)
+    assert 'could not be found' in baremetal.fails('port', 'show', port['uuid'])
 
 
-def test_cli_retires_and_unretires(cli):
-    node = cli.json('node', 'create', '--driver', DRIVER)
-    cli('node', 'set', node['uuid'], '--retired', '--retired-reason',
+def test_cli_retires_and_unretires(baremetal):
+    node = baremetal.json('node', 'create', '--driver', DRIVER)
+    baremetal('node', 'set', node['uuid'], '--retired', '--retired-reason',
         'end of life')
-    shown = cli.node(node['uuid'])
+    shown = baremetal.node(node['uuid'])
     assert shown['retired'] is True
     assert shown['retired_reason'] == 'end of life'
-    cli('node', 'unset', node['uuid'], '--retired')
-    shown = cli.node(node['uuid'])
+    baremetal('node', 'unset', node['uuid'], '--retired')
+    shown = baremetal.node(node['uuid'])
     assert shown['retired'] is False and shown['retired_reason'] is None
     # A reason without the flag is refused, as by Ironic.
-    error = cli.fails('node', 'set', node['uuid'], '--retired-reason', 'x')
+    error = baremetal.fails('node', 'set', node['uuid'], '--retired-reason', 'x')
     assert 'retired' in error
 
 
@@ -129,13 +121,13 @@ def metalsmith(ferrum_sqlite_url: str,
                       str(tmp_path_factory.mktemp('metalsmith-home')))
 
 
-def test_metalsmith_deploy_list_show_undeploy(cli, metalsmith):
+def test_metalsmith_deploy_list_show_undeploy(baremetal, metalsmith):
     rc = conftest.unique('ms-cli')
     name = conftest.unique('ms-cli-node')
-    node = cli.json('node', 'create', '--driver', DRIVER, '--name', name,
+    node = baremetal.json('node', 'create', '--driver', DRIVER, '--name', name,
                     '--resource-class', rc)
-    cli('node', 'manage', name, '--wait', WAIT)
-    cli('node', 'provide', name, '--wait', WAIT)
+    baremetal('node', 'manage', name, '--wait', WAIT)
+    baremetal('node', 'provide', name, '--wait', WAIT)
     hostname = conftest.unique('ms-cli-host')
     deployed = metalsmith(
         'deploy', '--resource-class', rc, '--hostname', hostname,
@@ -154,7 +146,7 @@ def test_metalsmith_deploy_list_show_undeploy(cli, metalsmith):
     assert shown[hostname]['node']['provision_state'] == 'active'
 
     metalsmith('undeploy', hostname, '--wait', WAIT)
-    after = cli.node(node['uuid'])
+    after = baremetal.node(node['uuid'])
     assert after['provision_state'] == 'available'
     assert after['allocation_uuid'] is None
     assert hostname not in (metalsmith('list') or {})

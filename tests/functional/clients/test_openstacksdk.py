@@ -335,14 +335,22 @@ def test_delete_node(conn, strict):
                                             timeout=conftest.WAIT_TIMEOUT)
     conn.baremetal.set_node_provision_state(available, 'provide', wait=True,
                                             timeout=conftest.WAIT_TIMEOUT)
-    # Ironic refuses to delete an available node that is not in
-    # maintenance.
-    with pytest.raises(sdk_exc.ConflictException):
-        strict.baremetal.delete_node(available, ignore_missing=False)
-    conn.baremetal.set_node_maintenance(available, reason='retire')
+    # Ironic deletes an available node ([conductor]
+    # allow_deleting_available_nodes, true by default)...
     conn.baremetal.delete_node(available, ignore_missing=False)
     with pytest.raises(sdk_exc.NotFoundException):
         conn.baremetal.get_node(available.id)
+    # ... but not an active one outside maintenance.
+    active = _create(conn, rc)
+    for target in ('manage', 'provide', 'active'):
+        conn.baremetal.set_node_provision_state(
+            active, target, wait=True, timeout=conftest.WAIT_TIMEOUT)
+    with pytest.raises(sdk_exc.ConflictException):
+        strict.baremetal.delete_node(active, ignore_missing=False)
+    conn.baremetal.set_node_maintenance(active, reason='retire')
+    conn.baremetal.delete_node(active, ignore_missing=False)
+    with pytest.raises(sdk_exc.NotFoundException):
+        conn.baremetal.get_node(active.id)
 
 
 def test_errors_carry_the_server_message(conn):
