@@ -22,7 +22,7 @@ from ferrum.common import exception
 #: (minor version, what it means in ferrum). Ironic's history, version by
 #: version: ferrum serves each one for the resources it has. A version that
 #: only concerns a resource ferrum does not serve (RAID, volumes, port
-#: groups, VIFs, rescue, BIOS, events, deploy templates, indicators) is
+#: groups, rescue, BIOS, events, deploy templates, indicators) is
 #: claimed because clients need the versions after it; the fields it adds
 #: are shown with their "nothing configured" value and requests for the
 #: missing resource get a clear error.
@@ -46,7 +46,7 @@ VERSIONS: tuple[tuple[int, str], ...] = (
     (17, 'Provision target "adopt".'),
     (18, 'Port internal_info.'),
     (19, 'Port local_link_connection and pxe_enabled.'),
-    (20, 'Node network_interface (always "noop" in ferrum).'),
+    (20, 'Node network_interface (ferrum ships "noop").'),
     (21, 'Node resource_class and its list filter.'),
     (22, 'Ramdisk lookup and heartbeat (not served).'),
     (23, 'Port groups (not served).'),
@@ -54,7 +54,7 @@ VERSIONS: tuple[tuple[int, str], ...] = (
     (25, 'Port group creation and removal (not served).'),
     (26, 'Port group mode and properties (not served).'),
     (27, 'Soft power off and soft reboot, and a power timeout.'),
-    (28, 'VIF attach and detach (not served).'),
+    (28, 'VIFs: /v1/nodes/{node}/vifs attach, list and detach.'),
     (29, 'Inject NMI (not served).'),
     (30, 'Dynamic drivers: /v1/drivers?type= and ?detail=.'),
     (31, 'Node <kind>_interface fields and their defaults.'),

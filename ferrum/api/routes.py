@@ -18,6 +18,7 @@ from ferrum.api.handlers import node_states
 from ferrum.api.handlers import port
 from ferrum.api.handlers import root
 from ferrum.api.handlers import trait
+from ferrum.api.handlers import vif
 
 Handler = Callable[..., Any]
 
@@ -44,6 +45,8 @@ ROUTES: dict[str, dict[str, Handler]] = {
         'GET': node_management.get_supported_boot_devices},
     _NODE + '/allocation': {'GET': allocation.get_node_allocation,
                             'DELETE': allocation.delete_node_allocation},
+    _NODE + '/vifs': {'GET': vif.list_vifs, 'POST': vif.attach_vif},
+    _NODE + '/vifs/<vif_id>': {'DELETE': vif.detach_vif},
     _NODE + '/traits': {'GET': trait.list_traits, 'PUT': trait.set_traits,
                         'DELETE': trait.remove_all_traits},
     _NODE + '/traits/<trait_name>': {'PUT': trait.add_trait,

@@ -261,3 +261,22 @@ class NotFoundAtVersion(NotFound):
     msg_fmt = ('%(what)s does not exist at API version %(current)s; it needs '
                '1.%(minor)d or later. Send the header "%(header)s: '
                '1.%(minor)d" (or "latest").')
+
+
+# ---- VIFs (the network interface) ----
+
+class VifAlreadyAttached(Conflict):
+    msg_fmt = ('Unable to attach VIF because VIF %(vif)s is already attached '
+               'to Ironic %(object_type)s %(object_uuid)s; detach it first.')
+
+
+class VifNotAttached(Invalid):
+    msg_fmt = ('Unable to detach VIF %(vif)s from node %(node)s because it '
+               'is not attached to it; GET /v1/nodes/%(node)s/vifs lists '
+               'those that are.')
+
+
+class PortHasVif(Conflict):
+    msg_fmt = ('Cannot delete port %(port)s as it is bound to VIF %(vif)s '
+               'for use; detach the VIF first, or set the node in '
+               'maintenance.')

@@ -22,6 +22,7 @@ from ferrum.conductor import power
 from ferrum.conductor import provisioning
 from ferrum.conductor import task_manager
 from ferrum.conductor import updates
+from ferrum.conductor import vifs
 from ferrum.objects import allocation as allocation_obj
 from ferrum.objects import node as node_obj
 
@@ -61,6 +62,27 @@ class ConductorManager:
             deletion is refused (the message names the allowed states).
         """
         deletion.destroy_node(self.ctx, node_id)
+
+    # ---- VIFs ------------------------------------------------------------------
+
+    def vif_list(self, node_id: int | str) -> list[dict[str, Any]]:
+        """The VIFs attached to a node, from its network interface."""
+        return vifs.vif_list(self.ctx, node_id)
+
+    def vif_attach(self, node_id: int | str,
+                   vif_info: dict[str, Any]) -> None:
+        """Attach a VIF (``vif_info['id']``) under the node's lock.
+
+        :raises VifAlreadyAttached: already attached to the node.
+        """
+        vifs.vif_attach(self.ctx, node_id, vif_info)
+
+    def vif_detach(self, node_id: int | str, vif_id: str) -> None:
+        """Detach a VIF under the node's lock.
+
+        :raises VifNotAttached: not attached to the node.
+        """
+        vifs.vif_detach(self.ctx, node_id, vif_id)
 
     # ---- allocations ----------------------------------------------------------
 

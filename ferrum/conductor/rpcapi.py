@@ -47,6 +47,13 @@ class ConductorAPI(Protocol):
 
     def get_supported_boot_devices(self, node_id: int) -> list[str]: ...
 
+    def vif_list(self, node_id: int) -> list[dict[str, Any]]: ...
+
+    def vif_attach(self, node_id: int, vif_info: dict[str, Any]
+                   ) -> None: ...
+
+    def vif_detach(self, node_id: int, vif_id: str) -> None: ...
+
     def create_allocation(self, values: dict[str, Any], traits: list[str]
                           ) -> allocation_obj.Allocation: ...
 
@@ -98,6 +105,15 @@ class LocalConductorAPI:
 
     def get_supported_boot_devices(self, node_id: int) -> list[str]:
         return self._manager.get_supported_boot_devices(node_id)
+
+    def vif_list(self, node_id: int) -> list[dict[str, Any]]:
+        return self._manager.vif_list(node_id)
+
+    def vif_attach(self, node_id: int, vif_info: dict[str, Any]) -> None:
+        self._manager.vif_attach(node_id, vif_info)
+
+    def vif_detach(self, node_id: int, vif_id: str) -> None:
+        self._manager.vif_detach(node_id, vif_id)
 
     def create_allocation(self, values: dict[str, Any], traits: list[str]
                           ) -> allocation_obj.Allocation:

@@ -7,7 +7,7 @@ from oslo_config import cfg
 
 #: The interface kinds a hardware type composes, in the order they are loaded.
 INTERFACE_KINDS: tuple[str, ...] = (
-    'power', 'management', 'boot', 'deploy', 'inspect', 'vendor')
+    'power', 'management', 'boot', 'deploy', 'inspect', 'vendor', 'network')
 
 _ENABLED_DEFAULTS: dict[str, list[str]] = {
     'power': ['fake'],
@@ -16,6 +16,7 @@ _ENABLED_DEFAULTS: dict[str, list[str]] = {
     'deploy': ['fake'],
     'inspect': ['fake', 'noop'],
     'vendor': ['fake', 'noop'],
+    'network': ['noop'],
 }
 
 

@@ -108,6 +108,8 @@ class Node(TimestampMixin, Base):
         sa.String(255))
     vendor_interface: orm.Mapped[str | None] = orm.mapped_column(
         sa.String(255))
+    network_interface: orm.Mapped[str | None] = orm.mapped_column(
+        sa.String(255))
     driver_info: orm.Mapped[Any] = orm.mapped_column(JSONEncoded, nullable=True)
     driver_internal_info: orm.Mapped[Any] = orm.mapped_column(JSONEncoded, nullable=True)
     properties: orm.Mapped[Any] = orm.mapped_column(JSONEncoded, nullable=True)
@@ -183,6 +185,8 @@ class Port(TimestampMixin, Base):
     is_smartnic: orm.Mapped[bool] = orm.mapped_column(
         sa.Boolean, default=False)
     extra: orm.Mapped[Any] = orm.mapped_column(JSONEncoded, nullable=True)
+    internal_info: orm.Mapped[Any] = orm.mapped_column(JSONEncoded,
+                                                       nullable=True)
 
 
 class Allocation(TimestampMixin, Base):

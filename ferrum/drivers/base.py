@@ -3,7 +3,7 @@
 
 A node's *driver* is a hardware type (see :mod:`ferrum.drivers.hardware_type`)
 composed of one implementation per interface kind: power, management, boot,
-deploy, inspect and vendor. Each implementation is a subclass of one of the
+deploy, inspect, vendor and network. Each implementation is a subclass of one of the
 abstract classes below, registered under the entry-point namespace
 ``ferrum.hardware.interfaces.<kind>``.
 
@@ -297,3 +297,48 @@ class VendorInterface(BaseInterface):
     """Vendor-specific extensions (passthru). Optional."""
 
     kind = 'vendor'
+
+
+class NetworkInterface(BaseInterface):
+    """Connects the node to networks: attaches and detaches VIFs.
+
+    A VIF (virtual interface) is a port of a networking service, named by
+    its ID, that the node's physical ports are to be plugged into, as
+    Ironic's ``/v1/nodes/{node}/vifs`` API manages them.
+    :mod:`ferrum.drivers.vifs` records VIFs where Ironic does (a port's
+    ``internal_info['tenant_vif_port_id']``); an implementation that
+    programs a real network calls it and then does its own work.
+    """
+
+    kind = 'network'
+
+    @abc.abstractmethod
+    def vif_list(self, task: 'Task') -> list[dict[str, Any]]:
+        """The VIFs attached to the node: ``[{"id": ...}, ...]``.
+
+        Called with a shared lock (``GET /v1/nodes/{node}/vifs``). Must not
+        change anything.
+        """
+
+    @abc.abstractmethod
+    def vif_attach(self, task: 'Task', vif_info: dict[str, Any]) -> None:
+        """Attach the VIF ``vif_info['id']`` to the node.
+
+        Called with an exclusive lock (``POST /v1/nodes/{node}/vifs``), in
+        any provision state. ``vif_info`` is the request body: ``id``, and
+        optionally ``port_uuid`` (the port to use).
+
+        :raises VifAlreadyAttached: the VIF is attached to this node (409).
+        :raises NoFreePhysicalPorts, InvalidParameterValue: it cannot be
+            attached as asked (400).
+        """
+
+    @abc.abstractmethod
+    def vif_detach(self, task: 'Task', vif_id: str) -> None:
+        """Detach the VIF ``vif_id`` from the node.
+
+        Called with an exclusive lock (``DELETE
+        /v1/nodes/{node}/vifs/{vif}``), in any provision state.
+
+        :raises VifNotAttached: it is not attached to this node (400).
+        """

@@ -45,6 +45,11 @@ class AbstractHardwareType(abc.ABC):
     def supported_vendor_interfaces(self) -> list[str]:
         return ['noop']
 
+    @property
+    def supported_network_interfaces(self) -> list[str]:
+        """Network interfaces; ``noop`` records VIFs and plugs nothing."""
+        return ['noop']
+
     def supported_interfaces(self, kind: str) -> list[str]:
         """The supported names for ``kind`` (power, management, ...)."""
         names: list[str] = getattr(self, 'supported_%s_interfaces' % kind)

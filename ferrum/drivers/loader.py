@@ -31,7 +31,8 @@ KINDS = default_conf.INTERFACE_KINDS
 _BASES: dict[str, type] = {
     'power': base.PowerInterface, 'management': base.ManagementInterface,
     'boot': base.BootInterface, 'deploy': base.DeployInterface,
-    'inspect': base.InspectInterface, 'vendor': base.VendorInterface}
+    'inspect': base.InspectInterface, 'vendor': base.VendorInterface,
+    'network': base.NetworkInterface}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -45,6 +46,7 @@ class Driver:
     deploy: base.DeployInterface
     inspect: base.InspectInterface
     vendor: base.VendorInterface
+    network: base.NetworkInterface
 
     def interfaces(self) -> Iterator[tuple[str, base.BaseInterface]]:
         for kind in KINDS:

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from ferrum.common import exception
 from ferrum.drivers import base
+from ferrum.drivers import vifs
 
 if TYPE_CHECKING:
     from ferrum.conductor.task_manager import Task
@@ -60,3 +61,26 @@ class NoInspect(base.InspectInterface):
 class NoVendor(base.VendorInterface):
     def validate(self, task: 'Task') -> None:
         pass
+
+
+class NoopNetwork(base.NetworkInterface):
+    """Records VIFs and touches no network, as Ironic's ``noop``.
+
+    Unlike Ironic's ``noop``, which forgets them, the attached VIFs are
+    listed afterwards: they are recorded as a real network interface would
+    find them (see :mod:`ferrum.drivers.vifs`), so tools that attach a VIF
+    and read it back work, and switching the node to a real network
+    interface later keeps its attachments.
+    """
+
+    def validate(self, task: 'Task') -> None:
+        pass
+
+    def vif_list(self, task: 'Task') -> list[dict[str, Any]]:
+        return [{'id': vif} for vif in vifs.attached(task.ctx.db, task.node)]
+
+    def vif_attach(self, task: 'Task', vif_info: dict[str, Any]) -> None:
+        vifs.attach(task.ctx.db, task.node, vif_info)
+
+    def vif_detach(self, task: 'Task', vif_id: str) -> None:
+        vifs.detach(task.ctx.db, task.node, vif_id)

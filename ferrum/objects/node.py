@@ -114,6 +114,7 @@ class Node(base.Row):
     deploy_interface: str
     inspect_interface: str
     vendor_interface: str
+    network_interface: str
 
     def __repr__(self) -> str:
         return '<Node %s %s>' % (self.uuid, self.provision_state)

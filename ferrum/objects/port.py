@@ -29,7 +29,7 @@ from ferrum.objects import base
 TABLE: sa.Table = models.Port.__table__  # type: ignore[assignment]
 _NODES: sa.Table = models.Node.__table__  # type: ignore[assignment]
 FIELDS: tuple[str, ...] = tuple(c.name for c in TABLE.columns)
-_JSON_FIELDS = frozenset({'local_link_connection', 'extra'})
+_JSON_FIELDS = frozenset({'local_link_connection', 'extra', 'internal_info'})
 
 _SELECT = sa.select(TABLE, _NODES.c.uuid.label('node_uuid')).join(
     _NODES, _NODES.c.id == TABLE.c.node_id)
@@ -56,6 +56,9 @@ class Port(base.Row):
     physical_network: str | None
     is_smartnic: bool
     extra: dict[str, Any]
+    #: What ferrum records on the port: ``tenant_vif_port_id``, the VIF
+    #: attached to it (see ferrum.drivers.vifs).
+    internal_info: dict[str, Any]
     created_at: datetime.datetime
     updated_at: datetime.datetime | None
 
@@ -111,7 +114,7 @@ class Port(base.Row):
         row: dict[str, Any] = {
             'uuid': base.new_uuid(), 'pxe_enabled': True,
             'is_smartnic': False, 'local_link_connection': {}, 'extra': {},
-            'created_at': base.utcnow()}
+            'internal_info': {}, 'created_at': base.utcnow()}
         row.update(values)
         base.check_columns(row, FIELDS, 'port')
         try:

@@ -297,6 +297,19 @@ class JsonRpcConductorAPI:
             node_id, 'get_supported_boot_devices', node_id=node_id)
         return result
 
+    def vif_list(self, node_id: int) -> list[dict[str, Any]]:
+        result: list[dict[str, Any]] = self._node_call(
+            node_id, 'vif_list', node_id=node_id)
+        return result
+
+    def vif_attach(self, node_id: int, vif_info: dict[str, Any]) -> None:
+        self._node_call(node_id, 'vif_attach', node_id=node_id,
+                        vif_info=vif_info)
+
+    def vif_detach(self, node_id: int, vif_id: str) -> None:
+        self._node_call(node_id, 'vif_detach', node_id=node_id,
+                        vif_id=vif_id)
+
     def _any_call(self, method: str, **params: Any) -> Any:
         """Call ``method`` on a random live conductor."""
         return self._call(

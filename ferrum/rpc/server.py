@@ -45,6 +45,9 @@ METHODS: dict[str, Callable[[Manager, dict[str, Any]], Any]] = {
     'get_boot_device': lambda m, p: m.get_boot_device(p['node_id']),
     'get_supported_boot_devices': lambda m, p: m.get_supported_boot_devices(
         p['node_id']),
+    'vif_list': lambda m, p: m.vif_list(p['node_id']),
+    'vif_attach': lambda m, p: m.vif_attach(p['node_id'], p['vif_info']),
+    'vif_detach': lambda m, p: m.vif_detach(p['node_id'], p['vif_id']),
     'create_allocation': lambda m, p: m.create_allocation(
         p['values'], p['traits']),
     'backfill_allocation': lambda m, p: m.backfill_allocation(

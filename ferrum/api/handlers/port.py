@@ -21,7 +21,8 @@ the network from under a node:
 - any change while the node is ``inspecting``, which owns its ports then.
 
 Creating and deleting ports is allowed in every state, as in Ironic, which
-only refuses deleting a port with a VIF attached (ferrum has no VIFs).
+only refuses deleting a port with a VIF attached unless the node is in
+maintenance.
 Port groups are not served: ``portgroup_uuid`` is always null, a
 ``portgroup`` filter finds nothing (404), and setting one is refused (400).
 """
@@ -41,6 +42,7 @@ from ferrum.api.schemas import port as port_schema
 from ferrum.api.views import port as port_view
 from ferrum.common import exception
 from ferrum.common import states
+from ferrum.drivers import vifs
 from ferrum.objects import base
 from ferrum.objects import node as node_obj
 from ferrum.objects import port as port_obj
@@ -296,5 +298,10 @@ def patch_port(port_ident: str) -> dict[str, Any]:
 
 
 def delete_port(port_ident: str) -> flask.Response:
-    _port(port_ident).destroy()
+    port = _port(port_ident)
+    vif = vifs.on_port(port)
+    if vif is not None and not node_obj.Node.get(services.db(),
+                                                 port.node_id).maintenance:
+        raise exception.PortHasVif(port=port.uuid, vif=vif)
+    port.destroy()
     return flask.Response(status=204)

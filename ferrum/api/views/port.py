@@ -3,8 +3,9 @@
 
 ``FIELD_VERSIONS`` is Ironic's history of port fields: a field is shown only
 to requests at or after the version that introduced it. ``internal_info``
-(nothing internal is kept on ports) and ``portgroup_uuid`` (port groups are
-not served) always show their "nothing there" value. The port ``name``
+holds what ferrum records on the port (an attached VIF, as
+``tenant_vif_port_id``); ``portgroup_uuid`` (port groups are not served)
+always shows its "nothing there" value. The port ``name``
 column is not shown: Ironic only added it in 1.88, after ferrum's maximum.
 """
 
@@ -25,7 +26,7 @@ FIELD_VERSIONS: dict[str, int] = {
 #: The fields a list without detail shows.
 LIST_FIELDS: tuple[str, ...] = ('uuid', 'address', 'links')
 #: Fields that hold no value in ferrum, with the value shown.
-CONSTANTS: dict[str, Any] = {'internal_info': {}, 'portgroup_uuid': None}
+CONSTANTS: dict[str, Any] = {'portgroup_uuid': None}
 _TIMESTAMPS = frozenset({'created_at', 'updated_at'})
 
 

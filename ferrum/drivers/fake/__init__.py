@@ -24,6 +24,10 @@ class FakeHardware(hardware_type.AbstractHardwareType):
         return ['fake', 'noop']
 
     @property
+    def supported_network_interfaces(self) -> list[str]:
+        return ['noop']
+
+    @property
     def supported_inspect_interfaces(self) -> list[str]:
         return ['fake', 'noop']
 

@@ -37,3 +37,7 @@ class OneViewHardware(hardware_type.AbstractHardwareType):
     @property
     def supported_boot_interfaces(self) -> list[str]:
         return ['noop', 'fake']
+
+    @property
+    def supported_network_interfaces(self) -> list[str]:
+        return ['noop']

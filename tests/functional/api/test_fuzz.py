@@ -31,7 +31,8 @@ from ferrum.conductor import service
 from tests.conftest import wait_for
 
 V = {'X-OpenStack-Ironic-API-Version': '1.65'}
-HOST = 'test-conductor'  # the conductor fixture's host (tests/conftest.py)
+HOST = 'test-conductor'
+FUZZ_VIF = 'fuzz-vif'  # the conductor fixture's host (tests/conftest.py)
 SETTINGS = hypothesis.settings(
     max_examples=300, deadline=None, database=None,
     suppress_health_check=[hypothesis.HealthCheck.function_scoped_fixture,
@@ -99,7 +100,16 @@ class World:
                 'extra': {'a': 'b'}})
             assert response.status_code == 201, response.get_data()
             self.port = response.get_json()
+        self._ensure_vif()
         self._ensure_allocation()
+
+    def _ensure_vif(self) -> None:
+        # Attached, or already attached (409): either way there is one to
+        # list and detach.
+        response = self.client.post(
+            '/v1/nodes/%s/vifs' % self.node['uuid'], headers=V,
+            json={'id': FUZZ_VIF})
+        assert response.status_code in (204, 409), response.get_data()
 
     def _ensure_allocation(self) -> None:
         if self.allocation and self.client.get(
@@ -125,6 +135,7 @@ class World:
             'conductor': HOST,
             'allocation_uuid': self.allocation.get('uuid', ''),
             'allocation_name': self.allocation.get('name') or '',
+            'vif_id': FUZZ_VIF,
         }[value.kind]
 
 
@@ -241,7 +252,8 @@ _JUNK_SEGMENT = st.one_of(
 _REALS = {'node': ['node_uuid', 'node_name'], 'port': ['port_uuid'],
           'trait': ['trait'], 'driver': ['driver'],
           'hostname': ['conductor'], 'conductor': ['conductor'],
-          'allocation': ['allocation_uuid', 'allocation_name']}
+          'allocation': ['allocation_uuid', 'allocation_name'],
+          'vif': ['vif_id']}
 
 
 def _segment_for(param: str) -> st.SearchStrategy[Any]:

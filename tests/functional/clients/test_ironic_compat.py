@@ -2,15 +2,16 @@
 """Scripts and fixtures written for Ironic, run unchanged against ferrum.
 
 The journeys that used to fail: create at 1.10 (available) and delete;
-create, manage, provide, delete; retire with a reason and back; and
-metalsmith's own command line deploying, listing, showing and undeploying
-an instance.
+create, manage, provide, delete; retire with a reason and back; VIFs on a
+``noop`` network interface; and metalsmith's own command line deploying,
+listing, showing and undeploying an instance.
 """
 
 import json
 import os
 import subprocess
 import sys
+import uuid as uuid_mod
 from typing import Any
 
 import pytest
@@ -150,3 +151,37 @@ def test_metalsmith_deploy_list_show_undeploy(baremetal, metalsmith):
     assert after['provision_state'] == 'available'
     assert after['allocation_uuid'] is None
     assert hostname not in (metalsmith('list') or {})
+
+
+# ---- VIFs through the noop network interface --------------------------------
+
+def test_cli_vifs_on_a_noop_node(baremetal):
+    node = baremetal.json('node', 'create', '--driver', DRIVER,
+                          '--network-interface', 'noop')
+    assert node['network_interface'] == 'noop'
+    vif = str(uuid_mod.uuid4())
+    baremetal('node', 'vif', 'attach', node['uuid'], vif)
+    listed = baremetal.json('node', 'vif', 'list', node['uuid'])
+    assert [entry['id'] for entry in listed] == [vif]
+    baremetal('node', 'vif', 'detach', node['uuid'], vif)
+    assert baremetal.json('node', 'vif', 'list', node['uuid']) == []
+    missing = str(uuid_mod.uuid4())
+    for args in (('list', missing), ('attach', missing, vif),
+                 ('detach', missing, vif)):
+        assert 'could not be found' in baremetal.fails('node', 'vif', *args)
+
+
+def test_sdk_vifs_on_a_noop_node(conn):
+    node = conn.baremetal.create_node(driver=DRIVER,
+                                      network_interface='noop')
+    assert node.network_interface == 'noop'
+    vif = str(uuid_mod.uuid4())
+    conn.baremetal.attach_vif_to_node(node, vif)
+    assert conn.baremetal.list_node_vifs(node) == [vif]
+    assert conn.baremetal.detach_vif_from_node(node, vif) is True
+    assert conn.baremetal.list_node_vifs(node) == []
+    missing = str(uuid_mod.uuid4())
+    with pytest.raises(sdk_exc.NotFoundException):
+        conn.baremetal.list_node_vifs(missing)
+    with pytest.raises(sdk_exc.NotFoundException):
+        conn.baremetal.attach_vif_to_node(missing, vif)

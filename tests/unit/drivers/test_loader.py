@@ -12,7 +12,8 @@ def test_fake_hardware_defaults(conf):
     registry = loader.DriverRegistry(conf)
     assert registry.defaults['fake-hardware'] == {
         'power': 'fake', 'management': 'fake', 'boot': 'fake',
-        'deploy': 'fake', 'inspect': 'fake', 'vendor': 'fake'}
+        'deploy': 'fake', 'inspect': 'fake', 'vendor': 'fake',
+        'network': 'noop'}
 
 
 def test_explicit_default_interface(conf):

@@ -27,7 +27,8 @@ def test_oneview_loads_with_its_interfaces(conf):
     registry = loader.DriverRegistry(conf)
     assert registry.defaults['oneview'] == {
         'power': 'oneview', 'management': 'oneview', 'boot': 'noop',
-        'deploy': 'oneview', 'inspect': 'noop', 'vendor': 'noop'}
+        'deploy': 'oneview', 'inspect': 'noop', 'vendor': 'noop',
+        'network': 'noop'}
     [props] = {tuple(sorted(row.properties)) for row in registry.advertised()
                if row.interface_name == 'oneview'}
     assert props == ('applied_server_profile_uri', 'server_hardware_uri')
