@@ -210,3 +210,11 @@ def test_errors_after_reading_keep_the_connection(live):
 
 def test_echo_limit_is_short():
     assert len(body.echo('x' * 10 ** 6)) < 200
+
+
+def test_headers_past_64_kib_close_the_connection(live):
+    conn = _connection(live)
+    conn.request('GET', '/v1/nodes', headers=dict(V, **{'X-Pad': 'p' * 70000}))
+    response = conn.getresponse()
+    assert response.status in (413, 414)
+    assert response.getheader('Connection') == 'close'

@@ -9,6 +9,7 @@ naming the database; afterwards service is whole again within 5 s, and no
 node is left locked or in a transient state, no allocation ``allocating``.
 """
 
+import json
 import os
 import pathlib
 import threading
@@ -69,7 +70,7 @@ class Load:
                 'POST', '/v1/allocations', {'resource_class': 'outage'})
             self._record(answer)
             if code == 201:
-                uuid = requests.compat.json.loads(text)['uuid']
+                uuid = json.loads(text)['uuid']
                 self._record(self.call('DELETE', '/v1/allocations/' + uuid))
 
     def _deploy(self, index: int) -> None:
@@ -154,7 +155,7 @@ def _enroll(call: Callable[..., tuple[int, Any, str]],
         code, _h, text = call('POST', '/v1/nodes', {
             'driver': 'fake-hardware', 'resource_class': 'outage'})
         assert code == 201, text
-        uuid = requests.compat.json.loads(text)['uuid']
+        uuid = json.loads(text)['uuid']
         for target, state in (('manage', 'manageable'),
                               ('provide', 'available')):
             assert call('PUT', '/v1/nodes/%s/states/provision' % uuid,
