@@ -1,25 +1,12 @@
 # SPDX-License-Identifier: Apache-2.0
 """``/v1/nodes/{node}/vifs`` and the node's ``network_interface``."""
 
-import json
-
 import pytest
 
 from ferrum.objects import node as node_obj
-
-V = {'X-OpenStack-Ironic-API-Version': '1.65'}
-
-
-def _fault(response):
-    return json.loads(response.get_json()['error_message'])['faultstring']
-
-
-def _node(client, **values):
-    values.setdefault('driver', 'fake-hardware')
-    response = client.post('/v1/nodes', headers=V, json=values)
-    assert response.status_code == 201, response.get_data(as_text=True)
-    return response.get_json()
-
+from tests.functional.api.test_node import V
+from tests.functional.api.test_node import _create as _node
+from tests.functional.api.test_node import _fault
 
 def _vifs(client, uuid):
     response = client.get('/v1/nodes/%s/vifs' % uuid, headers=V)
