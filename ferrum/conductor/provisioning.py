@@ -29,9 +29,15 @@ def _verify(task: task_manager.Task) -> None:
         task.driver.power.validate(task)
         task.node.power_state = task.driver.power.get_power_state(task)
     except Exception as exc:
+        # Advice that fits: an unreachable BMC or appliance needs waiting,
+        # not new driver_info.
+        advice = ('run "manage" again once it answers'
+                  if getattr(exc, 'code', None) == 503 else
+                  'fix driver_info (or the driver\'s configuration), then '
+                  'run "manage" again')
         task.process_event('fail', last_error=(
-            'Verifying the power interface failed: %s. Fix driver_info, '
-            'then run "manage" again.' % exc))
+            'Verifying the power interface failed: %s; %s.'
+            % (str(exc).rstrip('. '), advice)))
         return
     task.process_event('done')
 

@@ -80,6 +80,7 @@ class ConductorService:
             raise SchemaOutOfDate(url=db.engine.url.render_as_string(
                 hide_password=True), current=current, head=migration.head())
         drivers = loader.DriverRegistry(self.conf)
+        drivers.check_configuration(self.conf)
         ctx = context_mod.ConductorContext(
             conf=self.conf, db=db, host=self.conf.host, drivers=drivers,
             workers=workers.WorkerPool(self.conf.conductor.workers_pool_size),

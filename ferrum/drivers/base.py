@@ -36,6 +36,8 @@ from typing import TYPE_CHECKING, Any
 from ferrum.drivers import steps
 
 if TYPE_CHECKING:
+    from oslo_config import cfg
+
     from ferrum.conductor.task_manager import Task
 
 
@@ -54,6 +56,18 @@ class BaseInterface(abc.ABC):
     #: in the database for the API; a change takes effect when the
     #: conductors restart. List the keys in ``get_properties`` too.
     secret_properties: frozenset[str] = frozenset()
+
+    def check_configuration(self, conf: 'cfg.ConfigOpts') -> None:
+        """Check this interface's own options, once, at conductor start.
+
+        Called for every enabled interface before the conductor registers,
+        without a node or lock. Raise a
+        :class:`~ferrum.common.exception.FerrumException` naming the option
+        and what to set: the conductor then refuses to start, naming the
+        entry point. Must not block on the hardware or a remote service
+        (check reachability in the background, and only warn: it may be
+        down for a while). The default checks nothing.
+        """
 
     def get_properties(self) -> dict[str, str]:
         """The ``driver_info`` keys this interface reads, with a description.

@@ -109,6 +109,21 @@ class DriverRegistry:
                     % type(hw_type).__name__)
         self.defaults = self._compute_defaults(conf)
 
+    def check_configuration(self, conf: cfg.ConfigOpts) -> None:
+        """Let every enabled interface check its options (conductor start).
+
+        :raises DriverLoadError: naming the entry point and the problem.
+        """
+        for kind, loaded in self.interfaces.items():
+            for name, obj in loaded.items():
+                try:
+                    obj.check_configuration(conf)
+                except exception.FerrumException as exc:
+                    raise exception.DriverLoadError(
+                        what='%s interface' % kind, name=name,
+                        namespace=INTERFACES_NAMESPACE % kind,
+                        reason=str(exc))
+
     def _compute_defaults(self, conf: cfg.ConfigOpts
                           ) -> dict[str, dict[str, str]]:
         defaults: dict[str, dict[str, str]] = {}

@@ -27,7 +27,11 @@ import dataclasses
 import functools
 import http.client
 import logging
+import math
+import os
+import ssl
 import sys
+import time
 import threading
 import urllib.parse
 from collections.abc import Callable
@@ -65,15 +69,39 @@ _UNAVAILABLE_ERRORS = frozenset({'SERVICE_UNAVAILABLE', 'APPLIANCE_BUSY'})
 #: appliance, not the credentials, is the problem.
 _UNREACHABLE_WORDS = ('Connection', 'timed out', 'Errno',
                       'SERVICE_UNAVAILABLE', 'Service Unavailable')
+#: ... and when the appliance's certificate was refused.
+_TLS_WORDS = ('CERTIFICATE_VERIFY_FAILED', 'certificate verify failed',
+              'SSLCertVerificationError')
+_UNREADABLE_CA = ('tls_cacert_file %s is not a readable file; point it at '
+                  'the CA certificate of the appliance')
+#: Where the URI of each OneView resource a node names comes from.
+_WHERE_FROM = {
+    'Server hardware': 'driver_info server_hardware_uri',
+    'Server profile template': 'properties capabilities '
+                               'server_profile_template_uri',
+    'Server profile': 'driver_info applied_server_profile_uri',
+}
+#: Seconds logins pause after the credentials were refused, doubling per
+#: refusal up to the maximum: every call and periodic run logging in
+#: again with a wrong password can lock the account on a real appliance.
+LOGIN_BACKOFF_S = 30.0
+LOGIN_BACKOFF_MAX_S = 600.0
 
 
 class OneViewError(exception.DriverError):
-    """A OneView operation failed; the message says which and why."""
+    """A OneView operation failed; the message says which and why.
+
+    409: the appliance refused what was asked in its current state; a
+    retry as it is would fail the same way.
+    """
 
     msg_fmt = 'OneView %(action)s failed: %(reason)s'
+    code = 409
 
 
 class OneViewUnreachable(OneViewError):
+    """503: the appliance is down or busy; retrying later may work."""
+
     code = 503
     msg_fmt = ('OneView appliance %(address)s did not answer during '
                '%(action)s: %(reason)s. Check [oneview] manager_url, the '
@@ -81,9 +109,19 @@ class OneViewUnreachable(OneViewError):
 
 
 class OneViewLoginError(OneViewError):
+    """400: the credentials are refused; ferrum's configuration must
+    change. Not 409: python-ironicclient retries 409 and 503."""
+
+    code = 400
+
     msg_fmt = ('Logging in to OneView appliance %(address)s as %(user)s '
-               'failed: %(reason)s. Check [oneview] username, password and '
-               'tls_cacert_file.')
+               'failed: %(reason)s. Check [oneview] username and password.')
+
+
+class OneViewTLSError(OneViewLoginError):
+    msg_fmt = ('The TLS certificate of OneView appliance %(address)s was '
+               'refused: %(reason)s. [oneview] tls_cacert_file (%(ca)s) must '
+               'be the CA certificate that signed the appliance\'s.')
 
 
 class OneViewTaskError(OneViewError):
@@ -91,10 +129,19 @@ class OneViewTaskError(OneViewError):
 
 
 class OneViewNotFound(OneViewError):
-    msg_fmt = '%(what)s %(uri)s does not exist in OneView (%(action)s).'
+    """400: a URI in the node's driver_info or properties is wrong."""
+
+    code = 400
+    msg_fmt = ('%(what)s %(uri)s does not exist in OneView (%(action)s); '
+               'correct the node\'s %(key)s.')
 
 
 class OneViewConfigError(OneViewError):
+    """400: the [oneview] options must be fixed (the conductor refuses to
+    start with them)."""
+
+    code = 400
+
     msg_fmt = '[oneview] options are incomplete: %(reason)s'
 
 
@@ -199,12 +246,15 @@ class Client:
     """
 
     def __init__(self, settings: Settings,
-                 factory: Callable[[dict[str, Any]], Any] | None = None
-                 ) -> None:
+                 factory: Callable[[dict[str, Any]], Any] | None = None,
+                 clock: Callable[[], float] = time.monotonic) -> None:
         self.settings = settings
         self._factory = factory or oneview_client.OneViewClient
+        self._clock = clock
         self._lock = threading.Lock()
         self._session: Any = None
+        #: The last refused login, when logins resume, the next pause.
+        self._refused: tuple[OneViewLoginError, float, float] | None = None
 
     # ---- session and error translation ----------------------------------
 
@@ -213,24 +263,70 @@ class Client:
             if self._session is not None and self._session is not stale:
                 return self._session  # another thread logged in meanwhile
             self._session = None
+            self._check_backoff()
             try:
                 session = self._factory(self.settings.hponeview_config)
-            except ov_exceptions.HPOneViewException as exc:
-                reason = _reason(exc)
-                if _error_code(exc) in _UNAVAILABLE_ERRORS or any(
-                        word in str(exc) for word in _UNREACHABLE_WORDS):
-                    raise OneViewUnreachable(address=self.settings.address,
-                                             action='login', reason=reason)
-                raise OneViewLoginError(address=self.settings.address,
-                                        user=self.settings.username,
-                                        reason=reason)
-            except (OSError, http.client.HTTPException) as exc:
-                raise OneViewUnreachable(address=self.settings.address,
-                                         action='login', reason=_reason(exc))
+            except (ov_exceptions.HPOneViewException, OSError,
+                    http.client.HTTPException) as exc:
+                error = self._login_error(exc)
+                if isinstance(error, OneViewLoginError):
+                    self._back_off(error)
+                LOG.warning('OneView login failed: %s', error)
+                raise error
             LOG.info('Logged in to OneView appliance %s as %s',
                      self.settings.address, self.settings.username)
             self._session = session
+            self._refused = None
             return session
+
+    def verify_login(self) -> bool:
+        """Log in now, to find bad credentials at start-up; True when it
+        worked. Failures are logged (as a warning), never raised."""
+        try:
+            session = self._session or self._login()
+        except OneViewError as exc:
+            LOG.warning('OneView credentials could not be verified at '
+                        'start-up; oneview nodes fail until this is fixed: '
+                        '%s', exc)
+            return False
+        return session is not None
+
+    def _login_error(self, exc: Exception) -> OneViewError:
+        """What a failed login means: TLS, credentials, or no answer."""
+        reason, text = _reason(exc), str(exc)
+        address = self.settings.address
+        if isinstance(exc, FileNotFoundError) or 'FileNotFoundError' in text:
+            # hpOneView opens the CA file at login: the path is wrong.
+            return OneViewConfigError(
+                reason=_UNREADABLE_CA % self.settings.ca_file)
+        if isinstance(exc, ssl.SSLCertVerificationError) or any(
+                word in text for word in _TLS_WORDS):
+            return OneViewTLSError(address=address, user=self.settings.username,
+                                   reason=reason, ca=self.settings.ca_file)
+        if isinstance(exc, (OSError, http.client.HTTPException)) or (
+                _error_code(exc) in _UNAVAILABLE_ERRORS
+                or any(word in text for word in _UNREACHABLE_WORDS)):
+            return OneViewUnreachable(address=address, action='login',
+                                      reason=reason)
+        return OneViewLoginError(address=address, user=self.settings.username,
+                                 reason=reason)
+
+    def _back_off(self, error: OneViewLoginError) -> None:
+        pause = (LOGIN_BACKOFF_S if self._refused is None
+                 else min(self._refused[2] * 2, LOGIN_BACKOFF_MAX_S))
+        self._refused = (error, self._clock() + pause, pause)
+
+    def _check_backoff(self) -> None:
+        """Refuse to log in while a refused login's pause lasts."""
+        if self._refused is None:
+            return
+        error, resume, _pause = self._refused
+        left = resume - self._clock()
+        if left > 0:
+            raise type(error)('%s Logins are paused for %d more seconds '
+                              'to spare the account.' % (error,
+                                                         math.ceil(left)),
+                              **error.kwargs)
 
     def call(self, action: str, func: Callable[[Any], T],
              not_found: tuple[str, str] | None = None) -> T:
@@ -266,9 +362,15 @@ class Client:
                 if not_found is not None and (
                         code in _NOT_FOUND_ERRORS
                         or 'not found' in _reason(exc).lower()):
-                    raise OneViewNotFound(what=not_found[0],
-                                          uri=not_found[1], action=action)
+                    raise OneViewNotFound(
+                        what=not_found[0], uri=not_found[1], action=action,
+                        key=_WHERE_FROM.get(not_found[0], 'driver_info'))
                 raise OneViewError(action=action, reason=_reason(exc))
+            except ssl.SSLCertVerificationError as exc:
+                raise OneViewTLSError(
+                    address=self.settings.address,
+                    user=self.settings.username, reason=_reason(exc),
+                    ca=self.settings.ca_file)
             except (OSError, http.client.HTTPException) as exc:
                 # Also ssl.SSLError and TimeoutError: raw from hpOneView.
                 raise OneViewUnreachable(address=self.settings.address,
@@ -396,7 +498,55 @@ class Client:
 
 
 _CLIENTS: dict[Settings, Client] = {}
+#: Settings whose login was already tried at a conductor's start.
+_VERIFIED: set[Settings] = set()
 _CLIENTS_LOCK = threading.Lock()
+
+
+class _OneLine(logging.Filter):
+    """hpOneView logs a failed login at ERROR with the whole traceback,
+    also inside its message: keep one line (ferrum logs the cause too)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if record.exc_info or '\n' in str(record.msg):
+            lines = record.getMessage().strip().splitlines()
+            record.msg, record.args = (lines[0] if lines else ''), ()
+            record.exc_info = record.exc_text = None
+        return True
+
+
+def _quieten_hponeview() -> None:
+    # A filter only sees what its own logger logs, not its children's, so
+    # each of hpOneView's module loggers gets one (they exist once its
+    # modules are imported, as they are here).
+    for name in list(logging.root.manager.loggerDict):
+        if name == 'hpOneView' or name.startswith('hpOneView.'):
+            logger = logging.getLogger(name)
+            if not any(isinstance(f, _OneLine) for f in logger.filters):
+                logger.addFilter(_OneLine())
+
+
+def check_configuration(conf: cfg.ConfigOpts) -> None:
+    """Check the [oneview] options; verify the login in the background.
+
+    Called when the conductor starts. Missing or unreadable options raise
+    (the conductor does not start); wrong credentials or an appliance that
+    is down are only logged, since the appliance may come back.
+
+    :raises OneViewConfigError: naming the option to fix.
+    """
+    client = get_client(conf)
+    ca_file = client.settings.ca_file
+    if ca_file is not None and not (os.path.isfile(ca_file)
+                                    and os.access(ca_file, os.R_OK)):
+        raise OneViewConfigError(reason=_UNREADABLE_CA % ca_file)
+    with _CLIENTS_LOCK:
+        if client.settings in _VERIFIED:
+            return  # each oneview interface calls this; one login will do
+        _VERIFIED.add(client.settings)
+    thread = threading.Thread(target=client.verify_login, daemon=True,
+                              name='oneview-login-check')
+    thread.start()
 
 
 def get_client(conf: cfg.ConfigOpts) -> Client:
@@ -408,6 +558,7 @@ def get_client(conf: cfg.ConfigOpts) -> Client:
     :raises OneViewConfigError: the [oneview] options are incomplete.
     """
     settings = settings_from(conf)
+    _quieten_hponeview()
     with _CLIENTS_LOCK:
         client = _CLIENTS.get(settings)
         if client is None:

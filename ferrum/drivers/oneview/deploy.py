@@ -18,12 +18,15 @@ allocation around it, and the dynamic-allocation periodic tasks.
 import logging
 from typing import TYPE_CHECKING
 
+from oslo_config import cfg
+
 from ferrum.common import exception
 from ferrum.common import states
 from ferrum.conductor import cleaning
 from ferrum.conductor import context as context_mod
 from ferrum.drivers.ipmi import deploy as ramdisk
 from ferrum.drivers.oneview import allocation
+from ferrum.drivers.oneview import client as client_mod
 from ferrum.drivers.oneview import driver_info
 from ferrum.drivers.oneview import periodics
 from ferrum.periodic import decorators
@@ -37,6 +40,11 @@ LOG = logging.getLogger(__name__)
 class OneViewDeploy(ramdisk.RamdiskDeploy):
     """Network-booted workload on hardware allocated from OneView."""
 
+
+    def check_configuration(self, conf: cfg.ConfigOpts) -> None:
+        """[oneview] must be complete; credentials are tried in the
+        background (see ``client.check_configuration``)."""
+        client_mod.check_configuration(conf)
     def get_properties(self) -> dict[str, str]:
         return dict(driver_info.PROPERTIES)
 

@@ -10,9 +10,12 @@ as a persistent one (OneView has no one-time boot without iLO's Redfish).
 
 from typing import TYPE_CHECKING, Any
 
+from oslo_config import cfg
+
 from ferrum.common import exception
 from ferrum.drivers import base
 from ferrum.drivers.oneview import allocation
+from ferrum.drivers.oneview import client as client_mod
 from ferrum.drivers.oneview import driver_info
 
 if TYPE_CHECKING:
@@ -25,6 +28,11 @@ _FROM_ONEVIEW = {name: device
 class OneViewManagement(base.ManagementInterface):
     """Boot device through the boot order of ferrum's server profile."""
 
+
+    def check_configuration(self, conf: cfg.ConfigOpts) -> None:
+        """[oneview] must be complete; credentials are tried in the
+        background (see ``client.check_configuration``)."""
+        client_mod.check_configuration(conf)
     def get_properties(self) -> dict[str, str]:
         return dict(driver_info.PROPERTIES)
 

@@ -9,10 +9,13 @@ a OneView user has is left alone: changing its power fails.
 import logging
 from typing import TYPE_CHECKING
 
+from oslo_config import cfg
+
 from ferrum.common import exception
 from ferrum.common import states
 from ferrum.drivers import base
 from ferrum.drivers.oneview import allocation
+from ferrum.drivers.oneview import client as client_mod
 from ferrum.drivers.oneview import driver_info
 
 if TYPE_CHECKING:
@@ -39,6 +42,11 @@ _REQUESTS = {
 class OneViewPower(base.PowerInterface):
     """Power of the node's server hardware, unless OneView's user has it."""
 
+
+    def check_configuration(self, conf: cfg.ConfigOpts) -> None:
+        """[oneview] must be complete; credentials are tried in the
+        background (see ``client.check_configuration``)."""
+        client_mod.check_configuration(conf)
     def get_properties(self) -> dict[str, str]:
         return dict(driver_info.PROPERTIES)
 

@@ -156,5 +156,77 @@ def test_login_failures_name_the_cause(client, conf):
         client.Client(settings, factory=refused).call('x', lambda s: s)
     with pytest.raises(client.OneViewLoginError) as caught:
         client.Client(settings, factory=bad_password).call('x', lambda s: s)
-    assert 'Check [oneview] username, password' in str(caught.value)
+    assert 'Check [oneview] username and password' in str(caught.value)
+    assert caught.value.code == 400  # fix the configuration; no retry
     assert 'secret-pw' not in str(caught.value)
+
+
+def test_refused_logins_back_off(client, conf):
+    from hpOneView import exceptions as ov_exc
+    attempts = []
+
+    def bad_password(config):
+        attempts.append(config)
+        raise ov_exc.HPOneViewException({'errorCode': 'AUTHN_AUTH_FAIL',
+                                         'message': 'Invalid password.'})
+    now = [1000.0]
+    ov = client.Client(client.settings_from(_oneview_conf(conf)),
+                       factory=bad_password, clock=lambda: now[0])
+    for _ in range(5):
+        with pytest.raises(client.OneViewLoginError):
+            ov.call('x', lambda s: s)
+    assert len(attempts) == 1  # the account is spared
+    with pytest.raises(client.OneViewLoginError, match='paused for 30'):
+        ov.call('x', lambda s: s)
+    now[0] += client.LOGIN_BACKOFF_S
+    with pytest.raises(client.OneViewLoginError):
+        ov.call('x', lambda s: s)
+    assert len(attempts) == 2
+    # The next pause doubles.
+    now[0] += client.LOGIN_BACKOFF_S
+    with pytest.raises(client.OneViewLoginError, match='paused'):
+        ov.call('x', lambda s: s)
+    assert len(attempts) == 2
+
+
+@pytest.mark.parametrize('raised, error, code, words', [
+    ('tls', 'OneViewTLSError', 400, 'tls_cacert_file'),
+    ('nofile', 'OneViewConfigError', 400, 'is not a readable file'),
+    ('refused', 'OneViewUnreachable', 503, 'did not answer'),
+])
+def test_login_failures_get_their_status(client, conf, raised, error, code,
+                                         words):
+    import ssl
+
+    from hpOneView import exceptions as ov_exc
+    made = {
+        'tls': ov_exc.HPOneViewException(
+            'Failure during login attempt.\n Traceback ...\n'
+            'ssl.SSLCertVerificationError: [SSL: CERTIFICATE_VERIFY_FAILED] '
+            'certificate verify failed'),
+        'nofile': FileNotFoundError(2, 'No such file or directory'),
+        'refused': ssl.SSLZeroReturnError('TLS/SSL connection has been '
+                                          'closed (EOF)'),
+    }[raised]
+
+    def factory(config):
+        raise made
+    ov = client.Client(client.settings_from(_oneview_conf(conf)),
+                       factory=factory)
+    with pytest.raises(getattr(client, error)) as caught:
+        ov.call('x', lambda s: s)
+    assert caught.value.code == code
+    assert words in str(caught.value)
+
+
+def test_a_missing_resource_is_a_400_naming_the_key(client, conf):
+    from hpOneView import exceptions as ov_exc
+
+    def run(session):
+        raise ov_exc.HPOneViewException({'errorCode': 'RESOURCE_NOT_FOUND',
+                                         'message': 'gone'})
+    ov, _made = _client_with(client, conf, [_Session(run)])
+    with pytest.raises(client.OneViewNotFound) as caught:
+        ov.call('reading', run, not_found=('Server hardware', '/rest/sh/9'))
+    assert caught.value.code == 400
+    assert 'driver_info server_hardware_uri' in str(caught.value)

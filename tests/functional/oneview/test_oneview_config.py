@@ -1,0 +1,145 @@
+# SPDX-License-Identifier: Apache-2.0
+"""Bad [oneview] configuration and bad input, against the simulator (real
+hpOneView over TLS): the conductor refuses to start on what it can check
+alone, and every other failure is a 4xx naming its cause, or a 503 when the
+appliance is away; never a 500. (Not 409: python-ironicclient retries it.)
+"""
+
+import json
+import logging
+
+import pytest
+
+from ferrum.api import app as api_app
+from ferrum.common import exception
+from ferrum.conductor import rpcapi
+from ferrum.conductor import service
+from ferrum.objects import node as node_obj
+from tests.functional.oneview.fixtures import apply_conf
+from tests.conftest import wait_for
+from tests.functional.oneview.fixtures import enroll
+
+V = {'X-OpenStack-Ironic-API-Version': '1.65'}
+
+
+def _fault(response):
+    return json.loads(response.get_json()['error_message'])['faultstring']
+
+
+@pytest.mark.parametrize('option, value, words', [
+    ('manager_url', None, 'manager_url'),
+    ('tls_cacert_file', None, 'tls_cacert_file'),
+    ('tls_cacert_file', '/nonexistent/ca.pem',
+     'tls_cacert_file /nonexistent/ca.pem is not a readable file'),
+])
+def test_start_up_refuses_incomplete_options(conf, db, oneview_simulator,
+                                             option, value, words):
+    apply_conf(conf, oneview_simulator)
+    conf.set_override(option, value, 'oneview')
+    with pytest.raises(exception.DriverLoadError) as caught:
+        service.ConductorService(conf, db=db).start(start_periodics=False)
+    message = str(caught.value)
+    assert words in message
+    # It names the entry point, as any driver problem does.
+    assert 'ferrum.hardware.interfaces.' in message and 'oneview' in message
+
+
+@pytest.fixture
+def api(conf, db, oneview_simulator):
+    """A started conductor and its API, for options a test changes first."""
+    def start(**options):
+        apply_conf(conf, oneview_simulator)
+        for name, value in options.items():
+            conf.set_override(name, value, 'oneview')
+        conductor = service.ConductorService(conf, db=db)
+        conductor.start(start_periodics=False)
+        started.append(conductor)
+        app = api_app.create_app(conf, db,
+                                 rpcapi.LocalConductorAPI(conductor.manager))
+        return conductor, app.test_client()
+    started: list[service.ConductorService] = []
+    yield start
+    for conductor in started:
+        conductor.stop()
+
+
+def _deploy(client, node, db):
+    """Ask to deploy ``node`` (put in "available" directly): deploy
+    validation asks the appliance at once, within the request."""
+    stored = node_obj.Node.get(db, node.id)
+    stored.provision_state = 'available'
+    stored.save()
+    return client.put('/v1/nodes/%s/states/provision' % node.uuid,
+                      headers=V, json={'target': 'active'})
+
+
+def test_wrong_password_is_400_and_logins_back_off(api, oneview_simulator,
+                                                   caplog, db):
+    conductor, client = api(password='not-the-password')
+    node = enroll(conductor, oneview_simulator)
+    with caplog.at_level(logging.DEBUG):
+        first = _deploy(client, node, db)
+        second = _deploy(client, node, db)
+    assert first.status_code == 400, first.get_data(as_text=True)
+    assert 'Check [oneview] username and password' in _fault(first)
+    assert second.status_code == 400
+    assert 'Logins are paused' in _fault(second)
+    text = caplog.text
+    assert 'not-the-password' not in text
+    assert 'Traceback' not in text  # hpOneView's own is cut to one line
+
+
+def test_wrong_ca_is_400_naming_the_option(api, oneview_simulator,
+                                           tmp_path, db):
+    import trustme
+    other = tmp_path / 'other-ca.pem'
+    trustme.CA().cert_pem.write_to_path(str(other))
+    conductor, client = api(tls_cacert_file=str(other))
+    node = enroll(conductor, oneview_simulator)
+    response = _deploy(client, node, db)
+    assert response.status_code == 400, response.get_data(as_text=True)
+    assert 'tls_cacert_file (%s)' % other in _fault(response)
+
+
+def test_unknown_server_hardware_is_400_naming_the_uri(api,
+                                                       oneview_simulator,
+                                                       db):
+    conductor, client = api()
+    node = enroll(conductor, oneview_simulator)
+    missing = '/rest/server-hardware/no-such-hardware'
+    stored = node_obj.Node.get(db, node.id)
+    stored.driver_info = dict(stored.driver_info,
+                              server_hardware_uri=missing)
+    stored.save()
+    response = _deploy(client, node, db)
+    assert response.status_code == 400, response.get_data(as_text=True)
+    assert missing in _fault(response)
+
+
+def test_appliance_down_is_503(api, oneview_simulator, db):
+    conductor, client = api()
+    node = enroll(conductor, oneview_simulator)
+    oneview_simulator.fault('appliance_down')
+    try:
+        response = _deploy(client, node, db)
+    finally:
+        oneview_simulator.clear_faults()
+    assert response.status_code == 503, response.get_data(as_text=True)
+
+
+def test_verify_failure_advice_fits_the_cause(api, oneview_simulator, db):
+    conductor, _client = api()
+    node = enroll(conductor, oneview_simulator)
+    oneview_simulator.fault('appliance_down')
+    try:
+        conductor.manager.do_provisioning_action(node.uuid, 'manage')
+        settled = wait_for(
+            lambda: (lambda n: n if n.provision_state == 'enroll'
+                     and n.reservation is None and n.last_error else None)(
+                node_obj.Node.get(db, node.id)), timeout=30,
+            what='the failed verification')
+    finally:
+        oneview_simulator.clear_faults()
+    error = settled.last_error
+    assert 'run "manage" again once it answers' in error
+    assert 'driver_info' not in error and '..' not in error
