@@ -558,10 +558,10 @@ def get_client(conf: cfg.ConfigOpts) -> Client:
     :raises OneViewConfigError: the [oneview] options are incomplete.
     """
     settings = settings_from(conf)
-    _quieten_hponeview()
     with _CLIENTS_LOCK:
         client = _CLIENTS.get(settings)
         if client is None:
+            _quieten_hponeview()
             client = _CLIENTS[settings] = Client(settings)
         return client
 
