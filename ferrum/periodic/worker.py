@@ -90,10 +90,11 @@ def build_worker(ctx: context_mod.ConductorContext,
 def _log_failure(callback: Callable[..., Any], kind: Any, value: Any,
                  traceback: Any, **_kwargs: Any) -> None:
     name = getattr(callback, '__name__', callback)
-    if isinstance(value, exception.DatabaseUnavailable):
-        # Expected while the database is away: one line, not a traceback
-        # per task per run.
-        LOG.warning('Periodic task %s skipped this run: %s', name, value)
+    if isinstance(value, exception.FerrumException):
+        # An expected failure (the database or an appliance is away, a
+        # login is refused) says what is wrong in its message: one line,
+        # not a traceback per task per run. Anything else is a bug.
+        LOG.warning('Periodic task %s failed this run: %s', name, value)
         return
     LOG.error('Periodic task %s failed; it runs again at its next time',
               name, exc_info=(kind, value, traceback))

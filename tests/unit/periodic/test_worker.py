@@ -92,3 +92,26 @@ def test_worker_runs_on_schedule_skips_disabled_and_survives_failure(conf):
     assert min(b - a for a, b in zip(fast, fast[1:])) >= 10
     assert min(b - a for a, b in zip(slow, slow[1:])) >= 60
     assert len(fast) > 2 * len(slow)
+
+
+def test_expected_failures_are_one_line_and_bugs_keep_their_traceback(
+        caplog):
+    import logging
+
+    from ferrum.common import exception
+    from ferrum.periodic import worker
+
+    def task():
+        pass
+    for error, traceback in ((exception.DatabaseUnavailable(reason='gone'),
+                              False),
+                             (RuntimeError('a bug'), True)):
+        caplog.clear()
+        with caplog.at_level(logging.WARNING):
+            worker._log_failure(task, type(error), error, None)
+        [record] = caplog.records
+        assert 'Periodic task task failed' in record.getMessage()
+        if traceback:
+            assert record.exc_info[1] is error
+        else:
+            assert not record.exc_info and 'gone' in record.getMessage()
