@@ -228,6 +228,14 @@ def patch_changes(document: dict[str, Any], patch: Any,
     patched = apply_patch(document, patch)
     changes = {name: patched.get(name) for name in document
                if patched.get(name) != document[name]}
+    # Each PATCH may add a value as deep as the body limit under a path
+    # that is deep already: bound the result too, or forty PATCHes would
+    # store a document no JSON encoder can render.
+    max_depth = services.conf().api.max_json_body_depth
+    if not json_depth.within(json.dumps(changes).encode(), max_depth):
+        raise exception.InvalidParameterValue(
+            reason='After this patch a field would nest more than %d levels '
+                   'deep ([api] max_json_body_depth).' % max_depth)
     read_only = sorted(set(changes) - updatable)
     if read_only:
         raise exception.InvalidParameterValue(
