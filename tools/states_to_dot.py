@@ -14,10 +14,10 @@ Styles:
 
 * stable states (a node rests there) are double-bordered bold boxes;
 * failure states are red (``error`` is both: a red double box);
-* states waiting for something outside the conductor (an agent call-back or
-  an operator's ``unhold``) have a dashed border; the rest are ellipses;
+* states waiting for something outside the conductor (a driver or agent
+  call-back) have a dashed border; the rest are ellipses;
 * solid blue edges are API verbs an operator sends; dashed grey edges are
-  events the conductor fires itself (done, wait, resume, hold, and the two
+  events the conductor fires itself (done, wait, resume, and the two
   API verbs it reuses internally: ``manage`` ending a manual clean and
   ``clean`` handing a torn-down node over to cleaning); ``fail`` edges are
   dashed red.
@@ -41,7 +41,7 @@ from ferrum.common import states as s
 
 #: Events only the conductor fires.
 CONDUCTOR_EVENTS: frozenset[str] = frozenset(
-    {'done', 'fail', 'wait', 'resume', 'hold'})
+    {'done', 'fail', 'wait', 'resume'})
 
 #: (state, event) pairs where the conductor fires an event that is
 #: otherwise an API verb.
@@ -51,7 +51,7 @@ CONDUCTOR_EDGES: frozenset[tuple[str, str]] = frozenset({
 })
 
 #: States that wait for something outside the conductor.
-WAITING_STATES: frozenset[str] = s.WAIT_STATES | {s.CLEANHOLD, s.DEPLOYHOLD}
+WAITING_STATES: frozenset[str] = s.WAIT_STATES
 
 _FAILURE_COLOR = '#c0392b'
 _VERB_COLOR = '#1f4e9c'

@@ -61,7 +61,6 @@ def create(ctx: context_mod.ConductorContext, values: dict[str, Any],
 
     :raises AllocationAlreadyExists: duplicate UUID or name.
     """
-    assert ctx.conductor_id is not None
     values = dict(values, conductor_affinity=ctx.conductor_id)
     requirements = candidates_mod.requirements(
         values.get('resource_class'), traits, values.get('candidate_nodes'),
@@ -95,7 +94,6 @@ def create(ctx: context_mod.ConductorContext, values: dict[str, Any],
 def _hand_to_worker(ctx: context_mod.ConductorContext,
                     allocation: allocation_obj.Allocation
                     ) -> allocation_obj.Allocation:
-    assert ctx.conductor_id is not None
     done = threading.Event()
     try:
         ctx.workers.submit(_run, ctx, allocation, done)
@@ -116,7 +114,6 @@ def _claim(ctx: context_mod.ConductorContext,
            allocation: allocation_obj.Allocation,
            requirements: candidates_mod.Requirements,
            candidate: candidates_mod.Candidate) -> bool:
-    assert ctx.conductor_id is not None
     return allocation.claim(
         ctx.conductor_id, candidate.id, candidate.uuid,
         requirements.statements.claim,
@@ -154,7 +151,6 @@ def do_allocate(ctx: context_mod.ConductorContext,
     nor failed: it stays ``allocating`` and is resumed once the database
     is back (:func:`ferrum.conductor.outage.recover`).
     """
-    assert ctx.conductor_id is not None
     ctx.inflight.allocation_started(allocation.id)
     try:
         _do_allocate(ctx, allocation)
@@ -168,7 +164,6 @@ def do_allocate(ctx: context_mod.ConductorContext,
 
 def _do_allocate(ctx: context_mod.ConductorContext,
                  allocation: allocation_obj.Allocation) -> None:
-    assert ctx.conductor_id is not None
     try:
         error = _allocate(ctx, allocation)
     except exception.AllocationGone:

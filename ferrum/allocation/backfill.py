@@ -34,7 +34,6 @@ def backfill(ctx: context_mod.ConductorContext, node_ident: int | str,
         instance than the requested UUID.
     :raises AllocationAlreadyExists: duplicate UUID or name.
     """
-    assert ctx.conductor_id is not None
     with task_manager.acquire(ctx, node_ident, load_driver=False,
                               purpose='allocation backfill') as task:
         node = task.node

@@ -32,7 +32,6 @@ class AllocationTakeover:
         spacing=lambda conf: conf.conductor.check_allocations_interval)
     def check_orphaned_allocations(
             self, ctx: context_mod.ConductorContext) -> None:
-        assert ctx.conductor_id is not None
         dead = conductor_obj.list_dead(
             ctx.db, ctx.conf.conductor.heartbeat_timeout)
         for other in dead:
@@ -58,7 +57,6 @@ def resume_own(ctx: context_mod.ConductorContext,
     failed with a clear message when none is free. Returns how many were
     resumed.
     """
-    assert ctx.conductor_id is not None
     ids = [allocation_id for allocation_id in
            allocation_obj.Allocation.ids_allocating(ctx.db, ctx.conductor_id)
            if allocation_id not in skip]

@@ -39,6 +39,9 @@ LOG = logging.getLogger(__name__)
 #: Version discovery stays public, as in Ironic, so that clients can
 #: negotiate a version before they authenticate.
 PUBLIC_PATHS = frozenset({'', '/v1'})
+#: A ramdisk agent has no credentials: lookup and heartbeat are public in
+#: Ironic too (they only find nodes an agent may be running on).
+PUBLIC_PREFIXES = ('/v1/lookup', '/v1/heartbeat/')
 REALM = 'Baremetal API'
 #: Verified (user, password, hash) digests kept; a few per API client.
 CACHE_SIZE = 1024
@@ -250,7 +253,9 @@ class BasicAuth:
         return user
 
     def before_request(self) -> flask.Response | None:
-        if flask.request.path.rstrip('/') in PUBLIC_PATHS:
+        path = flask.request.path
+        if (path.rstrip('/') in PUBLIC_PATHS
+                or path.startswith(PUBLIC_PREFIXES)):
             return None
         try:
             flask.g.user = self.authenticate(

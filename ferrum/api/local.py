@@ -36,12 +36,10 @@ class LocalAPI:
             schema, a driver that does not load) or the app cannot be
             built (an unusable htpasswd file); nothing is left running.
         """
-        self.conductor.start()
-        assert self.conductor.manager is not None
+        manager = self.conductor.start()
         try:
             return api_app.create_app(
-                self.conf, self.db,
-                rpcapi.LocalConductorAPI(self.conductor.manager))
+                self.conf, self.db, manager)
         except BaseException:
             self.conductor.stop()
             raise

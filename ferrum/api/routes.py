@@ -9,6 +9,7 @@ router, decides what a malformed identifier means.
 from collections.abc import Callable
 from typing import Any
 
+from ferrum.api.handlers import agent
 from ferrum.api.handlers import allocation
 from ferrum.api.handlers import conductor
 from ferrum.api.handlers import driver
@@ -18,6 +19,7 @@ from ferrum.api.handlers import node_states
 from ferrum.api.handlers import port
 from ferrum.api.handlers import root
 from ferrum.api.handlers import trait
+from ferrum.api.handlers import vendor
 from ferrum.api.handlers import vif
 
 Handler = Callable[..., Any]
@@ -47,6 +49,9 @@ ROUTES: dict[str, dict[str, Handler]] = {
                             'DELETE': allocation.delete_node_allocation},
     _NODE + '/vifs': {'GET': vif.list_vifs, 'POST': vif.attach_vif},
     _NODE + '/vifs/<vif_id>': {'DELETE': vif.detach_vif},
+    _NODE + '/vendor_passthru': {method: vendor.call for method in (
+        'GET', 'POST', 'PUT', 'PATCH', 'DELETE')},
+    _NODE + '/vendor_passthru/methods': {'GET': vendor.list_methods},
     _NODE + '/traits': {'GET': trait.list_traits, 'PUT': trait.set_traits,
                         'DELETE': trait.remove_all_traits},
     _NODE + '/traits/<trait_name>': {'PUT': trait.add_trait,
@@ -65,6 +70,9 @@ ROUTES: dict[str, dict[str, Handler]] = {
         'GET': allocation.get_allocation,
         'PATCH': allocation.patch_allocation,
         'DELETE': allocation.delete_allocation},
+    # ---- ramdisk agents (public) ----
+    '/v1/lookup': {'GET': agent.lookup},
+    '/v1/heartbeat/<node_ident>': {'POST': agent.heartbeat},
     # ---- drivers and conductors ----
     '/v1/drivers': {'GET': driver.list_drivers},
     '/v1/drivers/<driver_name>': {'GET': driver.get_driver},

@@ -16,12 +16,16 @@ from ferrum.conductor import service
 from ferrum.rpc import server as rpc_server
 
 
+def _started(conductor: service.ConductorService) -> None:
+    conductor.start()
+
+
 def main(argv: list[str] | None = None) -> int:
     conf = service_runner.load_conf(argv)
     conductor = service.ConductorService(conf)
     if conf.rpc_transport != 'json-rpc':
-        return service_runner.run(conf, conductor.start, conductor.stop,
-                                  'ferrum-conductor')
+        return service_runner.run(conf, lambda: _started(conductor),
+                                  conductor.stop, 'ferrum-conductor')
     endpoint = server.APIServer(conf, group='json_rpc',
                                 what='conductor JSON-RPC endpoint')
 

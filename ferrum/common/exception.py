@@ -219,10 +219,6 @@ class PowerStateFailure(DriverError):
     msg_fmt = 'Failed to set node %(node)s to power state %(state)s: %(reason)s'
 
 
-class DeployFailure(DriverError):
-    msg_fmt = 'Deploy of node %(node)s failed: %(reason)s'
-
-
 class CleaningFailure(DriverError):
     msg_fmt = 'Cleaning of node %(node)s failed: %(reason)s'
 
@@ -280,3 +276,29 @@ class PortHasVif(Conflict):
     msg_fmt = ('Cannot delete port %(port)s as it is bound to VIF %(vif)s '
                'for use; detach the VIF first, or set the node in '
                'maintenance.')
+
+
+# ---- asynchronous work: heartbeats, lookup, vendor passthru ----
+
+class HeartbeatNotSupported(Invalid):
+    msg_fmt = ('Node %(node)s takes no heartbeats: its deploy interface '
+               '%(interface)s does not implement them. Use a deploy '
+               'interface driven by a ramdisk agent.')
+
+
+class NodeNotWaiting(NotFound):
+    """Lookup and heartbeat only find nodes a ramdisk may be running on."""
+
+    msg_fmt = ('Node %(node)s is in provision state "%(state)s", where no '
+               'ramdisk agent is expected; lookup and heartbeat answer only '
+               'for nodes deploying, cleaning or inspecting.')
+
+
+class NoSuchPassthru(Invalid):
+    msg_fmt = ('No vendor passthru method "%(method)s" on node %(node)s; '
+               'GET /v1/nodes/%(node)s/vendor_passthru/methods lists them.')
+
+
+class PassthruHttpMethod(Invalid):
+    msg_fmt = ('Vendor passthru method "%(method)s" does not accept HTTP '
+               '%(http_method)s; use one of %(allowed)s.')

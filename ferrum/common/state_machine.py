@@ -16,8 +16,8 @@ from automaton import machines
 from ferrum.common import exception
 from ferrum.common import states as s
 
-#: (from state, event, to state). Events are the API verbs (see
-#: states.VERBS) and the conductor's own done/fail/wait/resume/hold.
+#: (from state, event, to state). Events are the provision verbs' (see
+#: conductor/provisioning.py) and the conductor's own done/fail/wait/resume.
 TRANSITIONS: tuple[tuple[str, str, str], ...] = (
     # Enrolment: check that the conductor can talk to the BMC.
     (s.ENROLL, 'manage', s.VERIFYING),
@@ -42,14 +42,10 @@ TRANSITIONS: tuple[tuple[str, str, str], ...] = (
     (s.CLEANING, 'done', s.AVAILABLE),
     (s.CLEANING, 'manage', s.MANAGEABLE),
     (s.CLEANING, 'wait', s.CLEANWAIT),
-    (s.CLEANING, 'hold', s.CLEANHOLD),
     (s.CLEANING, 'fail', s.CLEANFAIL),
     (s.CLEANWAIT, 'resume', s.CLEANING),
-    (s.CLEANWAIT, 'hold', s.CLEANHOLD),
     (s.CLEANWAIT, 'fail', s.CLEANFAIL),
     (s.CLEANWAIT, 'abort', s.CLEANFAIL),
-    (s.CLEANHOLD, 'unhold', s.CLEANWAIT),
-    (s.CLEANHOLD, 'abort', s.CLEANFAIL),
     (s.CLEANFAIL, 'manage', s.MANAGEABLE),
     # Available nodes wait for a deploy.
     (s.AVAILABLE, 'deploy', s.DEPLOYING),
@@ -57,15 +53,11 @@ TRANSITIONS: tuple[tuple[str, str, str], ...] = (
     # Deployment.
     (s.DEPLOYING, 'done', s.ACTIVE),
     (s.DEPLOYING, 'wait', s.DEPLOYWAIT),
-    (s.DEPLOYING, 'hold', s.DEPLOYHOLD),
     (s.DEPLOYING, 'fail', s.DEPLOYFAIL),
     (s.DEPLOYWAIT, 'resume', s.DEPLOYING),
-    (s.DEPLOYWAIT, 'hold', s.DEPLOYHOLD),
     (s.DEPLOYWAIT, 'fail', s.DEPLOYFAIL),
     (s.DEPLOYWAIT, 'abort', s.DEPLOYFAIL),
     (s.DEPLOYWAIT, 'delete', s.DELETING),
-    (s.DEPLOYHOLD, 'unhold', s.DEPLOYWAIT),
-    (s.DEPLOYHOLD, 'abort', s.DEPLOYFAIL),
     (s.DEPLOYFAIL, 'rebuild', s.DEPLOYING),
     (s.DEPLOYFAIL, 'deploy', s.DEPLOYING),
     (s.DEPLOYFAIL, 'delete', s.DELETING),
@@ -86,8 +78,8 @@ TRANSITIONS: tuple[tuple[str, str, str], ...] = (
 
 STATES: tuple[str, ...] = (
     s.ENROLL, s.VERIFYING, s.MANAGEABLE, s.INSPECTING, s.INSPECTWAIT,
-    s.INSPECTFAIL, s.CLEANING, s.CLEANWAIT, s.CLEANHOLD, s.CLEANFAIL,
-    s.AVAILABLE, s.DEPLOYING, s.DEPLOYWAIT, s.DEPLOYHOLD, s.DEPLOYFAIL,
+    s.INSPECTFAIL, s.CLEANING, s.CLEANWAIT, s.CLEANFAIL,
+    s.AVAILABLE, s.DEPLOYING, s.DEPLOYWAIT, s.DEPLOYFAIL,
     s.ACTIVE, s.DELETING, s.ERROR, s.ADOPTING, s.ADOPTFAIL,
 )
 
@@ -127,11 +119,6 @@ def process_event(machine: machines.FiniteMachine, event: str,
         raise exception.InvalidStateRequested(
             action=event, node=node, state=machine.current_state)
     return str(machine.current_state)
-
-
-def events_from(state: str) -> list[str]:
-    """The events allowed in ``state``, for error messages."""
-    return [ev for _start, ev, _end in _INDEX.get(state, ())]
 
 
 _INDEX: dict[str, list[tuple[str, str, str]]] = {}

@@ -19,31 +19,13 @@ INSPECTWAIT = 'inspect wait'
 INSPECTFAIL = 'inspect failed'
 CLEANING = 'cleaning'
 CLEANWAIT = 'clean wait'
-CLEANHOLD = 'clean hold'
 CLEANFAIL = 'clean failed'
 DEPLOYING = 'deploying'
 DEPLOYWAIT = 'wait call-back'
-DEPLOYHOLD = 'deploy hold'
 DEPLOYFAIL = 'deploy failed'
 DELETING = 'deleting'
 ADOPTING = 'adopting'
 ADOPTFAIL = 'adopt failed'
-
-# ---- events: the API verbs, and the ones the conductor raises itself ----
-VERBS = {
-    'manage': 'manage',
-    'provide': 'provide',
-    'inspect': 'inspect',
-    'clean': 'clean',
-    'active': 'deploy',
-    'deploy': 'deploy',
-    'rebuild': 'rebuild',
-    'deleted': 'delete',
-    'undeploy': 'delete',
-    'abort': 'abort',
-    'adopt': 'adopt',
-    'unhold': 'unhold',
-}
 
 STABLE_STATES = frozenset({ENROLL, MANAGEABLE, AVAILABLE, ACTIVE, ERROR})
 
@@ -65,6 +47,11 @@ STUCK_STATES_TREATED_AS_FAIL = {
 #: conductor/timeouts.py for which of them time out.
 WAIT_STATES = frozenset({DEPLOYWAIT, CLEANWAIT, INSPECTWAIT})
 
+#: States in which a ramdisk agent may run on the node: ``/v1/lookup``
+#: finds only such nodes, and only they take heartbeats.
+AGENT_STATES = frozenset({DEPLOYING, DEPLOYWAIT, CLEANING, CLEANWAIT,
+                          INSPECTING, INSPECTWAIT})
+
 #: A node may be deleted in these states without maintenance.
 DELETE_ALLOWED_STATES = frozenset({ENROLL, MANAGEABLE, ADOPTFAIL})
 
@@ -77,9 +64,9 @@ UPDATE_ALLOWED_STATES = frozenset({
 TARGETS = {
     VERIFYING: MANAGEABLE, INSPECTING: MANAGEABLE, INSPECTWAIT: MANAGEABLE,
     INSPECTFAIL: MANAGEABLE,
-    CLEANING: AVAILABLE, CLEANWAIT: AVAILABLE, CLEANHOLD: AVAILABLE,
+    CLEANING: AVAILABLE, CLEANWAIT: AVAILABLE,
     CLEANFAIL: AVAILABLE, DELETING: AVAILABLE,
-    DEPLOYING: ACTIVE, DEPLOYWAIT: ACTIVE, DEPLOYHOLD: ACTIVE,
+    DEPLOYING: ACTIVE, DEPLOYWAIT: ACTIVE,
     DEPLOYFAIL: ACTIVE, ADOPTING: ACTIVE, ADOPTFAIL: ACTIVE,
 }
 

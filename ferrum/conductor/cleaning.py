@@ -5,7 +5,8 @@ Automated cleaning (``provide`` and tear-down) runs every step whose
 priority is above 0, highest first, and ends in ``available``. Manual
 cleaning runs the steps the operator listed, in that order, and ends in
 ``manageable``. A step, or ``prepare_cleaning``, may finish asynchronously:
-the node then waits in ``clean wait`` until ``continue_cleaning``.
+the node then waits in ``clean wait`` until the driver calls
+``task.resume()`` (see drivers/base.py), or the callback timeout.
 
 Functions here run in a worker with the node's exclusive lock and never
 raise: on failure the node goes to ``clean failed`` with ``last_error``,
@@ -18,7 +19,9 @@ from typing import Any
 
 from ferrum.common import exception
 from ferrum.common import states
+from ferrum.conductor import driver_errors
 from ferrum.conductor import task_manager
+from ferrum.drivers import base
 
 LOG = logging.getLogger(__name__)
 
@@ -27,7 +30,7 @@ _INDEX = 'clean_step_index'
 _MANUAL = 'clean_manual'
 
 
-def automated_clean_enabled(task: task_manager.Task) -> bool:
+def automated_clean_enabled(task: base.Task) -> bool:
     if task.node.automated_clean is not None:
         return bool(task.node.automated_clean)
     return bool(task.ctx.conf.conductor.automated_clean)
@@ -35,7 +38,6 @@ def automated_clean_enabled(task: task_manager.Task) -> bool:
 
 def automated_steps(task: task_manager.Task) -> list[dict[str, Any]]:
     """Steps with priority > 0 from every interface, highest priority first."""
-    assert task.driver is not None
     found = [step for _kind, iface in task.driver.interfaces()
              for step in iface.get_clean_steps(task) if step['priority'] > 0]
     # Stable: equal priorities keep the interface order of the driver.
@@ -49,7 +51,6 @@ def check_manual_steps(task: task_manager.Task,
 
     :raises InvalidCleanSteps: a step does not exist or lacks an argument.
     """
-    assert task.driver is not None
     known = {(s['interface'], s['step']): s
              for _kind, iface in task.driver.interfaces()
              for s in iface.get_clean_steps(task)}
@@ -78,7 +79,6 @@ def check_manual_steps(task: task_manager.Task,
 def do_node_clean(task: task_manager.Task,
                   manual_steps: list[dict[str, Any]] | None = None) -> None:
     """Start cleaning; the node is in ``cleaning``."""
-    assert task.driver is not None
     manual = manual_steps is not None
     if not manual and not automated_clean_enabled(task):
         LOG.info('Node %(node)s: automated cleaning is disabled, skipping',
@@ -97,7 +97,8 @@ def do_node_clean(task: task_manager.Task,
             task.process_event('wait')
             return
     except Exception as exc:
-        fail_cleaning(task, 'Preparing cleaning failed: %s' % exc)
+        fail_cleaning(task, driver_errors.describe(
+            task, 'Preparing cleaning failed', exc))
         return
     run_steps(task, 0)
 
@@ -109,7 +110,6 @@ def continue_cleaning(task: task_manager.Task) -> None:
 
 
 def run_steps(task: task_manager.Task, start: int) -> None:
-    assert task.driver is not None
     info = task.node.driver_internal_info
     steps: list[dict[str, Any]] = info.get(_STEPS) or []
     for index in range(start, len(steps)):
@@ -121,8 +121,9 @@ def run_steps(task: task_manager.Task, start: int) -> None:
         try:
             result = iface.execute_clean_step(task, step)
         except Exception as exc:
-            fail_cleaning(task, 'Clean step %s.%s failed: %s' % (
-                step['interface'], step['step'], exc))
+            fail_cleaning(task, driver_errors.describe(
+                task, 'Clean step %s.%s failed' % (step['interface'],
+                                                   step['step']), exc))
             return
         if result == states.CLEANWAIT:
             task.process_event('wait')
@@ -131,13 +132,12 @@ def run_steps(task: task_manager.Task, start: int) -> None:
 
 
 def finish_cleaning(task: task_manager.Task) -> None:
-    assert task.driver is not None
     manual = task.node.driver_internal_info.get(_MANUAL)
     try:
         task.driver.deploy.tear_down_cleaning(task)
     except Exception as exc:
-        fail_cleaning(task, 'Tearing down cleaning failed: %s' % exc,
-                      tear_down=False)
+        fail_cleaning(task, driver_errors.describe(
+            task, 'Tearing down cleaning failed', exc), tear_down=False)
         return
     _forget_steps(task)
     # A retired node is not handed out again: it ends in manageable.
@@ -147,12 +147,12 @@ def finish_cleaning(task: task_manager.Task) -> None:
 def fail_cleaning(task: task_manager.Task, error: str,
                   tear_down: bool = True) -> None:
     """Move the node to ``clean failed``, running tear_down_cleaning first."""
-    assert task.driver is not None
     if tear_down:
         try:
             task.driver.deploy.tear_down_cleaning(task)
         except Exception as exc:
-            error = '%s; tearing down cleaning also failed: %s' % (error, exc)
+            error = '%s; %s' % (error, driver_errors.describe(
+                task, 'tearing down cleaning also failed', exc))
     _forget_steps(task)
     task.node.maintenance = True
     task.node.fault = states.FAULT_CLEAN_FAILURE
@@ -161,13 +161,12 @@ def fail_cleaning(task: task_manager.Task, error: str,
 
 
 def tear_down_aborted(task: task_manager.Task, error: str) -> None:
-    """After ``abort`` in clean wait/hold (node already in clean failed)."""
-    assert task.driver is not None
+    """After ``abort`` in clean wait (node already in clean failed)."""
     try:
         task.driver.deploy.tear_down_cleaning(task)
     except Exception as exc:
-        task.node.last_error = '%s Tearing down cleaning failed: %s' % (
-            error, exc)
+        task.node.last_error = '%s %s' % (error, driver_errors.describe(
+            task, 'Tearing down cleaning failed', exc))
     _forget_steps(task)
 
 

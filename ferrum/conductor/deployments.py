@@ -3,13 +3,16 @@
 
 Every function here runs in a worker thread with the node's exclusive lock,
 handed over by ``Task.spawn_after``; none of them raises: a failure moves
-the node to ``deploy failed`` with ``last_error``.
+the node to ``deploy failed`` with ``last_error``, after the deploy
+interface's ``clean_up`` has released what ``prepare`` allocated.
 """
 
 import logging
 
 from ferrum.allocation import release
 from ferrum.common import states
+from ferrum.conductor import cleaning
+from ferrum.conductor import driver_errors
 from ferrum.conductor import task_manager
 
 LOG = logging.getLogger(__name__)
@@ -17,13 +20,13 @@ LOG = logging.getLogger(__name__)
 
 def do_deploy(task: task_manager.Task) -> None:
     """Run prepare and deploy; the node is in ``deploying``."""
-    assert task.driver is not None
     try:
         task.driver.deploy.prepare(task)
         result = task.driver.deploy.deploy(task)
     except Exception as exc:
-        fail_deploy(task, 'Deploy failed in the %s interface: %s' % (
-            task.driver.deploy.__class__.__name__, exc))
+        fail_deploy(task, driver_errors.describe(
+            task, 'Deploy failed in the %s interface'
+            % task.driver.deploy.__class__.__name__, exc))
         return
     if result == states.DEPLOYWAIT:
         task.process_event('wait')
@@ -41,26 +44,41 @@ def finish_deploy(task: task_manager.Task) -> None:
 
 
 def continue_deploy(task: task_manager.Task) -> None:
-    """The driver reported its asynchronous deploy done; node resumed."""
+    """The driver ended ``wait call-back`` (node resumed to ``deploying``)."""
     finish_deploy(task)
 
 
 def fail_deploy(task: task_manager.Task, error: str) -> None:
-    task.node.deploy_step = None
+    """``deploying`` or ``wait call-back`` -> ``deploy failed``, cleaned up."""
     task.process_event('fail', last_error=error)
+    clean_up_failed(task)
+
+
+def clean_up_failed(task: task_manager.Task) -> None:
+    """Release what ``prepare`` allocated, the node already failed.
+
+    As in Ironic: a failed, timed-out or aborted deploy must not keep the
+    boot files, networks or profiles it set up. A failure here is added to
+    ``last_error``; the node stays ``deploy failed`` either way.
+    """
+    task.node.deploy_step = None
+    try:
+        task.driver.deploy.clean_up(task)
+    except Exception as exc:
+        task.node.last_error = '%s; cleaning up also failed: %s' % (
+            (task.node.last_error or '').rstrip('. '),
+            driver_errors.describe(task, 'clean_up after the failure', exc))
 
 
 def do_tear_down(task: task_manager.Task) -> None:
     """Tear the workload down, then hand over to automated cleaning."""
-    assert task.driver is not None
-    from ferrum.conductor import cleaning
     try:
         task.driver.deploy.tear_down(task)
         task.driver.deploy.clean_up(task)
     except Exception as exc:
         task.process_event('fail', last_error=(
-            'Tear-down failed: %s. Fix the cause, then retry with the '
-            '"deleted" action.' % exc))
+            '%s. Fix the cause, then retry with the "deleted" action.'
+            % driver_errors.describe(task, 'Tear-down failed', exc)))
         return
     task.node.power_state = states.POWER_OFF
     task.node.instance_info = {}
@@ -72,13 +90,13 @@ def do_tear_down(task: task_manager.Task) -> None:
 
 def do_adopt(task: task_manager.Task) -> None:
     """Take over a node that already runs a workload; node in ``adopting``."""
-    assert task.driver is not None
     try:
         task.driver.power.validate(task)
         task.driver.deploy.validate(task)
         task.driver.deploy.take_over(task)
     except Exception as exc:
-        task.process_event('fail', last_error='Adoption failed: %s' % exc)
+        task.process_event('fail', last_error=driver_errors.describe(
+            task, 'Adoption failed', exc))
         return
     task.node.power_state = states.POWER_ON
     task.node.conductor_affinity = task.ctx.conductor_id

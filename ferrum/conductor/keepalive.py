@@ -40,13 +40,11 @@ class Heartbeat:
         beating while it finishes its work, so that it is not taken for
         dead and its nodes are not failed under it.
         """
-        assert self.ctx.conductor_id is not None
         with self._lock:
             self._online = False
             conductor_obj.unregister(self.ctx.db, self.ctx.conductor_id)
 
     def _loop(self) -> None:
-        assert self.ctx.conductor_id is not None
         outage = False
         while not self._stop.wait(self._interval(outage)):
             try:

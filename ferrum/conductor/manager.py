@@ -13,15 +13,14 @@ from ferrum.allocation import allocator
 from ferrum.allocation import backfill
 from ferrum.allocation import release
 from ferrum.common import exception
-from ferrum.common import states
-from ferrum.conductor import cleaning
+from ferrum.conductor import agent
 from ferrum.conductor import context as context_mod
 from ferrum.conductor import deletion
-from ferrum.conductor import deployments
 from ferrum.conductor import power
 from ferrum.conductor import provisioning
 from ferrum.conductor import task_manager
 from ferrum.conductor import updates
+from ferrum.conductor import vendor
 from ferrum.conductor import vifs
 from ferrum.objects import allocation as allocation_obj
 from ferrum.objects import node as node_obj
@@ -114,24 +113,23 @@ class ConductorManager:
                                args: dict[str, Any] | None = None) -> None:
         provisioning.do_provisioning_action(self.ctx, node_id, action, args)
 
-    def continue_deploy(self, node_id: int | str) -> None:
-        """The driver's asynchronous deploy finished (node in wait call-back)."""
-        self._resume(node_id, states.DEPLOYWAIT, deployments.continue_deploy)
+    # ---- drivers' asynchronous work ----------------------------------------
 
-    def continue_cleaning(self, node_id: int | str) -> None:
-        """The driver's asynchronous clean work finished (node in clean wait)."""
-        self._resume(node_id, states.CLEANWAIT, cleaning.continue_cleaning)
+    def heartbeat(self, node_id: int | str, callback_url: str,
+                  agent_version: str | None = None) -> None:
+        """A ramdisk agent's heartbeat, for the node's deploy interface."""
+        agent.heartbeat(self.ctx, node_id, callback_url, agent_version)
 
-    def _resume(self, node_id: int | str, expected: str,
-                then: Any) -> None:
-        with task_manager.acquire(self.ctx, node_id,
-                                  purpose='resuming from %s' % expected) as task:
-            if task.node.provision_state != expected:
-                raise exception.InvalidStateRequested(
-                    action='resume', node=task.node.uuid,
-                    state=task.node.provision_state)
-            task.process_event('resume')
-            task.spawn_after(then, task)
+    def vendor_passthru(self, node_id: int | str, method: str,
+                        http_method: str,
+                        info: dict[str, Any]) -> dict[str, Any]:
+        """Call a vendor passthru method: ``{'async', 'return'}``."""
+        return vendor.call(self.ctx, node_id, method, http_method, info)
+
+    def get_vendor_passthru_methods(self, node_id: int | str
+                                    ) -> dict[str, dict[str, Any]]:
+        """The node's vendor passthru methods, as Ironic lists them."""
+        return vendor.methods(self.ctx, node_id)
 
     # ---- power and management -----------------------------------------------
 
@@ -154,7 +152,6 @@ class ConductorManager:
         result: dict[str, dict[str, Any]] = {}
         with task_manager.acquire(self.ctx, node_id, shared=True,
                                   purpose='validation') as task:
-            assert task.driver is not None
             for kind, iface in task.driver.interfaces():
                 try:
                     iface.validate(task)
@@ -168,7 +165,6 @@ class ConductorManager:
                         persistent: bool = False) -> None:
         with task_manager.acquire(self.ctx, node_id,
                                   purpose='setting boot device') as task:
-            assert task.driver is not None
             management = task.driver.management
             management.validate(task)
             supported = management.get_supported_boot_devices(task)
@@ -182,11 +178,9 @@ class ConductorManager:
     def get_boot_device(self, node_id: int | str) -> dict[str, Any]:
         with task_manager.acquire(self.ctx, node_id, shared=True,
                                   purpose='reading boot device') as task:
-            assert task.driver is not None
             return task.driver.management.get_boot_device(task)
 
     def get_supported_boot_devices(self, node_id: int | str) -> list[str]:
         with task_manager.acquire(self.ctx, node_id, shared=True,
                                   purpose='listing boot devices') as task:
-            assert task.driver is not None
             return task.driver.management.get_supported_boot_devices(task)

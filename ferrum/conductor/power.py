@@ -4,13 +4,11 @@
 import logging
 import threading
 import time
-from collections.abc import Callable
-from typing import Any
 
 from ferrum.common import exception
 from ferrum.common import states
 from ferrum.conductor import context as context_mod
-from ferrum.conductor import ownership
+from ferrum.conductor import driver_errors
 from ferrum.conductor import task_manager
 from ferrum.periodic import decorators
 
@@ -47,7 +45,6 @@ def change_power_state(ctx: context_mod.ConductorContext, node_id: int | str,
             reason='Unknown power state "%s"; use one of %s' % (
                 target, ', '.join(sorted(_RESULT_STATE))))
     with task_manager.acquire(ctx, node_id, purpose='power change') as task:
-        assert task.driver is not None
         task.driver.power.validate(task)
         supported = task.driver.power.get_supported_power_states(task)
         if target not in supported:
@@ -61,7 +58,6 @@ def change_power_state(ctx: context_mod.ConductorContext, node_id: int | str,
 
 def _do_power(task: task_manager.Task, target: str,
               timeout: int | None) -> None:
-    assert task.driver is not None
     timeout = timeout or task.ctx.conf.conductor.power_state_change_timeout
     try:
         if target in (states.REBOOT, states.SOFT_REBOOT):
@@ -70,10 +66,8 @@ def _do_power(task: task_manager.Task, target: str,
             task.driver.power.set_power_state(task, target, timeout=timeout)
     except Exception as exc:
         task.node.target_power_state = None
-        task.node.last_error = 'Power change to "%s" failed: %s' % (
-            target, exc)
-        LOG.error('Node %(node)s: %(error)s',
-                  {'node': task.node.uuid, 'error': task.node.last_error})
+        task.node.last_error = driver_errors.describe(
+            task, 'Power change to "%s" failed' % target, exc)
         return
     task.node.power_state = _RESULT_STATE[target]
     task.node.target_power_state = None
@@ -87,45 +81,30 @@ class PowerSync:
     ``power_state_sync_max_retries`` fresh attempts, which is harmless.
     """
 
-    def __init__(self, ctx: context_mod.ConductorContext) -> None:
-        self.ctx = ctx
+    PURPOSE = 'power state sync'
+
+    def __init__(self) -> None:
         self.failures: dict[str, int] = {}
         self._lock = threading.Lock()
 
     @decorators.periodic(
         spacing=lambda conf: conf.conductor.sync_power_state_interval)
-    def sync_power_states(self, ctx: context_mod.ConductorContext) -> None:
-        # Only this conductor's share: every conductor querying every BMC
-        # would multiply the BMC traffic by the number of conductors.
-        rows = ownership.node_rows(self.ctx, ['id', 'maintenance', 'fault'],
-                                   filters={'reserved': False})
-        candidates = [r for r in rows
-                      if not r.maintenance
-                      or r.fault == states.FAULT_POWER_FAILURE]
-        conf = self.ctx.conf.conductor
-        workers = min(conf.sync_power_state_workers,
-                      conf.periodic_max_workers) or 1
+    def sync_power_states(self, ctx: decorators.Conductor) -> None:
+        # Only this conductor's share (each_node): every conductor querying
+        # every BMC would multiply the BMC traffic by their number.
+        conf = ctx.conf.conductor
         started = time.monotonic()
-        _fan_out([r.id for r in candidates], self.sync_one, workers)
+        count = ctx.each_node(
+            self.PURPOSE, self._sync, columns=('fault',),
+            filters={'reserved': False},
+            predicate=lambda row: (not row.maintenance
+                                   or row.fault == states.FAULT_POWER_FAILURE),
+            workers=min(conf.sync_power_state_workers,
+                        conf.periodic_max_workers) or 1)
         LOG.debug('Power sync checked %(count)d nodes in %(secs).1fs',
-                  {'count': len(candidates),
-                   'secs': time.monotonic() - started})
-
-    def sync_one(self, node_id: int) -> None:
-        try:
-            with task_manager.acquire(self.ctx, node_id, shared=True,
-                                      purpose='power state sync') as task:
-                self._sync(task)
-        except (exception.NodeLocked, exception.NodeNotFound):
-            pass  # busy or gone: next run
-        except exception.DatabaseUnavailable as exc:
-            LOG.warning('Power sync of node %s skipped: %s', node_id, exc)
-        except Exception:
-            LOG.exception('Power sync of node %s failed unexpectedly',
-                          node_id)
+                  {'count': count, 'secs': time.monotonic() - started})
 
     def _sync(self, task: task_manager.Task) -> None:
-        assert task.driver is not None
         node = task.node
         if (node.provision_state in _SYNC_EXCLUDED_STATES
                 or node.target_power_state):
@@ -152,7 +131,7 @@ class PowerSync:
             node.maintenance = False
             node.fault = None
             node.maintenance_reason = None
-        force = self.ctx.conf.conductor.force_power_state_during_sync
+        force = task.ctx.conf.conductor.force_power_state_during_sync
         if (force and node.power_state in (states.POWER_ON, states.POWER_OFF)
                 and actual != node.power_state and not recovered):
             LOG.warning('Node %(node)s is %(actual)s but should be '
@@ -169,7 +148,7 @@ class PowerSync:
         with self._lock:
             count = self.failures.get(node.uuid, 0) + 1
             self.failures[node.uuid] = count
-        limit = self.ctx.conf.conductor.power_state_sync_max_retries
+        limit = task.ctx.conf.conductor.power_state_sync_max_retries
         LOG.warning('Node %(node)s: reading the power state failed '
                     '(%(count)d of %(limit)d): %(error)s',
                     {'node': node.uuid, 'count': count, 'limit': limit,
@@ -186,28 +165,3 @@ class PowerSync:
         with self._lock:
             self.failures.pop(node.uuid, None)
 
-
-def _fan_out(items: list[Any], func: Callable[[Any], None],
-             workers: int) -> None:
-    """Run ``func`` over ``items`` on at most ``workers`` threads."""
-    if workers <= 1 or len(items) <= 1:
-        for item in items:
-            func(item)
-        return
-    queue = list(reversed(items))
-    lock = threading.Lock()
-
-    def drain() -> None:
-        while True:
-            with lock:
-                if not queue:
-                    return
-                item = queue.pop()
-            func(item)
-
-    threads = [threading.Thread(target=drain, daemon=True)
-               for _ in range(min(workers, len(items)))]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()

@@ -1,12 +1,15 @@
 # SPDX-License-Identifier: Apache-2.0
-"""Provision verbs: turn an API target into a state-machine event and work.
+"""Provision verbs: the one table of them, and how each one starts.
 
-Each verb takes the node's lock, checks what can be checked at once (so a
-bad request changes nothing and gets a clear error), fires the event and
-hands the slow part to a worker. The table ``_VERBS`` maps API targets to
-the function that runs them.
+:data:`VERBS` is read by the API (which verbs exist, from which API
+version), by the conductor (the event, the purpose logged, the function)
+and by drivers, which start a verb with ``task.start(verb)``. Each verb
+runs under the node's exclusive lock, checks what can be checked at once
+(so a bad request changes nothing and gets a clear error), fires its event
+and hands the slow part to a worker.
 """
 
+import dataclasses
 import logging
 from collections.abc import Callable
 from typing import Any
@@ -17,6 +20,8 @@ from ferrum.common import states
 from ferrum.conductor import cleaning
 from ferrum.conductor import context as context_mod
 from ferrum.conductor import deployments
+from ferrum.conductor import driver_errors
+from ferrum.conductor import inspection
 from ferrum.conductor import task_manager
 
 LOG = logging.getLogger(__name__)
@@ -24,7 +29,6 @@ LOG = logging.getLogger(__name__)
 
 def _verify(task: task_manager.Task) -> None:
     """enroll -> verifying -> manageable: can we talk to the BMC?"""
-    assert task.driver is not None
     try:
         task.driver.power.validate(task)
         task.node.power_state = task.driver.power.get_power_state(task)
@@ -35,19 +39,19 @@ def _verify(task: task_manager.Task) -> None:
                   if getattr(exc, 'code', None) == 503 else
                   'fix driver_info (or the driver\'s configuration), then '
                   'run "manage" again')
-        task.process_event('fail', last_error=(
-            'Verifying the power interface failed: %s; %s.'
-            % (str(exc).rstrip('. '), advice)))
+        text = driver_errors.describe(
+            task, 'Verifying the power interface failed', exc)
+        task.process_event('fail', last_error='%s; %s.' % (
+            text.rstrip('. '), advice))
         return
     task.process_event('done')
 
 
 def _manage(task: task_manager.Task, _args: dict[str, Any]) -> None:
-    if task.node.provision_state == states.ENROLL:
-        task.process_event('manage')
+    enrolled = task.node.provision_state == states.ENROLL
+    task.process_event('manage')
+    if enrolled:
         task.spawn_after(_verify, task)
-    else:
-        task.process_event('manage')
 
 
 def _provide(task: task_manager.Task, _args: dict[str, Any]) -> None:
@@ -63,32 +67,9 @@ def _clean(task: task_manager.Task, args: dict[str, Any]) -> None:
         raise exception.InvalidParameterValue(
             reason='Manual cleaning needs "clean_steps": a list of '
                    '{"interface", "step", "args"} objects.')
-    _check_allowed(task, 'clean')
     steps = cleaning.check_manual_steps(task, requested)
     task.process_event('clean', target_state=states.MANAGEABLE)
     task.spawn_after(cleaning.do_node_clean, task, steps)
-
-
-def _validate_for_deploy(task: task_manager.Task) -> None:
-    assert task.driver is not None
-    task.driver.power.validate(task)
-    task.driver.deploy.validate(task)
-    task.driver.boot.validate(task)
-
-
-def _store_configdrive(task: task_manager.Task, args: dict[str, Any]) -> None:
-    """Keep a requested config drive where deploy interfaces look for it."""
-    if args.get('configdrive') is not None:
-        task.node.instance_info = dict(task.node.instance_info,
-                                       configdrive=args['configdrive'])
-
-
-def _deploy(task: task_manager.Task, args: dict[str, Any]) -> None:
-    _check_allowed(task, 'deploy')
-    _validate_for_deploy(task)
-    _store_configdrive(task, args)
-    task.process_event('deploy')
-    task.spawn_after(deployments.do_deploy, task)
 
 
 def _check_unprotected(task: task_manager.Task, action: str) -> None:
@@ -99,13 +80,24 @@ def _check_unprotected(task: task_manager.Task, action: str) -> None:
             % (task.node.uuid, action)))
 
 
-def _rebuild(task: task_manager.Task, args: dict[str, Any]) -> None:
-    _check_allowed(task, 'rebuild')
-    _check_unprotected(task, 'rebuilt')
-    _validate_for_deploy(task)
-    _store_configdrive(task, args)
-    task.process_event('rebuild')
+def _deploy(task: task_manager.Task, args: dict[str, Any]) -> None:
+    """``active`` (and ``deploy``) and ``rebuild``: the same flow."""
+    event = 'rebuild' if args.get('_rebuild') else 'deploy'
+    if event == 'rebuild':
+        _check_unprotected(task, 'rebuilt')
+    task.driver.power.validate(task)
+    task.driver.deploy.validate(task)
+    task.driver.boot.validate(task)
+    if args.get('configdrive') is not None:
+        # Kept where deploy interfaces look for it.
+        task.node.instance_info = dict(task.node.instance_info,
+                                       configdrive=args['configdrive'])
+    task.process_event(event)
     task.spawn_after(deployments.do_deploy, task)
+
+
+def _rebuild(task: task_manager.Task, args: dict[str, Any]) -> None:
+    _deploy(task, dict(args, _rebuild=True))
 
 
 def _undeploy(task: task_manager.Task, _args: dict[str, Any]) -> None:
@@ -116,18 +108,7 @@ def _undeploy(task: task_manager.Task, _args: dict[str, Any]) -> None:
 
 def _inspect(task: task_manager.Task, _args: dict[str, Any]) -> None:
     task.process_event('inspect')
-    task.spawn_after(_do_inspect, task)
-
-
-def _do_inspect(task: task_manager.Task) -> None:
-    assert task.driver is not None
-    try:
-        task.driver.inspect.validate(task)
-        result = task.driver.inspect.inspect_hardware(task)
-    except Exception as exc:
-        task.process_event('fail', last_error='Inspection failed: %s' % exc)
-        return
-    task.process_event('wait' if result == states.INSPECTWAIT else 'done')
+    task.spawn_after(inspection.do_inspect, task)
 
 
 def _adopt(task: task_manager.Task, _args: dict[str, Any]) -> None:
@@ -137,38 +118,82 @@ def _adopt(task: task_manager.Task, _args: dict[str, Any]) -> None:
 
 def _abort(task: task_manager.Task, _args: dict[str, Any]) -> None:
     state = task.node.provision_state
-    _check_allowed(task, 'abort')
-    if state in (states.CLEANWAIT, states.CLEANHOLD):
+    if state == states.CLEANWAIT:
         error = 'Cleaning aborted by request.'
         task.process_event('abort', last_error=error)
         task.spawn_after(cleaning.tear_down_aborted, task, error)
+    elif state == states.DEPLOYWAIT:
+        error = 'Deployment aborted by request.'
+        task.process_event('abort', last_error=error)
+        task.spawn_after(deployments.clean_up_failed, task)
     else:
         task.process_event('abort', last_error='%s aborted by request.'
                            % state.capitalize())
 
 
-def _check_allowed(task: task_manager.Task, event: str) -> None:
-    """Raise before doing any work when ``event`` is not allowed now."""
-    if not state_machine.is_allowed(task.node.provision_state, event):
-        raise exception.InvalidStateRequested(
-            action=event, node=task.node.uuid,
-            state=task.node.provision_state)
+@dataclasses.dataclass(frozen=True)
+class Verb:
+    """One provision verb (an API target).
+
+    :ivar event: the state-machine event it fires.
+    :ivar purpose: what the task is for, as logs show it.
+    :ivar min_version: the API minor version that introduced it.
+    :ivar run: checks, fires ``event`` and hands the work to a worker.
+    """
+
+    event: str
+    purpose: str
+    min_version: int
+    run: Callable[[task_manager.Task, dict[str, Any]], None]
 
 
-_Verb = Callable[[task_manager.Task, dict[str, Any]], None]
-_VERBS: dict[str, tuple[_Verb, str]] = {
-    'manage': (_manage, 'node verification or management'),
-    'provide': (_provide, 'providing (automated cleaning)'),
-    'clean': (_clean, 'manual cleaning'),
-    'deploy': (_deploy, 'node deployment'),
-    'active': (_deploy, 'node deployment'),
-    'rebuild': (_rebuild, 'node rebuild'),
-    'deleted': (_undeploy, 'node tear-down'),
-    'undeploy': (_undeploy, 'node tear-down'),
-    'inspect': (_inspect, 'hardware inspection'),
-    'adopt': (_adopt, 'node adoption'),
-    'abort': (_abort, 'aborting an operation'),
+#: Every provision verb. ``deploy`` and ``undeploy`` are Ironic 1.73's
+#: names for ``active`` and ``deleted``, past ferrum's maximum version, so
+#: the API refuses them with 406 as Ironic does at 1.65; drivers may use
+#: either name.
+VERBS: dict[str, Verb] = {
+    'manage': Verb('manage', 'node verification or management', 4,
+                   _manage),
+    'provide': Verb('provide', 'providing (automated cleaning)', 4,
+                    _provide),
+    'clean': Verb('clean', 'manual cleaning', 15, _clean),
+    'active': Verb('deploy', 'node deployment', 1, _deploy),
+    'deploy': Verb('deploy', 'node deployment', 73, _deploy),
+    'rebuild': Verb('rebuild', 'node rebuild', 1, _rebuild),
+    'deleted': Verb('delete', 'node tear-down', 1, _undeploy),
+    'undeploy': Verb('delete', 'node tear-down', 73, _undeploy),
+    'inspect': Verb('inspect', 'hardware inspection', 6, _inspect),
+    'adopt': Verb('adopt', 'node adoption', 17, _adopt),
+    'abort': Verb('abort', 'aborting an operation', 13, _abort),
 }
+#: Verbs allowed on a node in maintenance.
+_IN_MAINTENANCE = frozenset({'manage', 'abort', 'deleted', 'undeploy'})
+
+
+def start(task: task_manager.Task, action: str,
+          args: dict[str, Any]) -> None:
+    """Start ``action`` on the task's node (exclusive lock held).
+
+    :raises InvalidParameterValue: unknown action or bad arguments.
+    :raises InvalidStateRequested: the action is not allowed in this state.
+    :raises NodeInMaintenance: for actions other than manage/abort/undeploy.
+    """
+    verb = VERBS.get(action)
+    if verb is None:
+        raise exception.InvalidParameterValue(
+            reason='Unknown provision action "%s"; use one of %s' % (
+                action, ', '.join(sorted(VERBS))))
+    state = task.node.provision_state
+    # In the transient states the conductor fires events itself (e.g.
+    # "manage" ends a manual clean); an operator must not fire them midway.
+    if (state in states.STUCK_STATES_TREATED_AS_FAIL
+            or not state_machine.is_allowed(state, verb.event)):
+        raise exception.InvalidStateRequested(
+            action=action, node=task.node.uuid, state=state)
+    if task.node.maintenance and action not in _IN_MAINTENANCE:
+        raise exception.NodeInMaintenance(
+            node=task.node.uuid, action='"%s"' % action)
+    verb.run(task, args)
 
 
 def do_provisioning_action(ctx: context_mod.ConductorContext,
@@ -178,31 +203,12 @@ def do_provisioning_action(ctx: context_mod.ConductorContext,
 
     Returns once the work is handed to a worker and has finished, or
     ``[conductor]action_wait_timeout`` has passed; the node's state tells
-    how it goes.
-
-    :raises InvalidParameterValue: unknown action or bad arguments.
-    :raises InvalidStateRequested: the action is not allowed in this state.
-    :raises NodeInMaintenance: for actions other than manage/abort.
-    :raises NoFreeConductorWorker: no worker free; nothing was changed.
+    how it goes. Raises as :func:`start` does, and
+    :class:`~ferrum.common.exception.NoFreeConductorWorker` when no worker
+    is free (then nothing was changed).
     """
-    if action not in _VERBS:
-        raise exception.InvalidParameterValue(
-            reason='Unknown provision action "%s"; use one of %s' % (
-                action, ', '.join(sorted(_VERBS))))
-    verb, purpose = _VERBS[action]
+    verb = VERBS.get(action)
+    purpose = verb.purpose if verb is not None else 'provision action'
     with task_manager.acquire(ctx, node_id, purpose=purpose) as task:
-        event = states.VERBS[action]
-        # In these states the conductor fires events itself (e.g. "manage"
-        # ends a manual clean); an operator must not fire them midway.
-        if (task.node.provision_state in states.STUCK_STATES_TREATED_AS_FAIL
-                or not state_machine.is_allowed(task.node.provision_state,
-                                                event)):
-            raise exception.InvalidStateRequested(
-                action=action, node=task.node.uuid,
-                state=task.node.provision_state)
-        if task.node.maintenance and action not in ('manage', 'abort',
-                                                    'deleted', 'undeploy'):
-            raise exception.NodeInMaintenance(
-                node=task.node.uuid, action='"%s"' % action)
-        verb(task, args or {})
+        start(task, action, args or {})
     task.wait_for_worker(ctx.conf.conductor.action_wait_timeout)

@@ -23,6 +23,7 @@ new owners take its active nodes over (:mod:`ferrum.conductor.takeover`).
 import datetime
 import logging
 import threading
+import time
 from collections.abc import Callable
 
 from futurist import periodics
@@ -33,8 +34,10 @@ from ferrum.common import exception
 from ferrum.conductor import context as context_mod
 from ferrum.conductor import keepalive
 from ferrum.conductor import manager
+from ferrum.conductor import ownership
 from ferrum.conductor import power
 from ferrum.conductor import recovery
+from ferrum.conductor import runner
 from ferrum.conductor import takeover as node_takeover
 from ferrum.conductor import timeouts
 from ferrum.conductor import workers
@@ -56,19 +59,21 @@ class SchemaOutOfDate(exception.FerrumException):
 class ConductorService:
     def __init__(self, conf: cfg.ConfigOpts,
                  clock: Callable[[], datetime.datetime] = base.utcnow,
-                 db: db_api.Database | None = None) -> None:
+                 db: db_api.Database | None = None,
+                 sleep: Callable[[float], None] = time.sleep) -> None:
         self.conf = conf
         self._clock = clock
+        self._sleep = sleep
         self._db = db
         self.ctx: context_mod.ConductorContext | None = None
         self.manager: manager.ConductorManager | None = None
         self._heartbeat: keepalive.Heartbeat | None = None
         self._periodic: periodics.PeriodicWorker | None = None
         self._periodic_thread: threading.Thread | None = None
-        self.power_sync: power.PowerSync | None = None
+        self.power_sync = power.PowerSync()
 
     def start(self, start_periodics: bool = True,
-              rpc_address: str | None = None) -> None:
+              rpc_address: str | None = None) -> manager.ConductorManager:
         """Start (see the module docstring).
 
         :param rpc_address: the URL of this conductor's JSON-RPC endpoint,
@@ -81,43 +86,48 @@ class ConductorService:
                 hide_password=True), current=current, head=migration.head())
         drivers = loader.DriverRegistry(self.conf)
         drivers.check_configuration(self.conf)
-        ctx = context_mod.ConductorContext(
-            conf=self.conf, db=db, host=self.conf.host, drivers=drivers,
-            workers=workers.WorkerPool(self.conf.conductor.workers_pool_size),
-            clock=self._clock)
         me = conductor_obj.register(
-            db, ctx.host, self.conf.conductor.conductor_group.lower(),
+            db, self.conf.host, ownership.group_of(self.conf),
             self.conf.conductor.heartbeat_timeout, rpc_address=rpc_address)
-        ctx.conductor_id = me.id
+        ctx = context_mod.ConductorContext(
+            conf=self.conf, db=db, host=self.conf.host, conductor_id=me.id,
+            drivers=drivers, runner=runner.Runner(),
+            workers=workers.WorkerPool(self.conf.conductor.workers_pool_size),
+            clock=self._clock, sleep=self._sleep)
         conductor_obj.set_hardware_interfaces(db, me.id, drivers.advertised())
         cleared = recovery.fail_and_release(db, ctx.host, 'restarted')
         if cleared:
             LOG.warning('Cleared %d stale node locks of a previous run of %s',
                         cleared, ctx.host)
         self.ctx = ctx
-        self.manager = manager.ConductorManager(ctx)
+        serving = self.manager = manager.ConductorManager(ctx)
         self._heartbeat = keepalive.Heartbeat(ctx)
         self._heartbeat.start()
-        self.power_sync = power.PowerSync(ctx)
         takeover.resume_own(ctx)
         if start_periodics:
             self.start_periodics()
         LOG.info('Conductor %s started with hardware types %s',
                  ctx.host, ', '.join(sorted(drivers.hardware_types)))
+        return serving
+
+    def _running(self) -> context_mod.ConductorContext:
+        if self.ctx is None:
+            raise RuntimeError('The conductor is not running: start() it '
+                               'first.')
+        return self.ctx
 
     def periodic_objects(self) -> list[object]:
-        assert self.ctx is not None
         objects: list[object] = [self.power_sync,
                                  timeouts.ProvisionTimeouts(),
                                  recovery.DeadConductors(),
                                  takeover.AllocationTakeover(),
                                  node_takeover.NodeTakeover()]
-        return objects + list(self.ctx.drivers.all_interface_objects())
+        return objects + list(
+            self._running().drivers.all_interface_objects())
 
     def start_periodics(self) -> None:
-        assert self.ctx is not None
         self._periodic = periodic_worker.build_worker(
-            self.ctx, self.periodic_objects())
+            self._running(), self.periodic_objects())
         self._periodic_thread = threading.Thread(
             target=self._periodic.start, daemon=True,
             name='ferrum-periodic')
@@ -130,7 +140,6 @@ class ConductorService:
             return
         self.ctx = None
         self.manager = None  # the JSON-RPC endpoint now answers "not serving"
-        assert ctx.conductor_id is not None
         if self._heartbeat is not None:
             self._heartbeat.go_offline()
         else:

@@ -21,10 +21,9 @@ The next successful take-over clears that ``last_error``.
 
 import logging
 
-from ferrum.common import exception
 from ferrum.common import states
 from ferrum.conductor import context as context_mod
-from ferrum.conductor import ownership
+from ferrum.conductor import driver_errors
 from ferrum.conductor import task_manager
 from ferrum.objects import conductor as conductor_obj
 from ferrum.periodic import decorators
@@ -42,62 +41,47 @@ class NodeTakeover:
     @decorators.periodic(
         spacing=lambda conf: conf.conductor.sync_local_state_interval)
     def sync_local_state(self, ctx: context_mod.ConductorContext) -> None:
-        rows = [row for row in ownership.node_rows(
-                    ctx, ('id', 'conductor_affinity'),
-                    {'provision_state': states.ACTIVE, 'maintenance': False,
-                     'reserved': False})
-                if row.conductor_affinity != ctx.conductor_id]
-        if not rows:
-            return
-        hosts = {c.id: c.hostname for c in conductor_obj.list_all(ctx.db)}
-        taken = sum(take_over(ctx, row.id, hosts) for row in rows)
-        LOG.info('Took over %(taken)d of %(count)d active nodes the hash '
-                 'ring moved to conductor %(host)s',
-                 {'taken': taken, 'count': len(rows), 'host': ctx.host})
+        hosts: dict[int, str] = {}
+        taken: list[str] = []
 
-
-def take_over(ctx: context_mod.ConductorContext, node_id: int,
-              hosts: dict[int, str]) -> bool:
-    """Take one node over; True when it was.
-
-    :param hosts: conductor id -> hostname, for the messages.
-    """
-    try:
-        with task_manager.acquire(ctx, node_id, purpose=PURPOSE,
-                                  retry=False) as task:
+        def visit(task: task_manager.Task) -> None:
             node = task.node
             # Again under the lock: the node may have changed since listed.
             if (node.provision_state != states.ACTIVE or node.maintenance
                     or node.conductor_affinity == ctx.conductor_id):
-                return False
-            return _take_over(task, hosts.get(node.conductor_affinity or -1,
-                                              'none'))
-    except (exception.NodeLocked, exception.NodeNotFound):
-        return False  # busy or gone: the next run looks again
-    except exception.FerrumException as exc:
-        # The node's driver cannot be built here (an interface this
-        # conductor did not enable): nothing was changed.
-        LOG.error('Node %(node)s: cannot take it over (%(purpose)s): '
-                  '%(error)s', {'node': node_id, 'purpose': PURPOSE,
-                                'error': exc})
-        return False
+                return
+            if not hosts:  # once a run, and only when there is work
+                hosts.update((c.id, c.hostname)
+                             for c in conductor_obj.list_all(ctx.db))
+            if _take_over(task, hosts.get(node.conductor_affinity or -1,
+                                          'none')):
+                taken.append(node.uuid)
+
+        visited = ctx.each_node(
+            PURPOSE, visit, columns=('conductor_affinity',),
+            filters={'provision_state': states.ACTIVE, 'maintenance': False,
+                     'reserved': False},
+            predicate=lambda row: row.conductor_affinity != ctx.conductor_id,
+            shared=False)
+        if visited:
+            LOG.info('Took over %(taken)d of %(count)d active nodes the hash '
+                     'ring moved to conductor %(host)s',
+                     {'taken': len(taken), 'count': visited,
+                      'host': ctx.host})
 
 
 def _take_over(task: task_manager.Task, previous: str) -> bool:
-    assert task.driver is not None
     node = task.node
     try:
         task.driver.deploy.prepare(task)
         task.driver.deploy.take_over(task)
     except Exception as exc:
         node.last_error = (
-            '%s%s failed (previous conductor: %s): %s. The node stays active '
-            'and the take-over is retried every [conductor] '
-            'sync_local_state_interval seconds.' % (
-                FAILED_PREFIX, task.ctx.host, previous, exc))
-        LOG.error('Node %(node)s: %(error)s (%(purpose)s)',
-                  {'node': node.uuid, 'error': node.last_error,
-                   'purpose': PURPOSE})
+            '%s. The node stays active and the take-over is retried every '
+            '[conductor] sync_local_state_interval seconds.'
+            % driver_errors.describe(
+                task, '%s%s failed (previous conductor: %s)'
+                % (FAILED_PREFIX, task.ctx.host, previous), exc))
         return False
     node.conductor_affinity = task.ctx.conductor_id
     if (node.last_error or '').startswith(FAILED_PREFIX):

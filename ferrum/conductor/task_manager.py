@@ -27,9 +27,11 @@ is never left in a transient state that nobody works on::
 The last line is for API requests: most work on fake or fast hardware ends
 within milliseconds, and waiting briefly for it saves the client polls.
 
-Attributes of a task: ``node`` (:class:`~ferrum.objects.node.Node`),
-``driver`` (:class:`~ferrum.drivers.loader.Driver`), ``shared``,
-``purpose`` (for logs), ``ctx`` (the :class:`ConductorContext`).
+A task is what :class:`ferrum.drivers.base.Task` describes to drivers:
+``node`` (:class:`~ferrum.objects.node.Node`), ``driver``
+(:class:`~ferrum.drivers.base.Driver`), ``shared``, ``purpose`` (for
+logs), ``ctx`` (the :class:`ConductorContext`), and ``resume()`` and
+``start()``, which drivers use to go on with a flow.
 
 Lock retries follow ``[conductor]node_locked_retry_attempts`` and
 ``node_locked_retry_interval``, read at each acquisition.
@@ -37,16 +39,15 @@ Lock retries follow ``[conductor]node_locked_retry_attempts`` and
 
 import logging
 import threading
-import time
 import types
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from ferrum.common import exception
 from ferrum.common import state_machine
 from ferrum.common import states
 from ferrum.conductor import context as context_mod
-from ferrum.drivers import loader
+from ferrum.drivers import base
 from ferrum.objects import node as node_obj
 
 LOG = logging.getLogger(__name__)
@@ -70,13 +71,33 @@ class Task:
         else:
             self.node = self._reserve(node_id, retry)
         try:
-            self.driver: loader.Driver | None = (
-                ctx.drivers.build(self.node) if load_driver else None)
+            self._driver = (ctx.drivers.build(self.node) if load_driver
+                            else None)
         except Exception:
             self.release()
             raise
         self.fsm = state_machine.new_machine(self.node.provision_state)
         self._remember_initial_state()
+
+    @property
+    def driver(self) -> base.Driver:
+        """The node's interfaces.
+
+        :raises RuntimeError: the task was acquired with
+            ``load_driver=False`` (a bug in the caller).
+        """
+        if self._driver is None:
+            raise RuntimeError('The task on node %s was acquired with '
+                               'load_driver=False; it has no driver'
+                               % self.node.uuid)
+        return self._driver
+
+    def rebuild_driver(self) -> None:
+        """Build the driver again, after a change of the node's interfaces.
+
+        :raises InterfaceNotSupported: the new interfaces are not usable.
+        """
+        self._driver = self.ctx.drivers.build(self.node)
 
     def _remember_initial_state(self) -> None:
         """What ``_undo_event`` restores when no worker takes the job."""
@@ -96,7 +117,7 @@ class Task:
             except exception.NodeLocked:
                 if attempt == attempts:
                     raise
-                time.sleep(conf.node_locked_retry_interval)
+                self.ctx.sleep(conf.node_locked_retry_interval)
             else:
                 self.ctx.inflight.lock_taken(node.id)
                 LOG.debug('Node %(node)s locked for %(purpose)s',
@@ -131,7 +152,7 @@ class Task:
             self.node.target_provision_state = None
         elif target_state is not None:
             self.node.target_provision_state = target_state
-        elif (new in (states.CLEANING, states.CLEANWAIT, states.CLEANHOLD)
+        elif (new in (states.CLEANING, states.CLEANWAIT)
               and self.node.target_provision_state == states.MANAGEABLE):
             pass  # manual cleaning keeps its manageable target throughout
         elif new not in states.FAILURE_STATES:
@@ -148,13 +169,25 @@ class Task:
              'error': ': %s' % last_error if last_error else ''})
         return new
 
+    def resume(self) -> None:
+        """End the node's wait; see :meth:`ferrum.drivers.base.Task.resume`."""
+        self._require_exclusive('resume')
+        self.ctx.runner.resume(self)
+
+    def start(self, verb: str,
+              args: Mapping[str, Any] | None = None) -> None:
+        """Start a provision verb; see :class:`ferrum.drivers.base.Task`."""
+        self._require_exclusive('start')
+        self.ctx.runner.start(self, verb, args)
+
     # ---- hand-over to a worker ----------------------------------------------
 
     def spawn_after(self, func: Callable[..., Any], *args: Any) -> None:
         """Run ``func(*args)`` on a worker once the ``with`` block exits.
 
         The lock passes to the worker, which releases it when ``func``
-        returns or raises.
+        returns or raises. Called from work already on a worker, ``func``
+        runs after that work, on the same worker.
         """
         self._require_exclusive('spawn_after')
         self._spawn = (func, args)
@@ -163,6 +196,13 @@ class Task:
                      args: tuple[Any, ...]) -> None:
         try:
             func(*args)
+            while self._spawn is not None:
+                # The work handed on more work (a driver ended a wait from
+                # an asynchronous passthru, say): run it here, under the
+                # lock this worker holds, once the state is visible.
+                (func, args), self._spawn = self._spawn, None
+                self.node.save()
+                func(*args)
         except exception.DatabaseUnavailable as exc:
             # The work stopped half-way: keep the lock until the outage
             # recovery writes what was done and fails the node if it was
@@ -254,7 +294,7 @@ class Task:
                               {'node': self.node.uuid, 'attempt': attempt + 1})
                 if attempt == _RELEASE_ATTEMPTS - 2:
                     changes = {}  # maybe the changes are what fails
-                time.sleep(0.1 * (attempt + 1))
+                self.ctx.sleep(0.1 * (attempt + 1))
         else:
             self.ctx.inflight.release_failed(self.node.id, self.node.uuid, {})
             self._released = True

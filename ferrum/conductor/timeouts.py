@@ -1,27 +1,35 @@
 # SPDX-License-Identifier: Apache-2.0
-"""The periodic task that fails nodes waiting too long for a callback."""
+"""The periodic task that fails nodes waiting too long for their driver."""
 
 import datetime
 import logging
+from typing import Any
 
-from ferrum.common import exception
 from ferrum.common import states
 from ferrum.conductor import cleaning
 from ferrum.conductor import context as context_mod
-from ferrum.conductor import ownership
+from ferrum.conductor import deployments
 from ferrum.conductor import task_manager
 from ferrum.periodic import decorators
 
 LOG = logging.getLogger(__name__)
+PURPOSE = 'callback timeout'
 
+#: Each wait state, and the [conductor] option that bounds it.
 _TIMEOUTS = {
     states.DEPLOYWAIT: 'deploy_callback_timeout',
     states.CLEANWAIT: 'clean_callback_timeout',
+    states.INSPECTWAIT: 'inspect_wait_timeout',
 }
 
 
 class ProvisionTimeouts:
-    """Fails ``wait call-back`` and ``clean wait`` nodes past their timeout."""
+    """Fails nodes in a wait state past its timeout.
+
+    ``wait call-back`` goes to ``deploy failed`` after the deploy
+    interface's ``clean_up``; ``clean wait`` to ``clean failed`` after
+    ``tear_down_cleaning``; ``inspect wait`` to ``inspect failed``.
+    """
 
     @decorators.periodic(
         spacing=lambda conf: conf.conductor.check_provision_state_interval)
@@ -31,33 +39,29 @@ class ProvisionTimeouts:
                     if ctx.conf.conductor[option]}
         if not timeouts:
             return
-        # One query for every waiting state.
-        rows = ownership.node_rows(
-            ctx, ['id', 'provision_state', 'provision_updated_at'],
-            filters={'provision_state_in': list(timeouts), 'reserved': False})
         now = ctx.clock()
-        for row in rows:
-            state, timeout = row.provision_state, timeouts[row.provision_state]
-            if (row.provision_updated_at is not None
-                    and row.provision_updated_at
-                    < now - datetime.timedelta(seconds=timeout)):
-                self._fail(ctx, row.id, state, _TIMEOUTS[state], timeout)
 
-    def _fail(self, ctx: context_mod.ConductorContext, node_id: int,
-              state: str, option: str, timeout: int) -> None:
-        try:
-            with task_manager.acquire(ctx, node_id, retry=False,
-                                      purpose='callback timeout') as task:
-                if task.node.provision_state != state:
-                    return  # it moved on while we looked
-                error = ('Timeout reached while waiting in "%s" for %d '
-                         'seconds ([conductor]%s)' % (state, timeout, option))
-                if state == states.CLEANWAIT:
-                    task.spawn_after(cleaning.fail_cleaning, task, error)
-                else:
-                    task.process_event('fail', last_error=error)
-        except (exception.NodeLocked, exception.NodeNotFound):
-            pass
-        except exception.TemporaryFailure as exc:
-            LOG.warning('Node %(node)s: cannot fail it on timeout yet: '
-                        '%(error)s', {'node': node_id, 'error': exc})
+        def expired(row: Any) -> bool:
+            limit = datetime.timedelta(seconds=timeouts[row.provision_state])
+            return (row.provision_updated_at is not None
+                    and row.provision_updated_at < now - limit)
+
+        def fail(task: task_manager.Task) -> None:
+            state = task.node.provision_state
+            if state not in timeouts:
+                return  # it moved on while we looked
+            error = ('Timeout reached while waiting in "%s" for %d seconds '
+                     '([conductor]%s)' % (state, timeouts[state],
+                                          _TIMEOUTS[state]))
+            if state == states.CLEANWAIT:
+                task.spawn_after(cleaning.fail_cleaning, task, error)
+            elif state == states.DEPLOYWAIT:
+                task.spawn_after(deployments.fail_deploy, task, error)
+            else:
+                task.process_event('fail', last_error=error)
+
+        # One query for every waiting state.
+        ctx.each_node(PURPOSE, fail, columns=('provision_updated_at',),
+                      filters={'provision_state_in': list(timeouts),
+                               'reserved': False},
+                      predicate=expired, shared=False)

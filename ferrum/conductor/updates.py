@@ -63,7 +63,7 @@ def update_node(ctx: context_mod.ConductorContext, node_id: int | str,
                     '"manageable" first')
         if driver_change:
             _resolve_interfaces(ctx, node, changes, reset_interfaces)
-            task.driver = ctx.drivers.build(node)
+            task.rebuild_driver()
             _validate_driver_info(task)
         if drops_allocation:
             release.detach(task)
@@ -131,7 +131,6 @@ def _resolve_interfaces(ctx: context_mod.ConductorContext,
 
 
 def _validate_driver_info(task: task_manager.Task) -> None:
-    assert task.driver is not None
     for kind in ('power', 'management'):
         try:
             getattr(task.driver, kind).validate(task)

@@ -17,14 +17,12 @@ def vif_list(ctx: context_mod.ConductorContext,
              node_id: int | str) -> list[dict[str, Any]]:
     with task_manager.acquire(ctx, node_id, shared=True,
                               purpose='listing VIFs') as task:
-        assert task.driver is not None
         return task.driver.network.vif_list(task)
 
 
 def vif_attach(ctx: context_mod.ConductorContext, node_id: int | str,
                vif_info: dict[str, Any]) -> None:
     with task_manager.acquire(ctx, node_id, purpose='attaching a VIF') as task:
-        assert task.driver is not None
         task.driver.network.validate(task)
         task.driver.network.vif_attach(task, vif_info)
 
@@ -32,5 +30,4 @@ def vif_attach(ctx: context_mod.ConductorContext, node_id: int | str,
 def vif_detach(ctx: context_mod.ConductorContext, node_id: int | str,
                vif_id: str) -> None:
     with task_manager.acquire(ctx, node_id, purpose='detaching a VIF') as task:
-        assert task.driver is not None
         task.driver.network.vif_detach(task, vif_id)

@@ -61,6 +61,10 @@ opts: list[cfg.Opt] = [
     cfg.IntOpt('clean_callback_timeout', default=1800, min=0, mutable=True,
                help='Seconds a node may stay in "clean wait" before cleaning '
                     'is failed. 0 disables the timeout.'),
+    cfg.IntOpt('inspect_wait_timeout', default=1800, min=0, mutable=True,
+               help='Seconds a node may stay in "inspect wait" before '
+                    'inspection is failed (the node goes to "inspect '
+                    'failed"). 0 disables the timeout.'),
     cfg.IntOpt('power_state_change_timeout', default=60, min=2, mutable=True,
                help='Seconds to wait for a node to reach the requested power '
                     'state after a power change before the change is '

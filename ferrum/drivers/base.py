@@ -2,9 +2,10 @@
 """The driver contract: what the conductor calls on an interface, and when.
 
 A node's *driver* is a hardware type (see :mod:`ferrum.drivers.hardware_type`)
-composed of one implementation per interface kind: power, management, boot,
-deploy, inspect, vendor and network. Each implementation is a subclass of one of the
-abstract classes below, registered under the entry-point namespace
+composed of one implementation per interface kind (:data:`INTERFACES`):
+power, management, boot, deploy, inspect, vendor and network. Each
+implementation is a subclass of one of the abstract classes below,
+registered under the entry-point namespace
 ``ferrum.hardware.interfaces.<kind>``.
 
 Rules every implementation follows:
@@ -12,33 +13,128 @@ Rules every implementation follows:
 * One instance of each enabled interface serves every node of the conductor,
   from many threads at once: keep per-node state in the node
   (``driver_internal_info``), never on ``self``.
-* Every method receives a :class:`ferrum.conductor.task_manager.Task` whose
-  ``node`` is the node to act on. The docstring of each method says which
-  lock the conductor holds when it calls it: *exclusive* means no other task
-  can change the node meanwhile, and the method may change it; *shared*
-  means it must only read.
+* Every method receives a :class:`Task` whose ``node`` is the node to act
+  on. The docstring of each method says which lock the conductor holds
+  when it calls it: *exclusive* means no other task can change the node
+  meanwhile, and the method may change it; *shared* means it must only
+  read (or call ``task.upgrade_lock()`` first).
 * Raise :class:`ferrum.common.exception.DriverError` (or a subclass) with a
   message that says what failed and what to do; it becomes the node's
-  ``last_error``. Any other exception is treated the same way, but its
-  message may be less helpful to an operator.
+  ``last_error`` and one log line. Any other exception is treated as a bug
+  in the driver: the node fails the same way, and the log gets the
+  traceback.
 * Never log or put into an exception a value of ``driver_info`` whose key
   contains ``password`` or is listed in the interface's
   ``secret_properties``.
-* Methods that start long operations may return a *wait* state (see each
-  method): the conductor then releases the lock and waits for
-  ``continue_*`` (the deploy or clean step finished asynchronously) or for the
-  callback timeout.
+* Methods that start long operations may return a *wait* state
+  (``DEPLOYWAIT``, ``CLEANWAIT``, ``INSPECTWAIT``; see each method): the
+  conductor then releases the lock and the node waits. The driver ends the
+  wait with ``task.resume()`` under an exclusive lock, from any of three
+  places: its own periodic task (``@node_periodic``), a vendor passthru
+  method (``POST /v1/nodes/{node}/vendor_passthru``), or
+  :meth:`DeployInterface.heartbeat` (``POST /v1/heartbeat/{node}``, which
+  a ramdisk agent calls). A wait that nobody ends fails after its
+  ``[conductor]*_callback_timeout`` (``inspect_wait_timeout``).
 """
 
 import abc
-from typing import TYPE_CHECKING, Any
+import dataclasses
+import datetime
+from collections.abc import Callable, Iterator, Mapping
+from typing import TYPE_CHECKING, Any, Protocol
 
 from ferrum.drivers import steps
+from ferrum.periodic import decorators
 
 if TYPE_CHECKING:
     from oslo_config import cfg
 
-    from ferrum.conductor.task_manager import Task
+    from ferrum.db import api as db_api
+    from ferrum.objects import node as node_obj
+
+
+class ConductorView(decorators.Conductor, Protocol):
+    """What a driver may use of the conductor that runs it (``task.ctx``).
+
+    Besides ``conf``, ``host`` and ``each_node`` (see
+    :class:`ferrum.periodic.decorators.Conductor`): the database, the clock
+    and the sleep, which tests replace, so drivers should use these rather
+    than ``time``.
+    """
+
+    @property
+    def db(self) -> 'db_api.Database':
+        """The conductor's database (for objects' class methods)."""
+
+    @property
+    def clock(self) -> Callable[[], datetime.datetime]:
+        """Returns "now" as naive UTC."""
+
+    @property
+    def sleep(self) -> Callable[[float], None]:
+        """Sleeps for the given seconds (instant in tests)."""
+
+
+class Task(Protocol):
+    """The task a driver method receives: one node, under its lock.
+
+    The conductor's :class:`ferrum.conductor.task_manager.Task` is the one
+    implementation; drivers depend on this description only.
+    """
+
+    @property
+    def node(self) -> 'node_obj.Node':
+        """The node; changes are written when the task releases its lock."""
+
+    @property
+    def driver(self) -> 'Driver':
+        """The node's interfaces."""
+
+    @property
+    def ctx(self) -> ConductorView:
+        """The conductor running the task."""
+
+    @property
+    def shared(self) -> bool:
+        """True for a shared (read-only) task."""
+
+    @property
+    def purpose(self) -> str:
+        """What the task is for, in words, as logs show it."""
+
+    def upgrade_lock(self) -> None:
+        """Take the exclusive lock (re-reading the node) if not held yet.
+
+        :raises NodeLocked: another task holds the node.
+        """
+
+    def process_event(self, event: str, last_error: str | None = None,
+                      target_state: str | None = None) -> str:
+        """Fire a state-machine event; needs the exclusive lock."""
+
+    def spawn_after(self, func: Callable[..., Any], *args: Any) -> None:
+        """Run ``func(*args)`` on a worker once the task's block ends."""
+
+    def resume(self) -> None:
+        """End the node's wait: the asynchronous work is done.
+
+        Needs the exclusive lock, and the node in ``wait call-back``
+        (the deploy goes ``active``), ``clean wait`` (cleaning goes on with
+        the next step) or ``inspect wait`` (inspection ends in
+        ``manageable``). The rest runs on a worker after the task's block.
+
+        :raises InvalidStateRequested: the node is not waiting.
+        """
+
+    def start(self, verb: str,
+              args: Mapping[str, Any] | None = None) -> None:
+        """Start a provision verb (``provide``, ``manage``, ...) on the node.
+
+        The same verbs, checks and flows as ``PUT .../states/provision``;
+        needs the exclusive lock. The work runs after the task's block.
+
+        :raises InvalidStateRequested: the verb is not allowed now.
+        """
 
 
 class BaseInterface(abc.ABC):
@@ -108,8 +204,9 @@ class BaseInterface(abc.ABC):
         Called with an exclusive lock, in the order cleaning computed.
 
         :returns: None when the step is done, or ``states.CLEANWAIT`` when it
-            continues asynchronously: the driver then calls
-            ``ConductorManager.continue_cleaning`` when it finishes.
+            continues asynchronously: the driver calls ``task.resume()``
+            when it finishes (see the module's rules), and the next step
+            runs.
         """
         method = getattr(self, step['step'])
         result: str | None = method(task, **(step.get('args') or {}))
@@ -238,8 +335,9 @@ class DeployInterface(BaseInterface):
 
         :returns: None when the node is deployed (it goes ``active``), or
             ``states.DEPLOYWAIT`` when deployment goes on asynchronously: the
-            driver calls ``ConductorManager.continue_deploy`` when it is done,
-            or the node fails after ``[conductor]deploy_callback_timeout``.
+            driver calls ``task.resume()`` when it is done (see the module's
+            rules), or the node fails after
+            ``[conductor]deploy_callback_timeout``.
         """
 
     @abc.abstractmethod
@@ -254,8 +352,10 @@ class DeployInterface(BaseInterface):
     def clean_up(self, task: 'Task') -> None:
         """Release what ``prepare`` allocated.
 
-        Called with an exclusive lock after ``tear_down`` and when a deploy
-        is aborted or fails. Idempotent.
+        Called with an exclusive lock after ``tear_down``, and when a deploy
+        fails (``prepare`` or ``deploy`` raised), times out in ``wait
+        call-back`` or is aborted there: the node then goes to ``deploy
+        failed``. Idempotent; what it raises is added to ``last_error``.
         """
 
     def take_over(self, task: 'Task') -> None:
@@ -279,7 +379,7 @@ class DeployInterface(BaseInterface):
         Called with an exclusive lock when cleaning starts, before any step.
 
         :returns: None, or ``states.CLEANWAIT`` when preparation goes on
-            asynchronously (the driver then calls ``continue_cleaning``).
+            asynchronously (the driver then calls ``task.resume()``).
         """
         return None
 
@@ -289,6 +389,24 @@ class DeployInterface(BaseInterface):
         Called with an exclusive lock when cleaning ends, *whether it
         succeeded or failed*. Idempotent.
         """
+
+    def heartbeat(self, task: 'Task', callback_url: str,
+                  agent_version: str | None) -> None:
+        """A ramdisk agent on the node says it is alive (and where).
+
+        Called with a *shared* lock for ``POST /v1/heartbeat/{node}``, which
+        an agent found the node through ``GET /v1/lookup``; only while the
+        node is deploying, cleaning or inspecting (or waiting in one of
+        those). An agent-driven deploy interface reads the agent's progress
+        at ``callback_url``, and when the work it waits for is done calls
+        ``task.upgrade_lock()`` and ``task.resume()``. Must be quick: it
+        runs in the API request. The default refuses heartbeats (400).
+
+        :raises HeartbeatNotSupported: this interface takes no heartbeats.
+        """
+        from ferrum.common import exception
+        raise exception.HeartbeatNotSupported(
+            node=task.node.uuid, interface=type(self).__name__)
 
 
 class InspectInterface(BaseInterface):
@@ -303,14 +421,32 @@ class InspectInterface(BaseInterface):
         Called with an exclusive lock in ``inspecting``.
 
         :returns: None when done, or ``states.INSPECTWAIT`` when inspection
-            goes on asynchronously.
+            goes on asynchronously: the driver fills ``node.properties``
+            and calls ``task.resume()`` when it is done (the node goes
+            ``manageable``), or the node goes ``inspect failed`` after
+            ``[conductor]inspect_wait_timeout``.
         """
 
 
 class VendorInterface(BaseInterface):
-    """Vendor-specific extensions (passthru). Optional."""
+    """Vendor-specific extensions: methods marked :func:`passthru`.
+
+    They are called through Ironic's ``/v1/nodes/{node}/vendor_passthru``
+    API, ``?method=<name>`` (``.../vendor_passthru/methods`` lists them),
+    with the request body as keyword arguments. A method may change the
+    node, and may end a wait with ``task.resume()``.
+    """
 
     kind = 'vendor'
+
+    def vendor_routes(self) -> dict[str, 'PassthruSpec']:
+        """The passthru methods of this interface, by name."""
+        found = {}
+        for name in sorted(dir(type(self))):
+            spec = getattr(getattr(type(self), name, None), PASSTHRU, None)
+            if isinstance(spec, PassthruSpec):
+                found[name] = spec
+        return found
 
 
 class NetworkInterface(BaseInterface):
@@ -356,3 +492,70 @@ class NetworkInterface(BaseInterface):
 
         :raises VifNotAttached: it is not attached to this node (400).
         """
+
+
+PASSTHRU = '_ferrum_passthru'
+
+
+@dataclasses.dataclass(frozen=True)
+class PassthruSpec:
+    """How a vendor passthru method is called (see :func:`passthru`)."""
+
+    http_methods: tuple[str, ...]
+    async_call: bool
+    description: str
+    require_exclusive_lock: bool
+
+    def as_dict(self) -> dict[str, Any]:
+        """The entry ``GET .../vendor_passthru/methods`` shows, as Ironic."""
+        return {'http_methods': list(self.http_methods),
+                'async': self.async_call, 'description': self.description,
+                'attach': False,
+                'require_exclusive_lock': self.require_exclusive_lock}
+
+
+def passthru(http_methods: list[str], async_call: bool = True,
+             description: str = '', require_exclusive_lock: bool = True
+             ) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """Mark ``method(self, task, **body)`` of a vendor interface as passthru.
+
+    :param http_methods: the HTTP methods that call it (``POST``, ...).
+    :param async_call: run it on a worker after the request is answered
+        (202); otherwise in the request (200, with the method's return
+        value, which must be JSON-serialisable, as the body).
+    :param require_exclusive_lock: call it with the node's exclusive lock;
+        otherwise with a shared one (then it must only read).
+    """
+    spec = PassthruSpec(tuple(m.upper() for m in http_methods), async_call,
+                        description, require_exclusive_lock)
+
+    def mark(func: Callable[..., Any]) -> Callable[..., Any]:
+        setattr(func, PASSTHRU, spec)
+        return func
+    return mark
+
+
+#: The interface kinds, in the order a node lists them, with their bases.
+INTERFACES: dict[str, type] = {
+    'power': PowerInterface, 'management': ManagementInterface,
+    'boot': BootInterface, 'deploy': DeployInterface,
+    'inspect': InspectInterface, 'vendor': VendorInterface,
+    'network': NetworkInterface}
+
+
+@dataclasses.dataclass(frozen=True)
+class Driver:
+    """The interfaces one node uses, resolved from its interface fields."""
+
+    hardware_type: str
+    power: PowerInterface
+    management: ManagementInterface
+    boot: BootInterface
+    deploy: DeployInterface
+    inspect: InspectInterface
+    vendor: VendorInterface
+    network: NetworkInterface
+
+    def interfaces(self) -> Iterator[tuple[str, BaseInterface]]:
+        for kind in INTERFACES:
+            yield kind, getattr(self, kind)

@@ -9,16 +9,14 @@ does not support. Each failure raises with the entry point's namespace and
 name, and the conductor refuses to start. Nothing is loaded lazily later.
 """
 
-import dataclasses
 import logging
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from oslo_config import cfg
 from stevedore import named
 
 from ferrum.common import exception
-from ferrum.conf import default as default_conf
 from ferrum.drivers import base
 from ferrum.drivers import hardware_type
 from ferrum.objects import conductor as conductor_obj
@@ -27,30 +25,8 @@ LOG = logging.getLogger(__name__)
 
 TYPES_NAMESPACE = 'ferrum.hardware.types'
 INTERFACES_NAMESPACE = 'ferrum.hardware.interfaces.%s'
-KINDS = default_conf.INTERFACE_KINDS
-_BASES: dict[str, type] = {
-    'power': base.PowerInterface, 'management': base.ManagementInterface,
-    'boot': base.BootInterface, 'deploy': base.DeployInterface,
-    'inspect': base.InspectInterface, 'vendor': base.VendorInterface,
-    'network': base.NetworkInterface}
-
-
-@dataclasses.dataclass(frozen=True)
-class Driver:
-    """The interfaces one node uses, resolved from its interface fields."""
-
-    hardware_type: str
-    power: base.PowerInterface
-    management: base.ManagementInterface
-    boot: base.BootInterface
-    deploy: base.DeployInterface
-    inspect: base.InspectInterface
-    vendor: base.VendorInterface
-    network: base.NetworkInterface
-
-    def interfaces(self) -> Iterator[tuple[str, base.BaseInterface]]:
-        for kind in KINDS:
-            yield kind, getattr(self, kind)
+KINDS = tuple(base.INTERFACES)
+_BASES = base.INTERFACES
 
 
 def _load(namespace: str, names: list[str], what: str) -> dict[str, Any]:
@@ -171,15 +147,15 @@ class DriverRegistry:
             resolved['%s_interface' % kind] = name
         return resolved
 
-    def build(self, node: Any) -> Driver:
-        """The :class:`Driver` for a node (an object with interface fields)."""
+    def build(self, node: Any) -> base.Driver:
+        """The :class:`~ferrum.drivers.base.Driver` for a node (an object with interface fields)."""
         names = self.check_node_interfaces(
             node.driver, {'%s_interface' % k: getattr(node, '%s_interface' % k)
                           for k in KINDS})
         parts: dict[str, Any] = {
             kind: self.interfaces[kind][names['%s_interface' % kind]]
             for kind in KINDS}
-        return Driver(hardware_type=node.driver, **parts)
+        return base.Driver(hardware_type=node.driver, **parts)
 
     def all_interface_objects(self) -> list[base.BaseInterface]:
         return [obj for kind in KINDS for obj in self.interfaces[kind].values()]

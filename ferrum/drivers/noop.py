@@ -12,7 +12,7 @@ from ferrum.drivers import base
 from ferrum.drivers import vifs
 
 if TYPE_CHECKING:
-    from ferrum.conductor.task_manager import Task
+    from ferrum.drivers.base import Task
 
 
 class NoManagement(base.ManagementInterface):

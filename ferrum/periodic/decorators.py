@@ -6,29 +6,73 @@ starts its periodic worker, never at import or decoration time: reading
 config in a decorator argument is how Ironic once ran periodics with
 default intervals whatever the operator configured (LP #1562258).
 
-A periodic method takes the :class:`ferrum.conductor.context.ConductorContext`
-as its only argument. ``@node_periodic`` turns a per-node method
-``func(self, task)`` into such a method, doing the iterate / lock /
-skip-if-busy work for it.
+A periodic method takes the running conductor (a :class:`Conductor`) as
+its only argument, and uses the one it is given. ``@node_periodic`` turns
+a per-node method ``func(self, task)`` into such a method: it is built on
+:meth:`Conductor.each_node`, the one way ferrum visits nodes periodically.
 """
 
 import dataclasses
 import functools
 import logging
-from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any, TypeVar
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any, Protocol, TypeVar
 
 from oslo_config import cfg
-
-from ferrum.common import exception
-
-if TYPE_CHECKING:
-    from ferrum.conductor.context import ConductorContext
 
 LOG = logging.getLogger(__name__)
 F = TypeVar('F', bound=Callable[..., Any])
 Spacing = Callable[[cfg.ConfigOpts], float]
 MARK = '_ferrum_periodic'
+
+
+class Stop(Exception):
+    """Raised by a per-node function to end the current run early."""
+
+
+class Conductor(Protocol):
+    """What a periodic task gets: the conductor that runs it.
+
+    The conductor's :class:`~ferrum.conductor.context.ConductorContext`
+    is one; :class:`ferrum.drivers.base.ConductorView` adds what drivers
+    may use besides.
+    """
+
+    @property
+    def conf(self) -> cfg.ConfigOpts:
+        """The conductor's configuration; read options at call time."""
+
+    @property
+    def host(self) -> str:
+        """The conductor's name, as node locks record it."""
+
+    def each_node(self, purpose: str, func: Callable[[Any], None], *,
+                  columns: Iterable[str] = (),
+                  filters: Mapping[str, Any] | None = None,
+                  predicate: Callable[[Any], bool] | None = None,
+                  limit: int | None = None, shared: bool = True,
+                  workers: int = 1) -> int:
+        """Call ``func(task)`` on each matching node this conductor handles.
+
+        Only the nodes of this conductor's group, of a hardware type it
+        loaded, that the hash ring gives to it. Each call runs in its own
+        task (a shared or an exclusive lock), taken without waiting.
+
+        One policy for every caller: a node that is locked or was deleted
+        meanwhile is skipped; any other exception is logged with its
+        traceback (a driver's ``DriverError`` as one line) and the run goes
+        on with the next node; :class:`Stop` or a full worker pool ends the
+        run.
+
+        :param columns: node columns ``predicate`` reads, besides ``id``,
+            ``uuid``, ``driver``, ``provision_state`` and ``maintenance``.
+        :param filters: node list filters (see ``Node.list``), in SQL.
+        :param predicate: a cheap check on the row before any lock.
+        :param limit: at most this many nodes get ``func`` called.
+        :param workers: visit up to this many nodes at a time, each on a
+            thread of the run's own (for tasks that mostly wait on a BMC).
+        :returns: the number of nodes ``func`` was called on.
+        """
 
 
 @dataclasses.dataclass(frozen=True)
@@ -37,13 +81,9 @@ class PeriodicSpec:
     run_immediately: bool
 
 
-class Stop(Exception):
-    """Raised by a ``node_periodic`` function to end the current run early."""
-
-
 def periodic(spacing: Spacing, run_immediately: bool = False
              ) -> Callable[[F], F]:
-    """Mark ``method(self, ctx)`` to run every ``spacing(conf)`` seconds.
+    """Mark ``method(self, conductor)`` to run every ``spacing(conf)`` s.
 
     A spacing of 0 (or less) disables the task. A task that raises is logged
     and runs again at its next time.
@@ -76,35 +116,16 @@ def node_periodic(purpose: str, spacing: Spacing,
     :param shared: take a shared lock (call ``task.upgrade_lock()`` to
         change the node) or an exclusive one.
 
-    Only the nodes this conductor handles are visited: its conductor group,
-    a hardware type it loaded, and its share of the hash ring (see
-    :mod:`ferrum.conductor.ownership`). A node that is locked or deleted
-    meanwhile is skipped; raising :class:`Stop` ends the run.
+    The nodes visited, and what happens when ``func`` raises, are those of
+    :meth:`Conductor.each_node`.
     """
-    wanted = ('id', 'uuid', 'driver', 'provision_state',
-              'maintenance') + tuple(columns)
-
     def wrap(func: F) -> F:
         @functools.wraps(func)
-        def run(self: Any, ctx: 'ConductorContext') -> None:
-            from ferrum.conductor import ownership
-            from ferrum.conductor import task_manager
-            max_nodes = limit(ctx.conf) if callable(limit) else limit
-            done = 0
-            for row in ownership.node_rows(ctx, wanted, filters):
-                if predicate is not None and not predicate(row):
-                    continue
-                if max_nodes is not None and done >= max_nodes:
-                    return
-                try:
-                    with task_manager.acquire(ctx, row.id, purpose=purpose,
-                                              shared=shared,
-                                              retry=False) as task:
-                        func(self, task)
-                except (exception.NodeLocked, exception.NodeNotFound):
-                    continue
-                except Stop:
-                    return
-                done += 1
+        def run(self: Any, conductor: Conductor) -> None:
+            max_nodes = limit(conductor.conf) if callable(limit) else limit
+            conductor.each_node(
+                purpose, functools.partial(func, self), columns=columns,
+                filters=filters, predicate=predicate, limit=max_nodes,
+                shared=shared)
         return periodic(spacing)(run)  # type: ignore[return-value]
     return wrap

@@ -16,7 +16,6 @@ import futurist
 from futurist import periodics
 
 from ferrum.common import exception
-from ferrum.conductor import context as context_mod
 from ferrum.periodic import decorators
 
 LOG = logging.getLogger(__name__)
@@ -39,7 +38,7 @@ def collect(objects: Iterable[object]) -> list[tuple[object, str,
     return found
 
 
-def _callable_for(obj: object, name: str, ctx: context_mod.ConductorContext,
+def _callable_for(obj: object, name: str, ctx: decorators.Conductor,
                   spacing: float, run_immediately: bool
                   ) -> Callable[[], None]:
     method = getattr(obj, name)
@@ -53,7 +52,7 @@ def _callable_for(obj: object, name: str, ctx: context_mod.ConductorContext,
     return run
 
 
-def build_worker(ctx: context_mod.ConductorContext,
+def build_worker(ctx: decorators.Conductor,
                  objects: Iterable[object],
                  now_func: Callable[[], float] | None = None,
                  cond_cls: type[threading.Condition] | None = None

@@ -310,6 +310,25 @@ class JsonRpcConductorAPI:
         self._node_call(node_id, 'vif_detach', node_id=node_id,
                         vif_id=vif_id)
 
+    def heartbeat(self, node_id: int, callback_url: str,
+                  agent_version: str | None = None) -> None:
+        self._node_call(node_id, 'heartbeat', node_id=node_id,
+                        callback_url=callback_url,
+                        agent_version=agent_version)
+
+    def vendor_passthru(self, node_id: int, method: str, http_method: str,
+                        info: dict[str, Any]) -> dict[str, Any]:
+        result: dict[str, Any] = self._node_call(
+            node_id, 'vendor_passthru', node_id=node_id, method=method,
+            http_method=http_method, info=info)
+        return result
+
+    def get_vendor_passthru_methods(self, node_id: int
+                                    ) -> dict[str, dict[str, Any]]:
+        result: dict[str, dict[str, Any]] = self._node_call(
+            node_id, 'get_vendor_passthru_methods', node_id=node_id)
+        return result
+
     def _any_call(self, method: str, **params: Any) -> Any:
         """Call ``method`` on a random live conductor."""
         return self._call(

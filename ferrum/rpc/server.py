@@ -1,8 +1,10 @@
 # SPDX-License-Identifier: Apache-2.0
 """The conductor's JSON-RPC 2.0 endpoint: ``POST /`` calls the manager.
 
-Only the methods in :data:`METHODS` can be called, each with named
-parameters; nothing is looked up by name on the manager. A ferrum
+Only the methods of :data:`ferrum.conductor.rpcapi.METHODS` (the members of
+the ``ConductorAPI`` Protocol) can be called, each with named parameters
+bound to the method's signature before it runs, so a bad call is
+``INVALID_PARAMS`` and an error inside the method is never mistaken for one. A ferrum
 exception becomes a JSON-RPC error carrying its class, HTTP code and
 keyword arguments (see :mod:`ferrum.rpc.wire`); anything else is logged
 here with its traceback and travels as a plain 500. With
@@ -10,6 +12,7 @@ here with its traceback and travels as a plain 500. With
 credentials gets HTTP 401 and reaches nothing.
 """
 
+import inspect
 import json
 import logging
 from collections.abc import Callable, Iterable
@@ -19,6 +22,7 @@ from ferrum.api import auth
 from ferrum.common import exception
 from ferrum.common import json_depth
 from ferrum.conductor import manager as manager_mod
+from ferrum.conductor import rpcapi
 from ferrum.rpc import wire
 
 LOG = logging.getLogger(__name__)
@@ -26,34 +30,6 @@ LOG = logging.getLogger(__name__)
 _MAX_DEPTH = 64
 
 Manager = manager_mod.ConductorManager
-#: method name -> how to call it with the request's named parameters.
-METHODS: dict[str, Callable[[Manager, dict[str, Any]], Any]] = {
-    'create_node': lambda m, p: m.create_node(p['values']),
-    'update_node': lambda m, p: m.update_node(
-        p['node_id'], p['changes'], p.get('reset_interfaces', False)),
-    'destroy_node': lambda m, p: m.destroy_node(p['node_id']),
-    'do_provisioning_action': lambda m, p: m.do_provisioning_action(
-        p['node_id'], p['action'], p.get('args')),
-    'change_node_power_state': lambda m, p: m.change_node_power_state(
-        p['node_id'], p['target'], p.get('timeout')),
-    'set_maintenance': lambda m, p: m.set_maintenance(
-        p['node_id'], p['enabled'], p.get('reason')),
-    'validate_driver_interfaces': lambda m, p: m.validate_driver_interfaces(
-        p['node_id']),
-    'set_boot_device': lambda m, p: m.set_boot_device(
-        p['node_id'], p['device'], p.get('persistent', False)),
-    'get_boot_device': lambda m, p: m.get_boot_device(p['node_id']),
-    'get_supported_boot_devices': lambda m, p: m.get_supported_boot_devices(
-        p['node_id']),
-    'vif_list': lambda m, p: m.vif_list(p['node_id']),
-    'vif_attach': lambda m, p: m.vif_attach(p['node_id'], p['vif_info']),
-    'vif_detach': lambda m, p: m.vif_detach(p['node_id'], p['vif_id']),
-    'create_allocation': lambda m, p: m.create_allocation(
-        p['values'], p['traits']),
-    'backfill_allocation': lambda m, p: m.backfill_allocation(
-        p['node_id'], p['values'], p['traits']),
-    'destroy_allocation': lambda m, p: m.destroy_allocation(p['ident']),
-}
 
 #: JSON-RPC 2.0 error codes of the protocol itself.
 PARSE_ERROR = -32700
@@ -86,22 +62,26 @@ def handle(manager: Manager | None, host: str, body: bytes
     if not isinstance(request, dict):
         return _error(None, INVALID_REQUEST, 'A call is a JSON object.')
     call_id = request.get('id')
-    method = METHODS.get(str(request.get('method')))
-    if method is None:
+    name = str(request.get('method'))
+    if name not in rpcapi.METHODS:
         return _error(call_id, METHOD_NOT_FOUND,
-                      'No such method: %s' % str(request.get('method'))[:100])
+                      'No such method: %s' % name[:100])
     params = request.get('params', {})
     if not isinstance(params, dict):
         return _error(call_id, INVALID_PARAMS, 'params must be an object.')
+    if manager is None:
+        return {'jsonrpc': '2.0', 'id': call_id, 'error': wire.encode_error(
+            exception.ConductorNotServing(host=host))}
+    method = getattr(manager, name)
     try:
-        if manager is None:
-            raise exception.ConductorNotServing(host=host)
-        result = method(manager, params)
+        bound = inspect.signature(method).bind(**params)
+    except TypeError as exc:
+        return _error(call_id, INVALID_PARAMS, '%s: %s' % (name, exc))
+    try:
+        result = method(*bound.args, **bound.kwargs)
     except exception.FerrumException as exc:
         return {'jsonrpc': '2.0', 'error': wire.encode_error(exc),
                 'id': call_id}
-    except KeyError as exc:
-        return _error(call_id, INVALID_PARAMS, 'Missing parameter %s' % exc)
     except Exception as exc:
         LOG.exception('JSON-RPC call %s failed on conductor %s',
                       request.get('method'), host)

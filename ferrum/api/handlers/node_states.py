@@ -19,16 +19,13 @@ from ferrum.api.schemas import node as node_schema
 from ferrum.api.views import node as node_view
 from ferrum.common import exception
 from ferrum.common import states
+from ferrum.conductor import provisioning
 from ferrum.objects import node as node_obj
 
-#: Provision targets -> the minor version that introduced them. "deploy"
-#: and "undeploy" are Ironic 1.73's names for "active" and "deleted", past
-#: ferrum's maximum, so they get 406 as Ironic gives them at 1.65.
-_TARGETS: dict[str, int] = {
-    'manage': 4, 'provide': 4, 'active': 1, 'deploy': 73, 'rebuild': 1,
-    'deleted': 1, 'undeploy': 73, 'inspect': 6, 'abort': 13, 'clean': 15,
-    'adopt': 17,
-}
+#: Provision targets -> the minor version that introduced them, from the
+#: conductor's one verb table.
+_TARGETS: dict[str, int] = {name: verb.min_version
+                            for name, verb in provisioning.VERBS.items()}
 #: Ironic targets ferrum does not serve, with why.
 _UNSERVED_TARGETS = {
     'rescue': 'rescue is not supported: no ferrum driver has a rescue '

@@ -13,13 +13,15 @@
   API's masking of driver-declared secrets can be seen and tested.
 
 The fake deploy's ``take_over`` records the conductor that called it in
-``driver_internal_info['fake_taken_over_by']``.
+``driver_internal_info['fake_taken_over_by']``. Its ``heartbeat`` acts as
+an agent that finishes at once: it records the agent's URL and ends any
+wait. The fake vendor interface's ``finish_wait`` passthru method ends a
+wait too, and ``status`` (GET) reads the node.
 
 This lets tests and demos walk every failure path of the state machine
 with the real conductor and no mocks.
 """
 
-import time
 from typing import TYPE_CHECKING, Any
 
 from ferrum.common import exception
@@ -28,7 +30,7 @@ from ferrum.drivers import base
 from ferrum.drivers import steps
 
 if TYPE_CHECKING:
-    from ferrum.conductor.task_manager import Task
+    from ferrum.drivers.base import Task
 
 #: The driver_internal_info key ``take_over`` writes the conductor into.
 TAKEN_OVER_BY = 'fake_taken_over_by'
@@ -123,7 +125,8 @@ class FakeDeploy(base.DeployInterface):
 
     def deploy(self, task: 'Task') -> str | None:
         _maybe_fail(task, 'deploy')
-        time.sleep(float(task.node.driver_info.get('fake_deploy_seconds', 0)))
+        task.ctx.sleep(float(task.node.driver_info.get('fake_deploy_seconds',
+                                                      0)))
         return states.DEPLOYWAIT if _is_async(task, 'deploy') else None
 
     def tear_down(self, task: 'Task') -> None:
@@ -148,6 +151,15 @@ class FakeDeploy(base.DeployInterface):
 
     def tear_down_cleaning(self, task: 'Task') -> None:
         _maybe_fail(task, 'tear_down_cleaning')
+
+    def heartbeat(self, task: 'Task', callback_url: str,
+                  agent_version: str | None) -> None:
+        """An agent that is done as soon as it calls: end any wait."""
+        task.upgrade_lock()
+        task.node.driver_internal_info = dict(
+            task.node.driver_internal_info, fake_agent_url=callback_url)
+        if task.node.provision_state in states.WAIT_STATES:
+            task.resume()
 
     @steps.clean_step(priority=10, abortable=True)
     def erase_devices(self, task: 'Task') -> str | None:
@@ -180,4 +192,22 @@ class FakeInspect(base.InspectInterface):
 
 class FakeVendor(base.VendorInterface):
     def validate(self, task: 'Task') -> None:
-        pass
+        _maybe_fail(task, 'validate')
+
+    @base.passthru(['POST'], async_call=False,
+                   description='End the node\'s wait, as a driver does once '
+                               'its asynchronous work is done.')
+    def finish_wait(self, task: 'Task') -> dict[str, Any]:
+        task.resume()
+        return {'resumed': task.node.provision_state}
+
+    @base.passthru(['GET'], async_call=False, require_exclusive_lock=False,
+                   description='Read the node\'s provision state.')
+    def status(self, task: 'Task') -> dict[str, Any]:
+        return {'provision_state': task.node.provision_state}
+
+    @base.passthru(['POST'], description='Record a message, on a worker.')
+    def record(self, task: 'Task', message: str) -> None:
+        _maybe_fail(task, 'vendor')
+        task.node.driver_internal_info = dict(
+            task.node.driver_internal_info, fake_vendor_message=message)

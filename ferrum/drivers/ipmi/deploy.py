@@ -15,17 +15,15 @@ from ferrum.common import states
 from ferrum.drivers import base
 
 if TYPE_CHECKING:
-    from ferrum.conductor.task_manager import Task
+    from ferrum.drivers.base import Task
 
 
 class RamdiskDeploy(base.DeployInterface):
 
     def validate(self, task: 'Task') -> None:
-        assert task.driver is not None
         task.driver.management.validate(task)
 
     def prepare(self, task: 'Task') -> None:
-        assert task.driver is not None
         if task.node.provision_state == states.ACTIVE:
             # Take-over: the workload runs, it only needs its boot here.
             task.driver.boot.prepare_instance(task)
@@ -33,16 +31,13 @@ class RamdiskDeploy(base.DeployInterface):
             task.driver.boot.prepare_ramdisk(task)
 
     def deploy(self, task: 'Task') -> str | None:
-        assert task.driver is not None
         task.driver.management.set_boot_device(task, 'pxe', persistent=True)
         task.driver.power.reboot(task)
         return None
 
     def tear_down(self, task: 'Task') -> None:
-        assert task.driver is not None
         task.driver.power.set_power_state(task, states.POWER_OFF)
         task.driver.management.set_boot_device(task, 'disk', persistent=True)
 
     def clean_up(self, task: 'Task') -> None:
-        assert task.driver is not None
         task.driver.boot.clean_up_ramdisk(task)

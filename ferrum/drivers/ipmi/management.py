@@ -19,7 +19,7 @@ from ferrum.drivers.ipmi import power
 from ferrum.drivers.ipmi import runner
 
 if TYPE_CHECKING:
-    from ferrum.conductor.task_manager import Task
+    from ferrum.drivers.base import Task
 
 #: ferrum device -> device selector of boot option parameter 5 (byte 1).
 DEVICE_CODES = {'pxe': 0x04, 'disk': 0x08, 'safe': 0x0c, 'cdrom': 0x14,

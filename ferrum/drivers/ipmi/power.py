@@ -18,7 +18,7 @@ from ferrum.drivers.ipmi import driver_info
 from ferrum.drivers.ipmi import runner
 
 if TYPE_CHECKING:
-    from ferrum.conductor.task_manager import Task
+    from ferrum.drivers.base import Task
 
 LOG = logging.getLogger(__name__)
 

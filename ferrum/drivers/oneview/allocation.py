@@ -18,7 +18,7 @@ from ferrum.drivers.oneview import client as client_mod
 from ferrum.drivers.oneview import driver_info
 
 if TYPE_CHECKING:
-    from ferrum.conductor.task_manager import Task
+    from ferrum.drivers.base import Task
 
 LOG = logging.getLogger(__name__)
 

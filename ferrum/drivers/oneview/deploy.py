@@ -32,7 +32,7 @@ from ferrum.drivers.oneview import periodics
 from ferrum.periodic import decorators
 
 if TYPE_CHECKING:
-    from ferrum.conductor.task_manager import Task
+    from ferrum.drivers.base import Task
 
 LOG = logging.getLogger(__name__)
 

@@ -19,7 +19,7 @@ from ferrum.drivers.oneview import client as client_mod
 from ferrum.drivers.oneview import driver_info
 
 if TYPE_CHECKING:
-    from ferrum.conductor.task_manager import Task
+    from ferrum.drivers.base import Task
 
 _FROM_ONEVIEW = {name: device
                  for device, name in allocation.BOOT_DEVICES.items()}

@@ -4,13 +4,12 @@
 import pytest
 
 from ferrum.api import app as api_app
-from ferrum.conductor import rpcapi
 
 
 @pytest.fixture
 def app(conf, db, conductor):
     return api_app.create_app(conf, db,
-                              rpcapi.LocalConductorAPI(conductor.manager))
+                              conductor.manager)
 
 
 @pytest.fixture

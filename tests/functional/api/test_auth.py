@@ -12,7 +12,6 @@ import pytest
 
 from ferrum.api import app as api_app
 from ferrum.api import auth
-from ferrum.conductor import rpcapi
 
 # Cost 4, the minimum, keeps the suite fast; the code path is the same.
 ADMIN_HASH = bcrypt.hashpw(b'admin-pw', bcrypt.gensalt(4)).decode()
@@ -48,7 +47,7 @@ def basic_conf(conf, user_file):
 def client(basic_conf, db, conductor):
     return api_app.create_app(
         basic_conf, db,
-        rpcapi.LocalConductorAPI(conductor.manager)).test_client()
+        conductor.manager).test_client()
 
 
 def _bump_mtime(path):
@@ -131,8 +130,7 @@ def test_password_longer_than_72_bytes_is_not_a_500(tmp_path, basic_conf,
     long_password = 'p' * 100
     (tmp_path / 'htpasswd').write_text('long:%s\n' % bcrypt.hashpw(
         long_password[:72].encode(), bcrypt.gensalt(4)).decode())
-    client = api_app.create_app(basic_conf, db, rpcapi.LocalConductorAPI(
-        conductor.manager)).test_client()
+    client = api_app.create_app(basic_conf, db, conductor.manager).test_client()
     assert client.get('/v1/nodes', headers=_basic(
         'long', long_password)).status_code == 200
     assert client.get('/v1/nodes', headers=_basic(
@@ -201,7 +199,7 @@ def test_unusable_user_file_fails_at_install_naming_it(
         user_file.write_text(content)
     with pytest.raises(auth.UserFileInvalid) as info:
         api_app.create_app(basic_conf, db,
-                           rpcapi.LocalConductorAPI(conductor.manager))
+                           conductor.manager)
     message = str(info.value)
     assert message == (
         'Cannot use the HTTP Basic users file %s (set by [DEFAULT] '
@@ -228,6 +226,5 @@ def test_secrets_are_never_logged(client, caplog):
 
 
 def test_noauth_serves_everyone(conf, db, conductor):
-    client = api_app.create_app(conf, db, rpcapi.LocalConductorAPI(
-        conductor.manager)).test_client()
+    client = api_app.create_app(conf, db, conductor.manager).test_client()
     assert client.get('/v1/nodes').status_code == 200

@@ -26,7 +26,6 @@ from hypothesis.control import currently_in_test_context
 
 from ferrum.api import app as api_app
 from ferrum.api import routes
-from ferrum.conductor import rpcapi
 from ferrum.conductor import service
 from tests.conftest import wait_for
 
@@ -149,7 +148,7 @@ def world(request, conf):
     conductor.start(start_periodics=False)
     request.addfinalizer(conductor.stop)
     app = api_app.create_app(conf, database,
-                             rpcapi.LocalConductorAPI(conductor.manager))
+                             conductor.manager)
     return World(app.test_client())
 
 

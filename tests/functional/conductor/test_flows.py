@@ -6,7 +6,7 @@ import pytest
 from ferrum.common import exception
 from ferrum.common import states
 from ferrum.objects import node as node_obj
-from tests.functional.conductor.flows import enroll, settled, to_state
+from tests.functional.conductor.flows import enroll, resume, settled, to_state
 
 
 def test_manage_verifies_power_and_reads_state(conductor, db):
@@ -26,7 +26,7 @@ def test_provide_runs_automated_clean_steps(conductor, db):
     node = settled(db, node.id, states.CLEANWAIT)
     assert node.clean_step['step'] == 'erase_devices'
     assert node.target_provision_state == states.AVAILABLE
-    conductor.manager.continue_cleaning(node.uuid)
+    resume(conductor.manager, node)
     node = settled(db, node.id, states.AVAILABLE)
     assert node.clean_step is None
     assert 'clean_steps' not in node.driver_internal_info
@@ -44,7 +44,7 @@ def test_async_prepare_cleaning_goes_through_clean_wait(conductor, db):
         conductor.manager, fake_async=['prepare_cleaning']), 'manageable')
     conductor.manager.do_provisioning_action(node.uuid, 'provide')
     settled(db, node.id, states.CLEANWAIT)
-    conductor.manager.continue_cleaning(node.uuid)
+    resume(conductor.manager, node)
     settled(db, node.id, states.AVAILABLE)
 
 
@@ -92,7 +92,7 @@ def test_async_deploy_waits_for_callback(conductor, db):
     conductor.manager.do_provisioning_action(node.uuid, 'deploy')
     node = settled(db, node.id, states.DEPLOYWAIT)
     assert node.target_provision_state == states.ACTIVE
-    conductor.manager.continue_deploy(node.uuid)
+    resume(conductor.manager, node)
     settled(db, node.id, states.ACTIVE)
 
 
@@ -214,7 +214,7 @@ def test_manual_clean_keeps_manageable_target_while_waiting(conductor, db):
                          'args': {'message': 'hi'}}]})
     node = settled(db, node.id, states.CLEANWAIT)
     assert node.target_provision_state == states.MANAGEABLE
-    conductor.manager.continue_cleaning(node.uuid)
+    resume(conductor.manager, node)
     settled(db, node.id, states.MANAGEABLE)
 
 

@@ -5,6 +5,7 @@ Time is injected: the conductor's clock is a fake, and periodic methods
 are called directly, so nothing sleeps.
 """
 
+import dataclasses
 import datetime
 
 import sqlalchemy as sa
@@ -81,12 +82,12 @@ def test_callback_timeouts_fail_waiting_nodes(conductor, db, conf):
 
     now = datetime.datetime.utcnow()
     checker = timeouts.ProvisionTimeouts()
-    conductor.ctx.clock = lambda: now + datetime.timedelta(seconds=599)
-    checker.check_timeouts(conductor.ctx)
+    checker.check_timeouts(dataclasses.replace(
+        conductor.ctx, clock=lambda: now + datetime.timedelta(seconds=599)))
     assert node_obj.Node.get(db, deploying.id).provision_state == (
         states.DEPLOYWAIT)
-    conductor.ctx.clock = lambda: now + datetime.timedelta(seconds=601)
-    checker.check_timeouts(conductor.ctx)
+    checker.check_timeouts(dataclasses.replace(
+        conductor.ctx, clock=lambda: now + datetime.timedelta(seconds=601)))
     node = settled(db, deploying.id, states.DEPLOYFAIL)
     assert 'deploy_callback_timeout' in node.last_error
     node = settled(db, cleaning.id, states.CLEANFAIL)
@@ -124,9 +125,9 @@ def test_wait_timeout_counts_from_entering_the_wait_state(conductor, db,
     waiting_since = datetime.datetime.utcnow()
     # 599.5 s after the wait began, but more than 600 s after the deploy
     # began: only a timestamp taken when the wait began keeps the node.
-    conductor.ctx.clock = lambda: waiting_since + datetime.timedelta(
-        seconds=599.5)
-    timeouts.ProvisionTimeouts().check_timeouts(conductor.ctx)
+    timeouts.ProvisionTimeouts().check_timeouts(dataclasses.replace(
+        conductor.ctx, clock=lambda: waiting_since + datetime.timedelta(
+            seconds=599.5)))
     assert node_obj.Node.get(db, node.id).provision_state == (
         states.DEPLOYWAIT)
 

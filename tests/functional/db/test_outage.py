@@ -221,8 +221,7 @@ def test_postgresql_outage_under_the_split_layout(
 def test_sqlite_file_unusable_in_process(conf: Any, tmp_path: pathlib.Path
                                          ) -> None:
     from ferrum.api import app as api_app
-    from ferrum.conductor import rpcapi
-    from ferrum.conductor import service
+        from ferrum.conductor import service
 
     conf.set_override('heartbeat_interval', 1, group='conductor')
     database = db_api.Database(conf)
@@ -231,7 +230,7 @@ def test_sqlite_file_unusable_in_process(conf: Any, tmp_path: pathlib.Path
     conductor = service.ConductorService(conf, db=database)
     conductor.start(start_periodics=False)
     app = api_app.create_app(conf, database,
-                             rpcapi.LocalConductorAPI(conductor.manager))
+                             conductor.manager)
     local = threading.local()
 
     def call(method: str, path_: str, body: Any = None

@@ -102,8 +102,7 @@ def test_api_answers_503_then_recovers(
         conf: cfg.ConfigOpts, pg_url: str,
         postgresql_server: PostgresServer) -> None:
     from ferrum.api import app as api_app
-    from ferrum.conductor import rpcapi
-    from ferrum.conductor import service
+        from ferrum.conductor import service
     from ferrum.db import migration
 
     # No heartbeat during the test: it could meet the dead connection first.
@@ -115,7 +114,7 @@ def test_api_answers_503_then_recovers(
     try:
         client = api_app.create_app(
             conf, database,
-            rpcapi.LocalConductorAPI(conductor.manager)).test_client()
+            conductor.manager).test_client()
         headers = {'X-OpenStack-Ironic-API-Version': '1.65'}
         assert client.get('/v1/nodes', headers=headers).status_code == 200
         assert _terminate_backends(postgresql_server, pg_url) >= 1

@@ -12,7 +12,6 @@ import pytest
 
 from ferrum.api import app as api_app
 from ferrum.common import exception
-from ferrum.conductor import rpcapi
 from ferrum.conductor import service
 from ferrum.objects import node as node_obj
 from tests.functional.oneview.fixtures import apply_conf
@@ -55,7 +54,7 @@ def api(conf, db, oneview_simulator):
         conductor.start(start_periodics=False)
         started.append(conductor)
         app = api_app.create_app(conf, db,
-                                 rpcapi.LocalConductorAPI(conductor.manager))
+                                 conductor.manager)
         return conductor, app.test_client()
     started: list[service.ConductorService] = []
     yield start

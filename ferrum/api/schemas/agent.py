@@ -1,0 +1,20 @@
+# SPDX-License-Identifier: Apache-2.0
+"""The body of ``POST /v1/heartbeat/{node}``, as Ironic's (API 1.22+).
+
+``agent_version`` exists from 1.36 and ``agent_token`` from 1.62; ferrum
+accepts the token and does not check it (see doc/api-versions.md).
+"""
+
+from typing import Any
+
+HEARTBEAT: dict[str, Any] = {
+    'type': 'object',
+    'properties': {
+        'callback_url': {'type': 'string', 'minLength': 1,
+                         'maxLength': 2048},
+        'agent_version': {'type': 'string', 'maxLength': 255},
+        'agent_token': {'type': 'string', 'maxLength': 255},
+    },
+    'required': ['callback_url'],
+    'additionalProperties': False,
+}
