@@ -221,7 +221,7 @@ def test_postgresql_outage_under_the_split_layout(
 def test_sqlite_file_unusable_in_process(conf: Any, tmp_path: pathlib.Path
                                          ) -> None:
     from ferrum.api import app as api_app
-        from ferrum.conductor import service
+    from ferrum.conductor import service
 
     conf.set_override('heartbeat_interval', 1, group='conductor')
     database = db_api.Database(conf)

@@ -102,7 +102,7 @@ def test_api_answers_503_then_recovers(
         conf: cfg.ConfigOpts, pg_url: str,
         postgresql_server: PostgresServer) -> None:
     from ferrum.api import app as api_app
-        from ferrum.conductor import service
+    from ferrum.conductor import service
     from ferrum.db import migration
 
     # No heartbeat during the test: it could meet the dead connection first.
