@@ -10,6 +10,9 @@ from ferrum.db import api as db_api
 from ferrum.db import migration
 
 pytest_plugins = ['tests.postgres']
+#: The example driver package has tests of its own, run on the driver test
+#: kit alone by tests/unit/testing/test_kit.py (not under this conftest).
+collect_ignore = ['thirdparty_driver']
 
 
 def require_real(what: str) -> None:

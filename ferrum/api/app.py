@@ -17,7 +17,7 @@ from ferrum.api import auth
 from ferrum.api import body
 from ferrum.api import errors
 from ferrum.api import microversion
-from ferrum.api import registry
+from ferrum.rpc import registry
 from ferrum.api import routes
 from ferrum.common import exception
 from ferrum.conductor import rpcapi

@@ -12,7 +12,7 @@ from oslo_config import cfg
 
 from ferrum.api import app as api_app
 from ferrum.api import local
-from ferrum.api import registry
+from ferrum.rpc import registry
 from ferrum.db import api as db_api
 from ferrum.rpc import client
 

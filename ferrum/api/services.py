@@ -10,7 +10,7 @@ from typing import cast
 import flask
 from oslo_config import cfg
 
-from ferrum.api import registry as registry_mod
+from ferrum.rpc import registry as registry_mod
 from ferrum.conductor import rpcapi
 from ferrum.db import api as db_api
 

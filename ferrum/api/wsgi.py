@@ -27,9 +27,9 @@ import threading
 from collections.abc import Callable, Iterable
 from typing import Any
 
+from ferrum import conf as ferrum_conf
 from ferrum.api import local
 from ferrum.api import remote
-from ferrum.cmd import service_runner
 from ferrum.common import exception
 
 LOG = logging.getLogger(__name__)
@@ -58,7 +58,8 @@ class LazyApplication:
                 return self._app
             path = os.environ.get(CONFIG_FILE_ENV)
             # No command-line arguments: sys.argv belongs to the server.
-            conf = service_runner.load_conf([], [path] if path else None)
+            conf = ferrum_conf.load_for_program(
+                [], [path] if path else None)
             backend = remote.backend(conf)
             try:
                 app: WSGIApp = backend.start()

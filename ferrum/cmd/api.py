@@ -11,6 +11,7 @@ Unlike ``ferrum`` it does not upgrade the database schema: run
 
 import sys
 
+from ferrum import conf as ferrum_conf
 from ferrum.api import remote
 from ferrum.api import server
 from ferrum.cmd import service_runner
@@ -24,7 +25,8 @@ def serve(argv: list[str] | None, name: str, upgrade_schema: bool) -> int:
     asked, start the local conductor, then serve the API. Stop in
     reverse: no new requests first, then the conductor finishes its work.
     """
-    conf = service_runner.load_conf(argv)
+    conf = ferrum_conf.load_for_program(
+        argv if argv is not None else sys.argv[1:])
     backend = remote.backend(conf, local_only=upgrade_schema)
     servers: list[server.APIServer] = []
 

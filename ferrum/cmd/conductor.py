@@ -10,6 +10,7 @@ address that refuses connections.
 
 import sys
 
+from ferrum import conf as ferrum_conf
 from ferrum.api import server
 from ferrum.cmd import service_runner
 from ferrum.conductor import service
@@ -21,7 +22,8 @@ def _started(conductor: service.ConductorService) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    conf = service_runner.load_conf(argv)
+    conf = ferrum_conf.load_for_program(
+        argv if argv is not None else sys.argv[1:])
     conductor = service.ConductorService(conf)
     if conf.rpc_transport != 'json-rpc':
         return service_runner.run(conf, lambda: _started(conductor),

@@ -17,24 +17,10 @@ from types import FrameType
 from oslo_config import cfg
 from oslo_log import log
 
-from ferrum import conf as ferrum_conf
 from ferrum.common import exception
-from ferrum.common import memory
 from ferrum.common import systemd
 
 LOG = logging.getLogger(__name__)
-
-
-def load_conf(argv: list[str] | None, default_files: list[str] | None = None
-              ) -> cfg.ConfigOpts:
-    """Set up a ferrum program: configuration, logging, memory policy."""
-    memory.return_large_buffers()
-    conf = cfg.ConfigOpts()
-    ferrum_conf.register_opts(conf)
-    conf(argv if argv is not None else sys.argv[1:], project='ferrum',
-         default_config_files=default_files)
-    log.setup(conf, 'ferrum')
-    return conf
 
 
 class _Signals:

@@ -2,7 +2,7 @@
 """The nodes this conductor handles: its share of the hash ring.
 
 When several conductors share a database, each node belongs to the one
-that :mod:`ferrum.rpc.ring` picks among the live conductors of the node's
+that :mod:`ferrum.common.hash_ring` picks among the live conductors of the node's
 conductor group that run its hardware type: the same pick the API routes
 the node's calls to and shows in its ``conductor`` field. Periodic tasks
 visit only these nodes, so adding conductors divides the BMC traffic
@@ -24,7 +24,7 @@ from oslo_config import cfg
 from ferrum.conductor import context as context_mod
 from ferrum.objects import conductor as conductor_obj
 from ferrum.objects import node as node_obj
-from ferrum.rpc import ring
+from ferrum.common import hash_ring
 
 
 def group_of(conf: cfg.ConfigOpts) -> str:
@@ -35,13 +35,13 @@ def group_of(conf: cfg.ConfigOpts) -> str:
 class Share:
     """This conductor's share of the ring, for one view of the conductors."""
 
-    def __init__(self, host: str, conductors: ring.Conductors) -> None:
+    def __init__(self, host: str, conductors: hash_ring.Conductors) -> None:
         self.host = host
         self.conductors = conductors
 
     def owns(self, driver: str, group: str, node_uuid: str) -> bool:
         """Whether the ring gives the node to this conductor."""
-        return ring.conductor_for(self.conductors, driver, group,
+        return hash_ring.conductor_for(self.conductors, driver, group,
                                   node_uuid) == self.host
 
 

@@ -8,6 +8,7 @@ they run with, so each test builds a fresh one with :func:`new_conf`.
 from oslo_config import cfg
 from oslo_log import log
 
+from ferrum.common import memory
 from ferrum.conf import api
 from ferrum.conf import conductor
 from ferrum.conf import database
@@ -36,4 +37,18 @@ def new_conf(args: list[str] | None = None,
     register_opts(conf)
     conf(args or [], project='ferrum',
          default_config_files=default_config_files or [])
+    return conf
+
+
+def load_for_program(args: list[str] | None,
+                     default_config_files: list[str] | None = None
+                     ) -> cfg.ConfigOpts:
+    """Set up a ferrum program: memory policy, configuration, logging.
+
+    For the console scripts and the WSGI entry point; tests use
+    :func:`new_conf`, which leaves logging alone.
+    """
+    memory.return_large_buffers()
+    conf = new_conf(args, default_config_files)
+    log.setup(conf, 'ferrum')
     return conf

@@ -3,13 +3,13 @@
 
 :class:`JsonRpcConductorAPI` implements
 :class:`~ferrum.conductor.rpcapi.ConductorAPI`. A call about a node goes to
-the conductor the hash ring picks for it (see :mod:`ferrum.rpc.ring`);
+the conductor the hash ring picks for it (see :mod:`ferrum.common.hash_ring`);
 enrolling goes to a conductor of the node's group that runs the driver;
 allocations go to a random live conductor. Each conductor's address is the
 ``rpc_address`` it registered in the conductors table.
 
 The live conductors come from the API's
-:class:`~ferrum.api.registry.ConductorRegistry`, the same view the node
+:class:`~ferrum.rpc.registry.ConductorRegistry`, the same view the node
 ``conductor`` field is rendered from. A conductor that refuses the
 connection, or answers that it is starting or stopping, did nothing: the
 view is re-read at once and the call is sent once more, to the conductor
@@ -33,12 +33,12 @@ import requests
 from oslo_config import cfg
 from urllib3 import exceptions as urllib3_exc
 
-from ferrum.api import registry as registry_mod
+from ferrum.rpc import registry as registry_mod
 from ferrum.common import exception
 from ferrum.db import api as db_api
 from ferrum.objects import allocation as allocation_obj
 from ferrum.objects import node as node_obj
-from ferrum.rpc import ring
+from ferrum.common import hash_ring
 from ferrum.rpc import wire
 
 LOG = logging.getLogger(__name__)
@@ -83,8 +83,8 @@ class _NotServed(Exception):
         self.error = error
 
 
-def _without(conductors: ring.Conductors, hosts: Collection[str]
-             ) -> ring.Conductors:
+def _without(conductors: hash_ring.Conductors, hosts: Collection[str]
+             ) -> hash_ring.Conductors:
     return {host: value for host, value in conductors.items()
             if host not in hosts}
 
@@ -137,7 +137,7 @@ class JsonRpcConductorAPI:
 
     @staticmethod
     def _for_node(driver: str, group: str, node_uuid: str) -> Chooser:
-        return lambda view, exclude: ring.conductor_for(
+        return lambda view, exclude: hash_ring.conductor_for(
             _without(view.conductors, exclude), driver, group, node_uuid)
 
     @staticmethod
@@ -245,7 +245,7 @@ class JsonRpcConductorAPI:
         # Enrolled by a conductor of its group: the one place that checks
         # its interfaces against drivers that will really manage it.
         node: node_obj.Node = self._call(
-            lambda view, exclude: self._random(ring.hosts_for(
+            lambda view, exclude: self._random(hash_ring.hosts_for(
                 _without(view.conductors, exclude), driver, group)),
             NoConductorInGroup(driver=driver, group=group), 'create_node',
             values=values)

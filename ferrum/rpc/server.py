@@ -18,7 +18,7 @@ import logging
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from ferrum.api import auth
+from ferrum.common import http_basic
 from ferrum.common import exception
 from ferrum.common import json_depth
 from ferrum.conductor import manager as manager_mod
@@ -110,7 +110,7 @@ class Application:
         """
         self._manager = manager
         self._host = host
-        self._auth = (auth.BasicAuth(
+        self._auth = (http_basic.BasicAuth(
             user_file, option='[json_rpc] http_basic_auth_user_file')
             if user_file else None)
 
@@ -120,7 +120,7 @@ class Application:
             return None
         try:
             self._auth.authenticate(environ.get('HTTP_AUTHORIZATION'))
-        except (auth.Unauthorized, auth.UserFileInvalid) as exc:
+        except (http_basic.Unauthorized, http_basic.UserFileInvalid) as exc:
             return str(exc)
         return None
 

@@ -38,3 +38,58 @@ def test_package_type_checks_strictly():
         [sys.executable, '-m', 'mypy', '--strict', '--ignore-missing-imports',
          'ferrum'], cwd=ROOT, capture_output=True, text=True)
     assert result.returncode == 0, result.stdout + result.stderr
+
+
+# ---- layering: which package may import which ------------------------------
+
+#: Each package of ferrum/ and the packages it may import. A new package
+#: (or a new edge) is a design decision: add it here on purpose.
+LAYERS = {
+    'common': set(),
+    'conf': {'common'},
+    'db': {'common', 'conf'},
+    'objects': {'common', 'db'},
+    'periodic': {'common'},
+    'drivers': {'common', 'conf', 'db', 'objects', 'periodic'},
+    'conductor': {'allocation', 'common', 'conf', 'db', 'drivers',
+                  'objects', 'periodic'},
+    'allocation': {'common', 'conductor', 'db', 'objects', 'periodic'},
+    'rpc': {'common', 'conductor', 'conf', 'db', 'objects'},
+    'api': {'common', 'conductor', 'conf', 'db', 'drivers', 'objects',
+            'rpc'},
+    'cmd': {'api', 'common', 'conductor', 'conf', 'db', 'drivers', 'ferrum',
+            'objects', 'rpc'},
+    'testing': {'common', 'conductor', 'conf', 'db', 'drivers', 'objects',
+                'periodic'},
+    'ferrum': set(),
+}
+#: The one cycle allowed: allocation runs inside the conductor (its flows
+#: lock nodes through the conductor's task manager) and the conductor's
+#: verbs release allocations; the two are one layer, two nouns.
+ALLOWED_CYCLE = ['allocation', 'conductor']
+
+
+def _import_graph():
+    sys.path.insert(0, os.path.join(ROOT, 'tools'))
+    try:
+        import import_cycles
+    finally:
+        sys.path.pop(0)
+    import pathlib
+    return import_cycles.analyse(pathlib.Path(ROOT) / 'ferrum')
+
+
+def test_packages_import_only_their_lower_layers():
+    edges = _import_graph()['package_edges']
+    unknown = sorted(set(edges) - set(LAYERS))
+    assert unknown == [], 'add these packages to LAYERS: %s' % unknown
+    wrong = {package: sorted(set(targets) - LAYERS[package])
+             for package, targets in edges.items()
+             if set(targets) - LAYERS[package]}
+    assert wrong == {}, 'imports across the layering: %s' % wrong
+
+
+def test_no_import_cycles():
+    graph = _import_graph()
+    assert graph['module_cycles'] == 0, graph['module_cycle_groups']
+    assert [c for c in graph['package_cycles'] if c != ALLOWED_CYCLE] == []

@@ -19,7 +19,7 @@ from ferrum.api.views import unserved
 from ferrum.common import states
 from ferrum.conf import default as default_conf
 from ferrum.objects import node as node_obj
-from ferrum.rpc import ring
+from ferrum.common import hash_ring
 
 #: field -> the minor version that introduced it.
 FIELD_VERSIONS: dict[str, int] = {
@@ -111,9 +111,9 @@ def conductor_for(node: node_obj.Node, ctx: Context) -> str | None:
     """The live conductor that handles ``node``, as the node shows it.
 
     The same hash ring the JSON-RPC transport routes by (see
-    :mod:`ferrum.rpc.ring`), so it only moves when membership changes.
+    :mod:`ferrum.common.hash_ring`), so it only moves when membership changes.
     """
-    return ring.conductor_for(ctx.conductors, node.driver,
+    return hash_ring.conductor_for(ctx.conductors, node.driver,
                               node.conductor_group, node.uuid)
 
 

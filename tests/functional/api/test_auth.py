@@ -11,7 +11,7 @@ import bcrypt
 import pytest
 
 from ferrum.api import app as api_app
-from ferrum.api import auth
+from ferrum.common import http_basic
 
 # Cost 4, the minimum, keeps the suite fast; the code path is the same.
 ADMIN_HASH = bcrypt.hashpw(b'admin-pw', bcrypt.gensalt(4)).decode()
@@ -101,7 +101,7 @@ def test_version_discovery_is_public(client, path):
 
 
 def test_repeated_requests_check_bcrypt_once(client):
-    with mock.patch.object(auth.bcrypt, 'checkpw', autospec=True,
+    with mock.patch.object(http_basic.bcrypt, 'checkpw', autospec=True,
                            side_effect=bcrypt.checkpw) as checkpw:
         for _ in range(3):
             assert client.get('/v1/nodes', headers=_basic(
@@ -115,7 +115,7 @@ def test_repeated_requests_check_bcrypt_once(client):
 
 
 def test_verified_cache_is_bounded():
-    cache = auth.VerifiedCache(size=2)
+    cache = http_basic.VerifiedCache(size=2)
     for password in (b'admin-pw', b'admin-pw', b'x', b'y', b'admin-pw'):
         cache.check('admin', password, ADMIN_HASH.encode())
     assert len(cache._digests) == 1
@@ -197,7 +197,7 @@ def test_unusable_user_file_fails_at_install_naming_it(
         user_file.write_bytes(content)
     else:
         user_file.write_text(content)
-    with pytest.raises(auth.UserFileInvalid) as info:
+    with pytest.raises(http_basic.UserFileInvalid) as info:
         api_app.create_app(basic_conf, db,
                            conductor.manager)
     message = str(info.value)
@@ -209,9 +209,9 @@ def test_unusable_user_file_fails_at_install_naming_it(
 
 def test_unreadable_user_file_fails_at_install(tmp_path):
     # A directory is unreadable as a file even for root.
-    with pytest.raises(auth.UserFileInvalid,
+    with pytest.raises(http_basic.UserFileInvalid,
                        match='it cannot be read: Is a directory.'):
-        auth.UserFile(str(tmp_path), '[DEFAULT] http_basic_auth_user_file')
+        http_basic.UserFile(str(tmp_path), '[DEFAULT] http_basic_auth_user_file')
 
 
 def test_secrets_are_never_logged(client, caplog):

@@ -111,9 +111,9 @@ def test_bad_driver_refuses_to_start_naming_it(config_file, db, tmp_path):
 
 _DEPLOYER = '''
 import sys, threading
-from ferrum.cmd import service_runner
+from ferrum import conf as ferrum_conf
 from ferrum.conductor import service
-conf = service_runner.load_conf(['--config-file', sys.argv[1]])
+conf = ferrum_conf.load_for_program(['--config-file', sys.argv[1]])
 svc = service.ConductorService(conf)
 svc.start(start_periodics=False)
 svc.manager.do_provisioning_action(sys.argv[2], 'deploy')

@@ -15,7 +15,7 @@ from ferrum.conductor import takeover
 from ferrum.drivers.fake import interfaces as fake
 from ferrum.objects import conductor as conductor_obj
 from ferrum.objects import node as node_obj
-from ferrum.rpc import ring
+from ferrum.common import hash_ring
 from tests.functional.conductor.flows import enroll, settled, to_state
 
 NODES = 12
@@ -34,8 +34,9 @@ def second(conf, db, tmp_path):
 
 
 def _owner(db, node):
-    return ring.conductor_for(conductor_obj.alive_drivers(db, 60),
-                              node.driver, node.conductor_group, node.uuid)
+    return hash_ring.conductor_for(conductor_obj.alive_drivers(db, 60),
+                                   node.driver, node.conductor_group,
+                                   node.uuid)
 
 
 def _active_nodes(conductor, db, count=NODES):

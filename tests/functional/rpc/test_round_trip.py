@@ -14,7 +14,7 @@ import bcrypt
 import pytest
 
 from ferrum import conf as ferrum_conf
-from ferrum.api import auth
+from ferrum.common import http_basic
 from ferrum.api import server
 from ferrum.common import exception
 from ferrum.conductor import service
@@ -22,7 +22,7 @@ from ferrum.objects import allocation as allocation_obj
 from ferrum.objects import conductor as conductor_obj
 from ferrum.objects import node as node_obj
 from ferrum.rpc import client
-from ferrum.rpc import ring
+from ferrum.common import hash_ring
 from ferrum.rpc import server as rpc_server
 from ferrum.rpc import wire
 
@@ -132,7 +132,7 @@ def _owned_by(rpc, db, host, count=12):
     alive = conductor_obj.alive_drivers(db, 60)
     for _attempt in range(count):
         node = rpc.create_node({'driver': 'fake-hardware'})
-        if ring.conductor_for(alive, node.driver, '', node.uuid) == host:
+        if hash_ring.conductor_for(alive, node.driver, '', node.uuid) == host:
             return node
     raise AssertionError('no node of %s in %d tries' % (host, count))
 
@@ -239,7 +239,7 @@ def test_http_basic_refuses_calls_without_the_password(conf, db, tmp_path):
 
 
 def test_a_bad_users_file_names_the_json_rpc_option(tmp_path):
-    with pytest.raises(auth.UserFileInvalid) as caught:
+    with pytest.raises(http_basic.UserFileInvalid) as caught:
         rpc_server.Application(lambda: None, 'h', str(tmp_path / 'nope'))
     assert '[json_rpc] http_basic_auth_user_file' in str(caught.value)
     assert '[DEFAULT]' not in str(caught.value)

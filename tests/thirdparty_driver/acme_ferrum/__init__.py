@@ -1,14 +1,19 @@
 # SPDX-License-Identifier: Apache-2.0
 """ACME widgets: a hardware type living outside ferrum's tree.
 
-Power comes from ACME's own interface; everything else reuses ferrum's
-fake and no-op interfaces by entry-point name. See doc/drivers.md.
+Power comes from ACME's own interface, and an asynchronous deploy from
+ACME's own: ``deploy`` starts writing the image and returns
+``DEPLOYWAIT``; a periodic task finds the nodes whose image is written and
+ends their wait with ``task.resume()``. Everything else reuses ferrum's
+fake and no-op interfaces by entry-point name. See doc/drivers.md, and
+the package's tests, which use ferrum's driver test kit.
 """
 
 from ferrum.common import exception
 from ferrum.common import states
 from ferrum.drivers import base
 from ferrum.drivers import hardware_type
+from ferrum.periodic import decorators
 
 
 class AcmeHardware(hardware_type.AbstractHardwareType):
@@ -22,7 +27,7 @@ class AcmeHardware(hardware_type.AbstractHardwareType):
 
     @property
     def supported_deploy_interfaces(self) -> list[str]:
-        return ['fake']
+        return ['fake', 'acme']
 
 
 class AcmePower(base.PowerInterface):
@@ -46,3 +51,39 @@ class AcmePower(base.PowerInterface):
 
     def reboot(self, task, timeout=None) -> None:
         task.node.driver_internal_info['acme_power'] = states.POWER_ON
+
+
+class AcmeDeploy(base.DeployInterface):
+    """Writes the image in the background; a periodic task notices the end.
+
+    The toy "controller" is ``driver_internal_info['acme_progress']``: the
+    percentage written, which a real driver would read from the hardware.
+    """
+
+    def validate(self, task) -> None:
+        pass
+
+    def prepare(self, task) -> None:
+        pass
+
+    def deploy(self, task):
+        task.node.driver_internal_info['acme_progress'] = 0
+        return states.DEPLOYWAIT  # the periodic task below ends the wait
+
+    def tear_down(self, task) -> None:
+        task.node.driver_internal_info.pop('acme_progress', None)
+
+    def clean_up(self, task) -> None:
+        task.node.driver_internal_info.pop('acme_progress', None)
+
+    @decorators.node_periodic(
+        purpose='checking ACME image writes',
+        spacing=lambda conf: 10,
+        filters={'provision_state': states.DEPLOYWAIT})
+    def check_writes(self, task) -> None:
+        if task.node.deploy_interface != 'acme':
+            return
+        if task.node.driver_internal_info.get('acme_progress', 0) < 100:
+            return  # still writing: look again next time
+        task.upgrade_lock()
+        task.resume()  # the node goes on to active

@@ -23,10 +23,9 @@ from collections.abc import Callable, Iterable, Mapping
 
 from oslo_config import cfg
 
+from ferrum.common import hash_ring
 from ferrum.db import api as db_api
 from ferrum.objects import conductor as conductor_obj
-
-Conductors = Mapping[str, tuple[str, frozenset[str]]]
 Secrets = Mapping[tuple[str, str, str], frozenset[str]]
 
 
@@ -36,7 +35,7 @@ class View:
 
     read_at: float
     #: hostname -> (conductor group, hardware types).
-    conductors: Conductors
+    conductors: hash_ring.Conductors
     #: hostname -> JSON-RPC address, for the conductors that registered one.
     addresses: Mapping[str, str]
 
@@ -87,7 +86,7 @@ class ConductorRegistry:
             return view
         return self.refresh()
 
-    def conductors(self, driver: str | None = None) -> Conductors:
+    def conductors(self, driver: str | None = None) -> hash_ring.Conductors:
         """hostname -> (group, hardware types) of the live conductors.
 
         With ``driver``, re-read when no cached conductor has it.
