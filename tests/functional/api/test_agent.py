@@ -1,0 +1,137 @@
+# SPDX-License-Identifier: Apache-2.0
+"""How drivers' asynchronous work is finished through the API: vendor
+passthru, and a ramdisk agent's lookup and heartbeat (fake hardware)."""
+
+import pytest
+
+from ferrum.common import states
+from ferrum.objects import node as node_obj
+from tests.functional.api.test_node import V
+from tests.functional.api.test_node import _create as _node
+from tests.functional.api.test_node import _fault
+from tests.functional.conductor.flows import settled, to_state
+
+
+def _waiting(conductor, db, client, hooks, verb, start):
+    node = _node(client, driver_info={'fake_async': hooks})
+    to_state(conductor.manager, db, node_obj.Node.get(db, node['uuid']),
+             start)
+    response = client.put('/v1/nodes/%s/states/provision' % node['uuid'],
+                          headers=V, json={'target': verb})
+    assert response.status_code == 202
+    return node
+
+
+def _id(db, node):
+    return node_obj.Node.get(db, node['uuid']).id
+
+
+def test_vendor_methods_are_listed_as_ironic_shows_them(client):
+    node = _node(client)
+    response = client.get('/v1/nodes/%s/vendor_passthru/methods'
+                          % node['uuid'], headers=V)
+    assert response.status_code == 200
+    methods = response.get_json()
+    assert methods['finish_wait'] == {
+        'http_methods': ['POST'], 'async': False, 'attach': False,
+        'description': methods['finish_wait']['description'],
+        'require_exclusive_lock': True}
+    assert methods['record']['async'] is True
+
+
+def test_a_synchronous_passthru_answers_200_with_its_result(client):
+    node = _node(client)
+    response = client.get('/v1/nodes/%s/vendor_passthru?method=status'
+                          % node['uuid'], headers=V)
+    assert response.status_code == 200
+    assert response.get_json() == {'provision_state': 'enroll'}
+
+
+def test_an_asynchronous_passthru_answers_202(client, db):
+    node = _node(client)
+    response = client.post('/v1/nodes/%s/vendor_passthru?method=record'
+                           % node['uuid'], headers=V,
+                           json={'message': 'hello'})
+    assert response.status_code == 202
+    node = settled(db, _id(db, node), 'enroll')
+    assert node.driver_internal_info['fake_vendor_message'] == 'hello'
+
+
+@pytest.mark.parametrize('query, method, body, expected', [
+    ('', 'POST', None, 'needs "?method=<name>"'),
+    ('?method=nope', 'POST', None, 'No vendor passthru method "nope"'),
+    ('?method=status', 'POST', None, 'does not accept HTTP POST'),
+    ('?method=record', 'POST', {'text': 'x'}, 'missing a required'),
+    ('?method=record', 'POST', [1], 'a JSON object'),
+])
+def test_bad_passthru_calls_are_400(client, query, method, body, expected):
+    node = _node(client)
+    response = client.open('/v1/nodes/%s/vendor_passthru%s'
+                           % (node['uuid'], query), method=method,
+                           headers=V, json=body)
+    assert response.status_code == 400, response.get_data(as_text=True)
+    assert expected in _fault(response)
+
+
+def test_the_passthru_ends_a_deploy_wait(conductor, db, client):
+    node = _waiting(conductor, db, client, ['deploy'], 'active',
+                    'available')
+    settled(db, _id(db, node), states.DEPLOYWAIT)
+    response = client.post('/v1/nodes/%s/vendor_passthru?method=finish_wait'
+                           % node['uuid'], headers=V)
+    assert response.status_code == 200
+    settled(db, _id(db, node), states.ACTIVE)
+
+
+def test_lookup_then_heartbeat_ends_a_clean_wait(conductor, db, client):
+    node = _waiting(conductor, db, client, ['erase_devices'], 'provide',
+                    'manageable')
+    response = client.post('/v1/ports', headers=V, json={
+        'node_uuid': node['uuid'], 'address': '52:54:00:12:34:56'})
+    assert response.status_code == 201
+    settled(db, _id(db, node), states.CLEANWAIT)
+
+    response = client.get('/v1/lookup?addresses=aa:bb:cc:dd:ee:ff,'
+                          '52:54:00:12:34:56', headers=V)
+    assert response.status_code == 200
+    found = response.get_json()
+    assert found['node']['uuid'] == node['uuid']
+    assert set(found['node']) == {'uuid', 'properties', 'instance_info',
+                                  'driver_internal_info'}
+    assert found['config']['heartbeat_timeout'] > 0
+
+    response = client.post('/v1/heartbeat/%s' % node['uuid'], headers=V,
+                           json={'callback_url': 'http://10.0.0.5:9999',
+                                 'agent_version': '9.0'})
+    assert response.status_code == 202
+    done = settled(db, _id(db, node), states.AVAILABLE)
+    assert done.driver_internal_info['fake_agent_url'] == (
+        'http://10.0.0.5:9999')
+
+
+def test_lookup_and_heartbeat_find_only_nodes_an_agent_runs_on(client):
+    node = _node(client)
+    response = client.get('/v1/lookup?node_uuid=%s' % node['uuid'],
+                          headers=V)
+    assert response.status_code == 404
+    assert 'no ramdisk agent is expected' in _fault(response)
+    response = client.post('/v1/heartbeat/%s' % node['uuid'], headers=V,
+                           json={'callback_url': 'http://x:1'})
+    assert response.status_code == 404
+
+
+@pytest.mark.parametrize('path, method, body, minor, code', [
+    ('/v1/lookup?node_uuid=x', 'GET', None, 21, 404),
+    ('/v1/heartbeat/x', 'POST', {'callback_url': 'http://x:1'}, 21, 404),
+    ('/v1/heartbeat/x', 'POST', {'callback_url': 'http://x:1',
+                                 'agent_version': '1'}, 35, 406),
+    ('/v1/heartbeat/x', 'POST', {'callback_url': 'http://x:1',
+                                 'agent_token': 't'}, 61, 406),
+    ('/v1/lookup', 'GET', None, 65, 400),
+    ('/v1/heartbeat/x', 'POST', {}, 65, 400),
+])
+def test_agent_routes_follow_their_versions(client, path, method, body,
+                                            minor, code):
+    response = client.open(path, method=method, json=body, headers={
+        'X-OpenStack-Ironic-API-Version': '1.%d' % minor})
+    assert response.status_code == code, response.get_data(as_text=True)
