@@ -44,7 +44,12 @@ def imports_of(path: pathlib.Path, name: str, known: set[str]) -> set[str]:
                 up = package.split('.')[:len(package.split('.'))
                                          - node.level + 1]
                 base = '.'.join(up + ([base] if base else []))
-            targets = [base] + ['%s.%s' % (base, a.name) for a in node.names]
+            # ``from pkg import module`` imports the module, not the
+            # package's own code beyond its __init__; a name that is no
+            # module is taken from ``base``.
+            targets = [('%s.%s' % (base, a.name))
+                       if '%s.%s' % (base, a.name) in known else base
+                       for a in node.names]
         for target in targets:
             while target and target not in known:
                 target = target.rpartition('.')[0]

@@ -24,7 +24,6 @@ nodes waits ``[conductor]node_locked_retry_interval`` and counts towards
 import logging
 import random
 import threading
-import time
 from typing import Any
 
 from oslo_db import exception as db_exc
@@ -209,7 +208,7 @@ def _allocate(ctx: context_mod.ConductorContext,
                 return ('Could not reserve any of the %d suitable nodes: '
                         'other operations held their locks through %d '
                         'attempts; try again later.' % (len(found), attempts))
-            time.sleep(conf.node_locked_retry_interval)
+            ctx.sleep(conf.node_locked_retry_interval)
     return ('Could not reserve a node: other allocations took every '
             'suitable node found in %d passes; try again.' % _MAX_PASSES)
 

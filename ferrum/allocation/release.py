@@ -14,7 +14,6 @@ while anyone holds the node's lock.
 """
 
 import logging
-import time
 from collections.abc import Mapping
 from typing import Any
 
@@ -66,7 +65,7 @@ def destroy(ctx: context_mod.ConductorContext, ident: int | str) -> None:
                       'node': released.node_uuid})
             return
         if attempt + 1 < conf.node_locked_retry_attempts:
-            time.sleep(conf.node_locked_retry_interval)
+            ctx.sleep(conf.node_locked_retry_interval)
     raise exception.NodeLocked(node=released.node_uuid,
                                host=released.locked_by)
 

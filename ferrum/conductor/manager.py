@@ -7,6 +7,7 @@ its progress. Errors are ferrum exceptions whose ``code`` is the HTTP
 status the API answers with.
 """
 
+import logging
 from typing import Any
 
 from ferrum.allocation import allocator
@@ -16,6 +17,7 @@ from ferrum.common import exception
 from ferrum.conductor import agent
 from ferrum.conductor import context as context_mod
 from ferrum.conductor import deletion
+from ferrum.conductor import driver_errors
 from ferrum.conductor import power
 from ferrum.conductor import provisioning
 from ferrum.conductor import task_manager
@@ -156,6 +158,9 @@ class ConductorManager:
                 try:
                     iface.validate(task)
                 except Exception as exc:
+                    driver_errors.describe(task, 'Validating the %s '
+                                           'interface' % kind, exc,
+                                           level=logging.DEBUG)
                     result[kind] = {'result': False, 'reason': str(exc)}
                 else:
                     result[kind] = {'result': True, 'reason': None}

@@ -149,10 +149,9 @@ class PowerSync:
             count = self.failures.get(node.uuid, 0) + 1
             self.failures[node.uuid] = count
         limit = task.ctx.conf.conductor.power_state_sync_max_retries
-        LOG.warning('Node %(node)s: reading the power state failed '
-                    '(%(count)d of %(limit)d): %(error)s',
-                    {'node': node.uuid, 'count': count, 'limit': limit,
-                     'error': exc})
+        driver_errors.describe(
+            task, 'Reading the power state failed (%d of %d)'
+            % (count, limit), exc, level=logging.WARNING)
         if count < limit or node.maintenance:
             return
         task.upgrade_lock()

@@ -140,7 +140,7 @@ class Task(Protocol):
 class BaseInterface(abc.ABC):
     """Common base of all interfaces."""
 
-    #: The interface kind, one of ferrum.conf.default.INTERFACE_KINDS.
+    #: The interface kind, a key of INTERFACES (at the end of this module).
     kind: str = ''
 
     #: ``driver_info`` keys whose values are secrets (tokens, keys,

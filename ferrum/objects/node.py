@@ -297,14 +297,6 @@ class Node(base.Row):
         with db.writer() as conn:
             return conn.execute(_UPDATE_IF_HELD, values).rowcount == 1
 
-    @staticmethod
-    def release_all(db: db_api.Database, host: str) -> int:
-        """Clear every lock ``host`` holds; returns how many were cleared."""
-        with db.writer() as conn:
-            return conn.execute(
-                sa.update(TABLE).where(TABLE.c.reservation == host)
-                .values(reservation=None)).rowcount
-
 
 def uuids_of(db: db_api.Database, idents: Iterable[str]) -> dict[str, str]:
     """UUIDs of the nodes named by UUIDs or names, in one query.

@@ -23,20 +23,21 @@ from ferrum.objects import base
 from ferrum.objects import node as node_obj
 from ferrum.objects import trait as trait_obj
 
-#: query parameter -> (minor version, how to parse it, filter key).
-_FILTERS: dict[str, tuple[int, str, str]] = {
-    'provision_state': (9, 'str', 'provision_state'),
-    'maintenance': (1, 'bool', 'maintenance'),
-    'associated': (1, 'bool', 'associated'),
-    'instance_uuid': (1, 'uuid', 'instance_uuid'),
-    'driver': (16, 'str', 'driver'),
-    'resource_class': (21, 'str', 'resource_class'),
-    'fault': (42, 'str', 'fault'),
-    'conductor_group': (46, 'group', 'conductor_group'),
-    'owner': (50, 'str', 'owner'),
-    'description_contains': (51, 'str', 'description_contains'),
-    'retired': (61, 'bool', 'retired'),
-    'lessee': (65, 'str', 'lessee'),
+#: query parameter (also the filter's key) -> (minor version, how to
+#: parse it).
+_FILTERS: dict[str, tuple[int, str]] = {
+    'provision_state': (9, 'str'),
+    'maintenance': (1, 'bool'),
+    'associated': (1, 'bool'),
+    'instance_uuid': (1, 'uuid'),
+    'driver': (16, 'str'),
+    'resource_class': (21, 'str'),
+    'fault': (42, 'str'),
+    'conductor_group': (46, 'group'),
+    'owner': (50, 'str'),
+    'description_contains': (51, 'str'),
+    'retired': (61, 'bool'),
+    'lessee': (65, 'str'),
 }
 _JSON_FIELDS = frozenset({'driver_info', 'driver_internal_info',
                           'properties', 'instance_info', 'extra',
@@ -50,18 +51,18 @@ _REMOVED_VALUES: dict[str, Any] = {
 
 def _filters() -> dict[str, Any]:
     filters: dict[str, Any] = {}
-    for param, (minor, kind, key) in _FILTERS.items():
+    for param, (minor, kind) in _FILTERS.items():
         raw = flask.request.args.get(param)
         if raw is None:
             continue
         microversion.require(minor, 'The %s filter' % param)
         if kind == 'bool':
-            filters[key] = listing.parse_bool(param)
+            filters[param] = listing.parse_bool(param)
         elif kind == 'uuid' and not base.is_uuid_like(raw):
             raise exception.InvalidParameterValue(
                 reason='instance_uuid must be a UUID, not "%s".' % raw[:100])
         else:
-            filters[key] = raw.lower() if kind == 'group' else raw
+            filters[param] = raw.lower() if kind == 'group' else raw
     return filters
 
 

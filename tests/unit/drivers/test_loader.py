@@ -92,3 +92,11 @@ def test_third_party_hardware_type_loads_and_deploys(conf, db):
                                      'power_interface': 'fake'})
     finally:
         svc.stop()
+
+
+def test_the_kinds_the_config_knows_are_the_contracts():
+    # conf/ sits below drivers/ (it may not import them), so the kinds its
+    # options are made from are spelled there too; this keeps them equal.
+    from ferrum.conf import default as default_conf
+    from ferrum.drivers import base
+    assert tuple(base.INTERFACES) == default_conf.INTERFACE_KINDS
