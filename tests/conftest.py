@@ -5,9 +5,6 @@ import os
 
 import pytest
 
-from ferrum import conf as ferrum_conf
-from ferrum.db import api as db_api
-from ferrum.db import migration
 
 pytest_plugins = ['tests.postgres']
 #: The example driver package has tests of its own, run on the driver test
@@ -23,23 +20,19 @@ def require_real(what: str) -> None:
     pytest.skip('%s is not available' % what)
 
 
+# conf, db and conductor are the driver test kit's fixtures (ferrum.testing),
+# under the short names ferrum's own tests use.
+
 @pytest.fixture
-def conf(tmp_path):
+def conf(ferrum_conf):
     """A fresh ConfigOpts with every ferrum option, state under tmp_path."""
-    c = ferrum_conf.new_conf()
-    c.set_override('state_path', str(tmp_path))
-    c.set_override('host', 'test-conductor')
-    yield c
-    c.reset()
+    return ferrum_conf
 
 
 @pytest.fixture
-def db(conf):
+def db(ferrum_db):
     """A migrated SQLite database in the test's own directory."""
-    database = db_api.Database(conf)
-    migration.upgrade(database.engine)
-    yield database
-    database.dispose()
+    return ferrum_db
 
 
 def wait_for(predicate, timeout: float = 10.0, interval: float = 0.005,
@@ -58,10 +51,6 @@ def wait_for(predicate, timeout: float = 10.0, interval: float = 0.005,
 
 
 @pytest.fixture
-def conductor(conf, db):
+def conductor(ferrum_conductor):
     """A started conductor service (no periodic worker) on the test DB."""
-    from ferrum.conductor import service
-    svc = service.ConductorService(conf, db=db)
-    svc.start(start_periodics=False)
-    yield svc
-    svc.stop()
+    return ferrum_conductor

@@ -278,7 +278,8 @@ def ordered(conn: sa.Connection, requirements: Requirements,
 
 def claim_params(requirements: Requirements, candidate: Candidate,
                  allocation: allocation_obj.Allocation) -> dict[str, Any]:
-    """Values for :attr:`Statements.claim`: ``allocation`` takes ``candidate``."""
+    """Values for :attr:`Statements.claim`: ``allocation`` takes
+    ``candidate``."""
     raw = candidate.raw_instance_info
     info = dict(json.loads(raw) if raw else {},
                 traits=list(allocation.traits))

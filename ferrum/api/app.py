@@ -17,11 +17,11 @@ from ferrum.api import auth
 from ferrum.api import body
 from ferrum.api import errors
 from ferrum.api import microversion
-from ferrum.rpc import registry
 from ferrum.api import routes
 from ferrum.common import exception
 from ferrum.conductor import rpcapi
 from ferrum.db import api as db_api
+from ferrum.rpc import registry
 
 
 def _negotiate() -> None:
@@ -40,7 +40,7 @@ def _check_url() -> None:
         request.host_url.encode('ascii')
     except (UnicodeError, ValueError):
         raise exception.InvalidParameterValue(
-            reason='The Host header is not a valid host name.')
+            reason='The Host header is not a valid host name.') from None
     if '\x00' in request.path or any('\x00' in key or '\x00' in value
                                       for key, value in request.args.items(
                                           multi=True)):

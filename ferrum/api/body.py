@@ -114,7 +114,7 @@ def _decode(raw: bytes) -> Any:
     except UnicodeDecodeError as exc:
         raise exception.InvalidParameterValue(
             reason='The request body is not UTF-8 (byte %d); send JSON '
-                   'encoded as UTF-8.' % exc.start)
+                   'encoded as UTF-8.' % exc.start) from exc
     if text.startswith('\ufeff'):
         raise exception.InvalidParameterValue(
             reason='The request body starts with a byte order mark; send '
@@ -123,10 +123,10 @@ def _decode(raw: bytes) -> Any:
         return json.loads(text)
     except RecursionError:  # the depth scan should have caught it
         raise exception.InvalidParameterValue(
-            reason='The request body is nested too deeply.')
+            reason='The request body is nested too deeply.') from None
     except ValueError as exc:
         raise exception.InvalidParameterValue(
-            reason='The request body is not valid JSON: %s' % exc)
+            reason='The request body is not valid JSON: %s' % exc) from exc
 
 
 class BodyTooLarge(exception.FerrumException):
@@ -183,7 +183,7 @@ def json_body(schema: dict[str, Any] | None = None) -> Any:
             text.encode('utf-8')
         except ValueError as exc:
             raise exception.InvalidParameterValue(
-                reason='The request body is not valid JSON: %s' % exc)
+                reason='The request body is not valid JSON: %s' % exc) from exc
         if '\\u0000' in text:
             raise exception.InvalidParameterValue(
                 reason='The request body contains a NUL character (\\u0000); '
@@ -215,7 +215,7 @@ def apply_patch(document: dict[str, Any], patch: Any) -> dict[str, Any]:
     except (jsonpatch.JsonPatchException,
             jsonpatch.JsonPointerException) as exc:
         raise exception.InvalidParameterValue(
-            reason='The JSON Patch cannot be applied: %s' % exc)
+            reason='The JSON Patch cannot be applied: %s' % exc) from exc
     return patched
 
 

@@ -65,7 +65,7 @@ def to_bool(what: str, value: str | bool) -> bool:
     except ValueError:
         raise exception.InvalidParameterValue(
             reason='%s must be true or false, not "%s".'
-                   % (what, value[:100]))
+                   % (what, value[:100])) from None
 
 
 def parse_page(sortable: Collection[str]) -> Page:

@@ -12,7 +12,6 @@ import flask
 from oslo_config import cfg
 
 from ferrum.api import app as api_app
-from ferrum.conductor import rpcapi
 from ferrum.conductor import service
 from ferrum.db import api as db_api
 

@@ -12,9 +12,9 @@ from oslo_config import cfg
 
 from ferrum.api import app as api_app
 from ferrum.api import local
-from ferrum.rpc import registry
 from ferrum.db import api as db_api
 from ferrum.rpc import client
+from ferrum.rpc import registry
 
 
 class RemoteAPI:

@@ -195,7 +195,7 @@ class APIServer:
             # cheroot's message lists every address it tried and why.
             raise BindFailed(what=self._what, group=self._group,
                              host=self._host, port=self._requested_port,
-                             reason=str(exc))
+                             reason=str(exc)) from exc
         self._server = server
         self._thread = threading.Thread(target=server.serve,
                                         name='ferrum-api', daemon=True)

@@ -10,9 +10,9 @@ from typing import cast
 import flask
 from oslo_config import cfg
 
-from ferrum.rpc import registry as registry_mod
 from ferrum.conductor import rpcapi
 from ferrum.db import api as db_api
+from ferrum.rpc import registry as registry_mod
 
 
 def db() -> db_api.Database:

@@ -115,7 +115,7 @@ class ConductorNotFound(NotFound):
     msg_fmt = 'Conductor %(conductor)s could not be found.'
 
 
-# ---- conflicts ---------------------------------------------------------------
+# ---- conflicts --------------------------------------------------------------
 
 class NodeLocked(Conflict):
     msg_fmt = ('Node %(node)s is locked by host %(host)s; retry the request '
@@ -152,7 +152,7 @@ class NodeInMaintenance(Conflict):
                'maintenance before %(action)s.')
 
 
-# ---- temporary failures ------------------------------------------------------
+# ---- temporary failures -----------------------------------------------------
 
 class DatabaseUnavailable(TemporaryFailure):
     """The database could not be reached, or went away mid-transaction.
@@ -189,7 +189,7 @@ class ConductorShuttingDown(TemporaryFailure):
                'retry against another conductor.')
 
 
-# ---- driver loading and driver failures (raised at start-up or by hooks) -----
+# ---- driver loading and driver failures (raised at start-up or by hooks) ----
 
 class DriverLoadError(FerrumException):
     msg_fmt = ('Cannot load %(what)s "%(name)s" from entry point namespace '
@@ -216,7 +216,8 @@ class DriverError(FerrumException):
 
 
 class PowerStateFailure(DriverError):
-    msg_fmt = 'Failed to set node %(node)s to power state %(state)s: %(reason)s'
+    msg_fmt = ('Failed to set node %(node)s to power state %(state)s: '
+               '%(reason)s')
 
 
 class CleaningFailure(DriverError):
@@ -244,7 +245,7 @@ class PortAlreadyExists(Conflict):
     msg_fmt = 'A port with UUID %(uuid)s already exists.'
 
 
-# ---- drivers and conductors --------------------------------------------------
+# ---- drivers and conductors -------------------------------------------------
 
 class DriverNotFound(NotFound):
     msg_fmt = ('No live conductor runs the driver "%(driver)s"; GET '

@@ -58,13 +58,14 @@ def _parse(path: str, option: str) -> dict[str, bytes]:
             lines = source.read().splitlines()
     except FileNotFoundError:
         raise UserFileInvalid(path=path, option=option,
-                              reason='it does not exist.')
+                              reason='it does not exist.') from None
     except OSError as exc:
         raise UserFileInvalid(path=path, option=option,
-                              reason='it cannot be read: %s.' % exc.strerror)
+                              reason='it cannot be read: %s.'
+                              % exc.strerror) from exc
     except UnicodeDecodeError:
         raise UserFileInvalid(path=path, option=option,
-                              reason='it is not UTF-8 text.')
+                              reason='it is not UTF-8 text.') from None
     users: dict[str, bytes] = {}
     for number, line in enumerate(lines, 1):
         line = line.strip()

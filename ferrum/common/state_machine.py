@@ -24,8 +24,8 @@ TRANSITIONS: tuple[tuple[str, str, str], ...] = (
     (s.VERIFYING, 'done', s.MANAGEABLE),
     (s.VERIFYING, 'fail', s.ENROLL),
     # Manageable is where an operator works on a node.
-    (s.MANAGEABLE, 'provide', s.CLEANING),      # automated clean, then available
-    (s.MANAGEABLE, 'clean', s.CLEANING),        # manual clean, back to manageable
+    (s.MANAGEABLE, 'provide', s.CLEANING),  # automated clean, then available
+    (s.MANAGEABLE, 'clean', s.CLEANING),  # manual clean, back to manageable
     (s.MANAGEABLE, 'inspect', s.INSPECTING),
     (s.MANAGEABLE, 'adopt', s.ADOPTING),
     # Inspection.
@@ -117,7 +117,7 @@ def process_event(machine: machines.FiniteMachine, event: str,
         machine.process_event(event)
     except (automaton_exc.NotFound, automaton_exc.InvalidState):
         raise exception.InvalidStateRequested(
-            action=event, node=node, state=machine.current_state)
+            action=event, node=node, state=machine.current_state) from None
     return str(machine.current_state)
 
 

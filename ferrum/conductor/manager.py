@@ -32,7 +32,7 @@ class ConductorManager:
     def __init__(self, ctx: context_mod.ConductorContext) -> None:
         self.ctx = ctx
 
-    # ---- nodes ---------------------------------------------------------------
+    # ---- nodes --------------------------------------------------------------
 
     def create_node(self, values: dict[str, Any]) -> node_obj.Node:
         """Enroll a node, filling its interfaces from the driver defaults.
@@ -64,7 +64,7 @@ class ConductorManager:
         """
         deletion.destroy_node(self.ctx, node_id)
 
-    # ---- VIFs ------------------------------------------------------------------
+    # ---- VIFs ---------------------------------------------------------------
 
     def vif_list(self, node_id: int | str) -> list[dict[str, Any]]:
         """The VIFs attached to a node, from its network interface."""
@@ -85,7 +85,7 @@ class ConductorManager:
         """
         vifs.vif_detach(self.ctx, node_id, vif_id)
 
-    # ---- allocations ----------------------------------------------------------
+    # ---- allocations --------------------------------------------------------
 
     def create_allocation(self, values: dict[str, Any], traits: list[str]
                           ) -> allocation_obj.Allocation:
@@ -109,7 +109,7 @@ class ConductorManager:
         """
         release.destroy(self.ctx, ident)
 
-    # ---- provisioning --------------------------------------------------------
+    # ---- provisioning -------------------------------------------------------
 
     def do_provisioning_action(self, node_id: int | str, action: str,
                                args: dict[str, Any] | None = None) -> None:

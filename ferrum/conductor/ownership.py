@@ -2,7 +2,8 @@
 """The nodes this conductor handles: its share of the hash ring.
 
 When several conductors share a database, each node belongs to the one
-that :mod:`ferrum.common.hash_ring` picks among the live conductors of the node's
+that :mod:`ferrum.common.hash_ring` picks among the live conductors of the
+node's
 conductor group that run its hardware type: the same pick the API routes
 the node's calls to and shows in its ``conductor`` field. Periodic tasks
 visit only these nodes, so adding conductors divides the BMC traffic
@@ -21,10 +22,10 @@ from typing import Any
 
 from oslo_config import cfg
 
+from ferrum.common import hash_ring
 from ferrum.conductor import context as context_mod
 from ferrum.objects import conductor as conductor_obj
 from ferrum.objects import node as node_obj
-from ferrum.common import hash_ring
 
 
 def group_of(conf: cfg.ConfigOpts) -> str:

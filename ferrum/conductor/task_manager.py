@@ -247,7 +247,7 @@ class Task:
             LOG.exception('Node %s: could not record the failure',
                           self.node.uuid)
 
-    # ---- lock -----------------------------------------------------------------
+    # ---- lock ---------------------------------------------------------------
 
     def _require_exclusive(self, what: str) -> None:
         if self.shared or self._released:

@@ -138,4 +138,5 @@ def _validate_driver_info(task: task_manager.Task) -> None:
             raise exception.InvalidParameterValue(reason=(
                 'driver_info of node %s does not suit its %s interface "%s": '
                 '%s' % (task.node.uuid, kind,
-                        getattr(task.node, '%s_interface' % kind), exc)))
+                        getattr(task.node, '%s_interface' % kind),
+                        exc))) from exc

@@ -56,7 +56,7 @@ def call(ctx: context_mod.ConductorContext, node_id: int | str,
             inspect.signature(func).bind(task, **info)
         except TypeError as exc:
             raise exception.InvalidParameterValue(reason=(
-                'Vendor passthru method "%s": %s' % (method, exc)))
+                'Vendor passthru method "%s": %s' % (method, exc))) from exc
         if spec.async_call:
             task.spawn_after(_run, task, func, info)
             result = None

@@ -45,7 +45,7 @@ class WorkerPool:
             self._executor.submit(self._run, func, args, kwargs)
         except Exception:
             self._done()
-            raise exception.NoFreeConductorWorker(size=self.size)
+            raise exception.NoFreeConductorWorker(size=self.size) from None
 
     def _run(self, func: Callable[..., Any], args: tuple[Any, ...],
              kwargs: dict[str, Any]) -> None:

@@ -1,5 +1,6 @@
 # SPDX-License-Identifier: Apache-2.0
-"""Options of the [conductor] group: heartbeats, workers, timeouts, periodics."""
+"""Options of the [conductor] group: heartbeats, workers, timeouts,
+periodics."""
 
 from oslo_config import cfg
 

@@ -26,11 +26,12 @@ def _interface_opts() -> list[cfg.Opt]:
         opts.append(cfg.ListOpt(
             'enabled_%s_interfaces' % kind,
             default=_ENABLED_DEFAULTS[kind],
-            help='The %(kind)s interfaces this conductor loads, by entry-point '
-                 'name in the ferrum.hardware.interfaces.%(kind)s namespace. '
-                 'Every enabled hardware type must support at least one of '
-                 'them, and the conductor refuses to start when a name cannot '
-                 'be loaded.' % {'kind': kind}))
+            help='The %(kind)s interfaces this conductor loads, by '
+                 'entry-point name in the '
+                 'ferrum.hardware.interfaces.%(kind)s namespace. Every '
+                 'enabled hardware type must support at least one of them, '
+                 'and the conductor refuses to start when a name cannot be '
+                 'loaded.' % {'kind': kind}))
         opts.append(cfg.StrOpt(
             'default_%s_interface' % kind,
             help='The %(kind)s interface given to a node that does not name '

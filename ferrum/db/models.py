@@ -15,7 +15,7 @@ from sqlalchemy import orm
 
 
 class JSONEncoded(sa.types.TypeDecorator[Any]):
-    """JSON stored as text, so it works the same on SQLite, PostgreSQL, MySQL."""
+    """JSON stored as text: the same on SQLite, PostgreSQL and MySQL."""
 
     impl = sa.Text
     cache_ok = True
@@ -110,10 +110,13 @@ class Node(TimestampMixin, Base):
         sa.String(255))
     network_interface: orm.Mapped[str | None] = orm.mapped_column(
         sa.String(255))
-    driver_info: orm.Mapped[Any] = orm.mapped_column(JSONEncoded, nullable=True)
-    driver_internal_info: orm.Mapped[Any] = orm.mapped_column(JSONEncoded, nullable=True)
+    driver_info: orm.Mapped[Any] = orm.mapped_column(
+        JSONEncoded, nullable=True)
+    driver_internal_info: orm.Mapped[Any] = orm.mapped_column(
+        JSONEncoded, nullable=True)
     properties: orm.Mapped[Any] = orm.mapped_column(JSONEncoded, nullable=True)
-    instance_info: orm.Mapped[Any] = orm.mapped_column(JSONEncoded, nullable=True)
+    instance_info: orm.Mapped[Any] = orm.mapped_column(
+        JSONEncoded, nullable=True)
     extra: orm.Mapped[Any] = orm.mapped_column(JSONEncoded, nullable=True)
     provision_state: orm.Mapped[str] = orm.mapped_column(sa.String(15))
     target_provision_state: orm.Mapped[str | None] = orm.mapped_column(
@@ -139,7 +142,8 @@ class Node(TimestampMixin, Base):
     owner: orm.Mapped[str | None] = orm.mapped_column(sa.String(255))
     lessee: orm.Mapped[str | None] = orm.mapped_column(sa.String(255))
     clean_step: orm.Mapped[Any] = orm.mapped_column(JSONEncoded, nullable=True)
-    deploy_step: orm.Mapped[Any] = orm.mapped_column(JSONEncoded, nullable=True)
+    deploy_step: orm.Mapped[Any] = orm.mapped_column(
+        JSONEncoded, nullable=True)
     automated_clean: orm.Mapped[bool | None] = orm.mapped_column(sa.Boolean)
     protected: orm.Mapped[bool] = orm.mapped_column(sa.Boolean, default=False)
     protected_reason: orm.Mapped[str | None] = orm.mapped_column(sa.Text)
@@ -177,7 +181,8 @@ class Port(TimestampMixin, Base):
     address: orm.Mapped[str] = orm.mapped_column(sa.String(18))
     node_id: orm.Mapped[int] = orm.mapped_column(
         sa.ForeignKey('nodes.id', ondelete='CASCADE'), index=True)
-    local_link_connection: orm.Mapped[Any] = orm.mapped_column(JSONEncoded, nullable=True)
+    local_link_connection: orm.Mapped[Any] = orm.mapped_column(
+        JSONEncoded, nullable=True)
     pxe_enabled: orm.Mapped[bool] = orm.mapped_column(
         sa.Boolean, default=True)
     physical_network: orm.Mapped[str | None] = orm.mapped_column(
@@ -209,7 +214,8 @@ class Allocation(TimestampMixin, Base):
     state: orm.Mapped[str] = orm.mapped_column(sa.String(15))
     last_error: orm.Mapped[str | None] = orm.mapped_column(sa.Text)
     resource_class: orm.Mapped[str | None] = orm.mapped_column(sa.String(80))
-    candidate_nodes: orm.Mapped[Any] = orm.mapped_column(JSONEncoded, nullable=True)
+    candidate_nodes: orm.Mapped[Any] = orm.mapped_column(
+        JSONEncoded, nullable=True)
     extra: orm.Mapped[Any] = orm.mapped_column(JSONEncoded, nullable=True)
     owner: orm.Mapped[str | None] = orm.mapped_column(sa.String(255))
     conductor_affinity: orm.Mapped[int | None] = orm.mapped_column(

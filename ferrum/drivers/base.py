@@ -164,6 +164,7 @@ class BaseInterface(abc.ABC):
         (check reachability in the background, and only warn: it may be
         down for a while). The default checks nothing.
         """
+        return None
 
     def get_properties(self) -> dict[str, str]:
         """The ``driver_info`` keys this interface reads, with a description.

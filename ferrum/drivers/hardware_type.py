@@ -2,7 +2,8 @@
 """Hardware types: which interface implementations make up a driver.
 
 A hardware type is what a node's ``driver`` field names. It lists, for each
-interface kind, the entry-point names (in ``ferrum.hardware.interfaces.<kind>``)
+interface kind, the entry-point names (in
+``ferrum.hardware.interfaces.<kind>``)
 of the implementations it works with, most preferred first. The conductor
 gives a node the first of them that the operator enabled, unless the node or
 ``default_<kind>_interface`` names another supported one.

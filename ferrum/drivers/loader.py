@@ -98,7 +98,7 @@ class DriverRegistry:
                     raise exception.DriverLoadError(
                         what='%s interface' % kind, name=name,
                         namespace=INTERFACES_NAMESPACE % kind,
-                        reason=str(exc))
+                        reason=str(exc)) from exc
 
     def _compute_defaults(self, conf: cfg.ConfigOpts
                           ) -> dict[str, dict[str, str]]:
@@ -148,7 +148,10 @@ class DriverRegistry:
         return resolved
 
     def build(self, node: Any) -> base.Driver:
-        """The :class:`~ferrum.drivers.base.Driver` for a node (an object with interface fields)."""
+        """The :class:`~ferrum.drivers.base.Driver` of a node.
+
+        :param node: an object with the interface fields.
+        """
         names = self.check_node_interfaces(
             node.driver, {'%s_interface' % k: getattr(node, '%s_interface' % k)
                           for k in KINDS})
@@ -158,7 +161,8 @@ class DriverRegistry:
         return base.Driver(hardware_type=node.driver, **parts)
 
     def all_interface_objects(self) -> list[base.BaseInterface]:
-        return [obj for kind in KINDS for obj in self.interfaces[kind].values()]
+        return [obj for kind in KINDS
+                for obj in self.interfaces[kind].values()]
 
     def advertised(self) -> list[conductor_obj.HardwareInterface]:
         """What the conductor registers for the API, which loads no driver.

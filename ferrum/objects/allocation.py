@@ -250,7 +250,7 @@ class Allocation(base.Row):
         except db_exc.DBDuplicateEntry as exc:
             field = (exc.columns or ['uuid'])[0]
             raise exception.AllocationAlreadyExists(
-                field=field, value=row.get(field))
+                field=field, value=row.get(field)) from exc
         if allocation.node_id is not None and allocation.node_uuid is None:
             allocation.node_uuid = _node_uuid(db, allocation.node_id)
         return allocation
@@ -271,7 +271,7 @@ class Allocation(base.Row):
                     TABLE.c.id == self.id).values(changes))
         except db_exc.DBDuplicateEntry:
             raise exception.AllocationAlreadyExists(
-                field='name', value=changes.get('name'))
+                field='name', value=changes.get('name')) from None
         if result.rowcount != 1:
             raise exception.AllocationNotFound(allocation=self.uuid)
         self._mark_saved(changes)

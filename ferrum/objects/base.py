@@ -74,7 +74,8 @@ def check_columns(values: Mapping[str, Any], columns: tuple[str, ...],
     unknown = set(values) - set(columns)
     if unknown:
         raise exception.InvalidParameterValue(
-            reason='Unknown %s fields: %s' % (what, ', '.join(sorted(unknown))))
+            reason='Unknown %s fields: %s'
+            % (what, ', '.join(sorted(unknown))))
 
 
 def paginate(query: sa.Select[Any], table: sa.Table, limit: int | None,

@@ -160,7 +160,7 @@ class Node(base.Row):
     def list_columns(db: db_api.Database, columns: Iterable[str],
                      filters: Mapping[str, Any] | None = None,
                      limit: int | None = None) -> 'builtins.list[Any]':
-        """Only ``columns`` of matching nodes: cheap rows for periodic tasks."""
+        """Only ``columns`` of matching nodes: cheap rows for periodics."""
         query = _filtered(
             sa.select(*(TABLE.c[name] for name in columns)), filters or {})
         query = query.order_by(TABLE.c.id)
@@ -190,7 +190,7 @@ class Node(base.Row):
         except db_exc.DBDuplicateEntry as exc:
             field = (exc.columns or ['uuid'])[0]
             raise exception.NodeAlreadyExists(
-                field=field, value=row.get(field))
+                field=field, value=row.get(field)) from exc
         return cls(db, created)
 
     def save(self, **extra_values: Any) -> None:
@@ -213,7 +213,7 @@ class Node(base.Row):
         except db_exc.DBDuplicateEntry as exc:
             field = (exc.columns or ['name'])[0]
             raise exception.NodeAlreadyExists(
-                field=field, value=changes.get(field))
+                field=field, value=changes.get(field)) from exc
         if result.rowcount != 1:
             raise exception.NodeNotFound(node=self.uuid)
         self._mark_saved(changes)
@@ -267,7 +267,8 @@ class Node(base.Row):
     @staticmethod
     def release(db: db_api.Database, host: str, node_id: int,
                 changes: Mapping[str, Any] | None = None) -> bool:
-        """Drop ``host``'s lock on a node, writing ``changes`` in the same UPDATE.
+        """Drop ``host``'s lock on a node, writing ``changes`` in the same
+        UPDATE.
 
         Returns False when the lock was no longer held by ``host`` (another
         conductor cleared it after deciding this one was dead); the changes

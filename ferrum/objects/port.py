@@ -76,7 +76,7 @@ class Port(base.Row):
         try:
             canonical = str(uuidlib.UUID(uuid))
         except ValueError:
-            raise exception.PortNotFound(port=uuid)
+            raise exception.PortNotFound(port=uuid) from None
         with db.reader() as conn:
             row = conn.execute(_SELECT.where(
                 TABLE.c.uuid == canonical)).mappings().first()
@@ -123,7 +123,7 @@ class Port(base.Row):
                 created = conn.execute(_SELECT.where(
                     TABLE.c.id == new_id)).mappings().one()
         except db_exc.DBDuplicateEntry as exc:
-            raise _duplicate(exc, row)
+            raise _duplicate(exc, row) from exc
         return cls(db, created)
 
     def save(self) -> None:
@@ -140,7 +140,7 @@ class Port(base.Row):
             with self._db.writer() as conn:
                 result = conn.execute(_UPDATE, dict(changes, b_id=self.id))
         except db_exc.DBDuplicateEntry as exc:
-            raise _duplicate(exc, changes)
+            raise _duplicate(exc, changes) from exc
         if result.rowcount != 1:
             raise exception.PortNotFound(port=self.uuid)
         self._mark_saved(changes)
@@ -151,7 +151,8 @@ class Port(base.Row):
         :raises PortNotFound: it was already deleted.
         """
         with self._db.writer() as conn:
-            result = conn.execute(sa.delete(TABLE).where(TABLE.c.id == self.id))
+            result = conn.execute(
+                sa.delete(TABLE).where(TABLE.c.id == self.id))
         if result.rowcount != 1:
             raise exception.PortNotFound(port=self.uuid)
 

@@ -23,7 +23,8 @@ LOG = logging.getLogger(__name__)
 
 def collect(objects: Iterable[object]) -> list[tuple[object, str,
                                                      decorators.PeriodicSpec]]:
-    """``(object, method name, spec)`` for every marked method, once a class."""
+    """``(object, method name, spec)`` of every marked method, once a
+    class."""
     seen: set[type] = set()
     found = []
     for obj in objects:

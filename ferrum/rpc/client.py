@@ -33,12 +33,12 @@ import requests
 from oslo_config import cfg
 from urllib3 import exceptions as urllib3_exc
 
-from ferrum.rpc import registry as registry_mod
 from ferrum.common import exception
+from ferrum.common import hash_ring
 from ferrum.db import api as db_api
 from ferrum.objects import allocation as allocation_obj
 from ferrum.objects import node as node_obj
-from ferrum.common import hash_ring
+from ferrum.rpc import registry as registry_mod
 from ferrum.rpc import wire
 
 LOG = logging.getLogger(__name__)
@@ -121,7 +121,7 @@ class JsonRpcConductorAPI:
             self._auth = (options.http_basic_username,
                           options.http_basic_password or '')
 
-    # ---- routing -------------------------------------------------------------
+    # ---- routing ------------------------------------------------------------
 
     def _pick(self, choose: Chooser, missing: exception.FerrumException
               ) -> tuple[str, str]:
@@ -162,7 +162,7 @@ class JsonRpcConductorAPI:
         return self._call(self._for_node(driver, group, node.uuid), missing,
                           method, **params)
 
-    # ---- the call ------------------------------------------------------------
+    # ---- the call -----------------------------------------------------------
 
     def _session(self) -> requests.Session:
         session: requests.Session | None = getattr(self._local, 'session',
@@ -217,11 +217,11 @@ class JsonRpcConductorAPI:
             response = answer.json()
         except requests.ConnectionError as exc:
             if _refused(exc):
-                raise _NotServed(unreachable(str(exc)))
-            raise unreachable(str(exc))
+                raise _NotServed(unreachable(str(exc))) from exc
+            raise unreachable(str(exc)) from exc
         except (requests.RequestException, ValueError) as exc:
             # Timed out, an HTTP error (401 ...), or not JSON.
-            raise unreachable(str(exc))
+            raise unreachable(str(exc)) from exc
         if not isinstance(response, dict):
             raise unreachable('the answer is not an object')
         if 'error' in response:
@@ -231,7 +231,7 @@ class JsonRpcConductorAPI:
             raise error
         return wire.decode_result(self._db, response.get('result'))
 
-    # ---- ConductorAPI --------------------------------------------------------
+    # ---- ConductorAPI -------------------------------------------------------
 
     def create_node(self, values: dict[str, Any]) -> node_obj.Node:
         driver = values.get('driver')

@@ -26,6 +26,7 @@ from oslo_config import cfg
 from ferrum.common import hash_ring
 from ferrum.db import api as db_api
 from ferrum.objects import conductor as conductor_obj
+
 Secrets = Mapping[tuple[str, str, str], frozenset[str]]
 
 

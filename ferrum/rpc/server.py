@@ -4,7 +4,8 @@
 Only the methods of :data:`ferrum.conductor.rpcapi.METHODS` (the members of
 the ``ConductorAPI`` Protocol) can be called, each with named parameters
 bound to the method's signature before it runs, so a bad call is
-``INVALID_PARAMS`` and an error inside the method is never mistaken for one. A ferrum
+``INVALID_PARAMS`` and an error inside the method is never mistaken for one.
+A ferrum
 exception becomes a JSON-RPC error carrying its class, HTTP code and
 keyword arguments (see :mod:`ferrum.rpc.wire`); anything else is logged
 here with its traceback and travels as a plain 500. With
@@ -18,8 +19,8 @@ import logging
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from ferrum.common import http_basic
 from ferrum.common import exception
+from ferrum.common import http_basic
 from ferrum.common import json_depth
 from ferrum.conductor import manager as manager_mod
 from ferrum.conductor import rpcapi

@@ -19,8 +19,8 @@ from ferrum import conf as conf_mod
 from ferrum.common import exception
 from ferrum.drivers import base
 from ferrum.drivers import noop
-from ferrum.drivers.fake import interfaces as fake
 from ferrum.drivers import steps
+from ferrum.drivers.fake import interfaces as fake
 from ferrum.objects import node as node_obj
 from ferrum.periodic import decorators
 
@@ -191,7 +191,8 @@ def check_interface(cls: type, driver_info: Mapping[str, Any] | None = None,
     if inspect.isabstract(cls):
         raise ContractError('%s leaves abstract methods unimplemented: %s'
                             % (cls.__name__, ', '.join(
-                                sorted(getattr(cls, '__abstractmethods__')))))
+                                sorted(getattr(cls, '__abstractmethods__',
+                                               ())))))
     conf = conf or conf_mod.new_conf()
     obj = cls()
     problems: list[str] = []

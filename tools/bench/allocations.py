@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: Apache-2.0
-"""Benchmark: allocate every node of a fleet through the REST API, then free them.
+"""Benchmark: allocate every node of a fleet through the REST API, then free
+them.
 
 Talks plain HTTP (``requests``) to any Ironic-compatible endpoint (API 1.52
 or later), e.g. the one ``make run`` starts::
@@ -160,7 +161,7 @@ def main() -> int:
               + (1 if i < args.nodes % args.concurrency else 0)
               for i in range(args.concurrency)]
     api_flow._run([threading.Thread(target=w.enroll, args=(share,))
-                   for w, share in zip(enrollers, shares)])
+                   for w, share in zip(enrollers, shares, strict=True)])
     if stats.failures:
         print(json.dumps({'benchmark': 'allocations', 'setup_failures':
                           len(stats.failures), 'first': stats.failures[0]}))

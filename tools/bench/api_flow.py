@@ -233,7 +233,7 @@ def main() -> int:
               for i in range(args.concurrency)]
     start = time.monotonic()
     _run([threading.Thread(target=worker.enroll, args=(share,))
-          for worker, share in zip(workers, shares)])
+          for worker, share in zip(workers, shares, strict=True)])
     end = stats.last_available or time.monotonic()
     delete_start = time.monotonic()
     _run([threading.Thread(target=worker.delete) for worker in workers])

@@ -84,7 +84,8 @@ def _wait_until_serving(url: str, procs: list[subprocess.Popen[bytes]],
         for proc in procs:
             if proc.poll() is not None:
                 raise SystemExit('%s exited with %s; see its log in the '
-                                 'work directory' % (proc.args, proc.returncode))
+                                 'work directory'
+                                 % (proc.args, proc.returncode))
         with contextlib.suppress(requests.RequestException):
             # Node creation needs a registered conductor, not only the API.
             drivers = requests.get(url + '/v1/drivers', timeout=5).json()

@@ -20,7 +20,6 @@ import uuid
 
 import pyghmi.ipmi.bmc as bmc
 import pyghmi.ipmi.private.session as ipmisession
-
 import rmcpplus  # beside this script, which is run by path
 
 #: pyghmi device names <-> IPMI boot flag device selectors (bits 5..2).

@@ -52,7 +52,7 @@ def _node(ident: str, status: int = 400) -> node_obj.Node:
             raise
         raise exception.InvalidParameterValue(
             reason='Node %s could not be found; give an existing node UUID '
-                   'or name.' % ident[:255])
+                   'or name.' % ident[:255]) from None
 
 
 # ---- reading ---------------------------------------------------------------

@@ -230,7 +230,6 @@ def patch_node(node_ident: str) -> dict[str, Any]:
     return _detail(updated)
 
 
-
 def delete_node(node_ident: str) -> flask.Response:
     node = node_lookup.get(node_ident)
     services.rpc().destroy_node(node.id)

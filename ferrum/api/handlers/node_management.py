@@ -13,7 +13,6 @@ from ferrum.api import node_lookup
 from ferrum.api import services
 from ferrum.api.schemas import node as node_schema
 from ferrum.api.views import unserved
-from ferrum.objects import node as node_obj
 
 
 def _node_id(node_ident: str) -> int:

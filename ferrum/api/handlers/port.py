@@ -1,5 +1,6 @@
 # SPDX-License-Identifier: Apache-2.0
-"""``/v1/ports`` and ``/v1/nodes/{node}/ports``: list, get, create, PATCH, delete.
+"""``/v1/ports`` and ``/v1/nodes/{node}/ports``: list, get, create, PATCH,
+delete.
 
 Ports are written by the API directly through :mod:`ferrum.objects.port`,
 without a conductor and without the node's lock: no conductor code reads
@@ -192,7 +193,8 @@ def _target_node(node_uuid: str) -> node_obj.Node:
         return node_obj.Node.get(services.db(), node_uuid)
     except exception.NodeNotFound:
         raise exception.InvalidParameterValue(
-            reason='Node %s given as node_uuid does not exist.' % node_uuid)
+            reason='Node %s given as node_uuid does not exist.'
+            % node_uuid) from None
 
 
 def create_port() -> flask.Response:
@@ -269,7 +271,8 @@ def _check_node_allows(port: port_obj.Port, node: node_obj.Node,
             'Port %s cannot have %s changed while node %s is "%s"; it must '
             'be %s, or in maintenance.' % (
                 port.uuid, ', '.join(connectivity), node.uuid,
-                node.provision_state, ', '.join(sorted(_CONNECTIVITY_STATES)))))
+                node.provision_state,
+                ', '.join(sorted(_CONNECTIVITY_STATES)))))
 
 
 def patch_port(port_ident: str) -> dict[str, Any]:

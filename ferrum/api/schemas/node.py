@@ -44,7 +44,8 @@ UPDATABLE = frozenset(_WRITABLE)
 
 #: Fields only POST accepts (beyond the writable ones). Chassis are not
 #: served, so a chassis_uuid may only be null.
-_CREATE_ONLY: dict[str, Any] = {'uuid': _UUID, 'chassis_uuid': {'type': 'null'}}
+_CREATE_ONLY: dict[str, Any] = {'uuid': _UUID,
+                                'chassis_uuid': {'type': 'null'}}
 
 CREATE: dict[str, Any] = {
     'type': 'object',

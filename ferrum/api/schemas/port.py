@@ -76,7 +76,7 @@ def to_bool(values: dict[str, Any]) -> None:
             except ValueError:
                 raise exception.InvalidParameterValue(
                     reason='%s must be true or false, not "%s".'
-                           % (name, value[:100]))
+                           % (name, value[:100])) from None
 
 
 def normalize_mac(address: str) -> str:

@@ -16,10 +16,10 @@ from typing import Any
 from ferrum.api import listing
 from ferrum.api import microversion
 from ferrum.api.views import unserved
+from ferrum.common import hash_ring
 from ferrum.common import states
 from ferrum.conf import default as default_conf
 from ferrum.objects import node as node_obj
-from ferrum.common import hash_ring
 
 #: field -> the minor version that introduced it.
 FIELD_VERSIONS: dict[str, int] = {

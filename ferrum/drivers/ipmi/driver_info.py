@@ -48,7 +48,8 @@ PROPERTIES = {
 
 #: A host name ipmitool gets as an argument: no leading "-", which it would
 #: read as an option, and nothing a resolver would not accept.
-_HOSTNAME = re.compile(r'^(?=.{1,253}$)[A-Za-z0-9_]([A-Za-z0-9_.-]*[A-Za-z0-9])?$')
+_HOSTNAME = re.compile(
+    r'^(?=.{1,253}$)[A-Za-z0-9_]([A-Za-z0-9_.-]*[A-Za-z0-9])?$')
 
 
 @dataclasses.dataclass(frozen=True)

@@ -132,7 +132,7 @@ def check_version(run: Callable[..., subprocess.CompletedProcess[str]]
                      capture_output=True, text=True, timeout=30)
     except (OSError, subprocess.TimeoutExpired) as exc:
         raise fail('cannot run "ipmitool -V" (%s); install ipmitool (Debian '
-                   'package ipmitool) on every conductor' % exc)
+                   'package ipmitool) on every conductor' % exc) from exc
     match = re.search(r'version (\d+)\.(\d+)\.(\d+)', result.stdout)
     if match is None:
         raise fail('"ipmitool -V" printed no version: %r'
@@ -273,10 +273,11 @@ class IpmitoolRunner:
                 raise IpmiUnreachable(
                     command=what, bmc=params.bmc,
                     reason='ipmitool was still waiting after %.0fs and was '
-                           'killed' % timeout)
+                           'killed' % timeout) from None
             except OSError as exc:
                 raise IpmiError(command=what, bmc=params.bmc,
-                                reason='cannot run ipmitool: %s' % exc)
+                                reason='cannot run ipmitool: %s'
+                                % exc) from exc
         if result.returncode == 0:
             return result.stdout
         stderr = _scrub(result.stderr, params.password)

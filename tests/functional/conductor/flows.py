@@ -1,42 +1,14 @@
 # SPDX-License-Identifier: Apache-2.0
-"""Helpers shared by the conductor flow tests."""
+"""Helpers shared by the conductor flow tests (the kit's, and two more)."""
 
-from ferrum.objects import node as node_obj
-from tests.conftest import wait_for
+from ferrum.testing.flows import settled, to_state
 
-
-def settled(db, node_id, state, timeout=10.0):
-    """Wait until the node is in ``state`` and unlocked; return it."""
-    def check():
-        node = node_obj.Node.get(db, node_id)
-        return node if (node.provision_state == state
-                        and node.reservation is None) else None
-    try:
-        return wait_for(check, timeout, what='node in %s' % state)
-    except BaseException:
-        node = node_obj.Node.get(db, node_id)
-        raise AssertionError('node is in %s (locked by %s), last_error %s; '
-                             'expected %s' % (node.provision_state,
-                                              node.reservation,
-                                              node.last_error, state))
+__all__ = ['enroll', 'resume', 'settled', 'to_state']
 
 
 def enroll(manager, **driver_info):
     return manager.create_node({'driver': 'fake-hardware',
                                 'driver_info': driver_info})
-
-
-def to_state(manager, db, node, state):
-    """Drive a fresh node to manageable, available or active."""
-    path = {'manageable': ['manage'],
-            'available': ['manage', 'provide'],
-            'active': ['manage', 'provide', 'deploy']}[state]
-    targets = {'manage': 'manageable', 'provide': 'available',
-               'deploy': 'active'}
-    for action in path:
-        manager.do_provisioning_action(node.uuid, action)
-        settled(db, node.id, targets[action])
-    return node_obj.Node.get(db, node.id)
 
 
 def resume(manager, node):

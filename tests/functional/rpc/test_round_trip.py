@@ -73,6 +73,18 @@ def test_allocation_comes_back_as_an_allocation(remote):
     rpc.destroy_allocation('a1')
 
 
+def test_drivers_async_calls_go_over_json_rpc(remote, db):
+    rpc, _endpoint = remote
+    node = rpc.create_node({'driver': 'fake-hardware'})
+    methods = rpc.get_vendor_passthru_methods(node.id)
+    assert methods['status']['http_methods'] == ['GET']
+    assert rpc.vendor_passthru(node.id, 'status', 'GET', {}) == {
+        'async': False, 'return': {'provision_state': 'enroll'}}
+    with pytest.raises(exception.NodeNotWaiting) as caught:
+        rpc.heartbeat(node.id, 'http://agent:9999', '9.0')
+    assert caught.value.code == 404
+
+
 def test_node_locked_stays_409(remote, db):
     rpc, _endpoint = remote
     node = rpc.create_node({'driver': 'fake-hardware'})

@@ -5,9 +5,8 @@ Revision ID: 0001
 Revises: none
 """
 
-from alembic import op
 import sqlalchemy as sa
-
+from alembic import op
 
 revision = '0001'
 down_revision = None

@@ -14,7 +14,6 @@ Revises: 0002
 
 from alembic import op
 
-
 revision = '0003'
 down_revision = '0002'
 
