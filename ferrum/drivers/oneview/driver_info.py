@@ -41,9 +41,10 @@ PROPERTIES = {
                   'e.g. /rest/server-hardware/<id>.',
     APPLIED_PROFILE_URI: 'Written by the driver. URI of the server profile '
                          'ferrum applied to the hardware; a profile with '
-                         'another URI means a OneView user has the '
-                         'hardware. Set it only when migrating nodes '
-                         '(ferrum-oneview-migrate does).',
+                         'another URI, not named "<label> [<node uuid>]", '
+                         'means a OneView user has the hardware. Set it '
+                         'only when migrating nodes (ferrum-oneview-migrate '
+                         'does).',
 }
 
 #: driver_internal_info key: the name of the profile being applied, written

@@ -149,3 +149,36 @@ def test_a_refused_login_is_one_line_without_a_traceback(
                                     'OneView appliance')
     assert 'Check [oneview] username and password' in result.stderr
     assert 'not-the-password' not in result.stderr + result.stdout
+
+
+def test_old_nodes_enrolled_adopted_and_provided_then_migrated(
+        tmp_path, ov_conductor, db, oneview_simulator):
+    """doc/oneview.md's procedure for nodes of the old driver: enrol and
+    manage them; adopt a running one, provide an idle one with automated
+    cleaning off; the tool then records and removes; nothing of the
+    hardware was touched before it."""
+    sim = oneview_simulator
+    uris = sim.hardware_uris()[:2]
+    old = [sim.take(uri)['serverProfileUri'] for uri in uris]  # pre-allocation
+    running = act(ov_conductor, db, enroll(ov_conductor, sim, 0), 'manage')
+    running = act(ov_conductor, db, running, 'adopt')
+    idle = act(ov_conductor, db, enroll(ov_conductor, sim, 1), 'manage')
+    stored = get(db, idle)
+    stored.automated_clean = False
+    stored.save()
+    idle = act(ov_conductor, db, idle, 'provide')
+    assert (running.provision_state, idle.provision_state) == (
+        'active', 'available'), (running.last_error, idle.last_error)
+    assert [sim.hardware(uri)['serverProfileUri'] for uri in uris] == old
+
+    done = _migrate(_config(tmp_path, sim), '--apply')
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert get(db, running).driver_info[APPLIED] == old[0]
+    assert sim.hardware(uris[1])['serverProfileUri'] is None
+    stored = get(db, idle)
+    stored.automated_clean = None
+    stored.save()
+    running = act(ov_conductor, db, get(db, running), 'deleted')
+    assert (running.provision_state, running.last_error) == (
+        'available', None)
+    assert profiles(sim) == []
