@@ -110,16 +110,16 @@ def _settled(task: 'Task', ov: client_mod.Client, uri: str,
     """
     limit = ov.settings.task_timeout
     deadline = clock() + limit if limit else None
+    LOG.info('Node %(node)s: OneView is still busy with the profile of '
+             '%(hw)s (%(state)s); waiting for it',
+             {'node': task.node.uuid, 'hw': uri,
+              'state': hardware.get('state')})
     while hardware.get('state') in _IN_FLUX:
         if deadline is not None and clock() > deadline:
             raise client_mod.OneViewTaskError(
                 action='waiting for %s' % uri,
                 reason='its profile is still %s after %ss ([oneview] '
                        'task_timeout)' % (hardware.get('state'), limit))
-        LOG.info('Node %(node)s: OneView is still busy with the profile of '
-                 '%(hw)s (%(state)s); waiting for it',
-                 {'node': task.node.uuid, 'hw': uri,
-                  'state': hardware.get('state')})
         sleep(_SETTLE_POLL_S)
         hardware = ov.get_server_hardware(uri)
     return hardware
