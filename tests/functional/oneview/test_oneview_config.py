@@ -14,8 +14,8 @@ from ferrum.api import app as api_app
 from ferrum.common import exception
 from ferrum.conductor import service
 from ferrum.objects import node as node_obj
-from tests.functional.oneview.fixtures import apply_conf
 from tests.conftest import wait_for
+from tests.functional.oneview.fixtures import apply_conf
 from tests.functional.oneview.fixtures import enroll
 
 V = {'X-OpenStack-Ironic-API-Version': '1.65'}

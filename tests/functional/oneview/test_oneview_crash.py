@@ -15,7 +15,6 @@ the same state, which the "removing" cases reach.
 """
 
 import configparser
-import os
 import signal
 import subprocess
 import sys
@@ -26,9 +25,15 @@ from ferrum.conductor import recovery
 from ferrum.conductor import service
 from ferrum.objects import conductor as conductor_obj
 from tests.conftest import wait_for
-from tests.functional.oneview.fixtures import (  # noqa: F401
-    ENABLED, act, apply_conf, enroll, get, oneview_options, profiles,
-    quiet, tasks)
+from tests.functional.oneview.fixtures import ENABLED
+from tests.functional.oneview.fixtures import act
+from tests.functional.oneview.fixtures import apply_conf
+from tests.functional.oneview.fixtures import enroll
+from tests.functional.oneview.fixtures import get
+from tests.functional.oneview.fixtures import oneview_options
+from tests.functional.oneview.fixtures import profiles
+from tests.functional.oneview.fixtures import quiet
+from tests.functional.oneview.fixtures import tasks
 
 APPLIED = 'applied_server_profile_uri'
 APPLYING = 'oneview_applying'
@@ -36,9 +41,9 @@ APPLYING = 'oneview_applying'
 #: The conductor process that starts the operation and is killed.
 _CHILD = '''
 import sys, threading
-from ferrum.cmd import service_runner
+from ferrum import conf as ferrum_conf
 from ferrum.conductor import service
-conf = service_runner.load_conf(['--config-file', sys.argv[1]])
+conf = ferrum_conf.load_for_program(['--config-file', sys.argv[1]])
 svc = service.ConductorService(conf)
 svc.start(start_periodics=False)
 svc.manager.do_provisioning_action(sys.argv[2], sys.argv[3])
