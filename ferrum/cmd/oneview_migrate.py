@@ -9,24 +9,34 @@ spec's upgrade steps, done here:
 * ``available`` nodes: remove the profile from their hardware (powering it
   off first), so OneView users can take the idle hardware.
 
-Other nodes, and nodes in maintenance, are reported and left alone. The
-default is a dry run that prints what would change; ``--apply`` changes it.
-Each node is changed under its lock, as a conductor would, so the tool can
-run next to live conductors; a locked node is skipped (run the tool again).
-The server hardware is listed once, ``[oneview] page_size`` per request.
+Other nodes, and nodes in maintenance, are reported and left alone (the
+procedure for them is in doc/oneview.md). The default is a dry run that
+prints what would change; ``--apply`` changes it. Each node is changed
+under its lock, as a conductor would, so the tool can run next to live
+conductors; a locked node is skipped (run the tool again). The server
+hardware is listed once, ``[oneview] page_size`` per request.
+
+The tool refuses to run while its configuration (the conductors' file)
+has the OneView periodic tasks on: to them an ``available`` node whose
+profile is not recorded yet looks exactly like one whose hardware a
+OneView user took, and within one interval they would move it to
+maintenance, out of this tool's reach.
 """
 
 import dataclasses
+import logging
 import socket
 import sys
 from typing import Any, TextIO
 
 from oslo_config import cfg
+from oslo_log import log
 
 from ferrum import conf as ferrum_conf
 from ferrum.common import exception
 from ferrum.common import states
 from ferrum.db import api as db_api
+from ferrum.db import migration
 from ferrum.drivers.oneview import allocation
 from ferrum.drivers.oneview import client as client_mod
 from ferrum.drivers.oneview import driver_info
@@ -39,7 +49,15 @@ _CLI_OPTS = [
     cfg.IntOpt('progress-every', default=100, min=1,
                help='Print a progress line on stderr after this many '
                     'nodes.'),
+    cfg.BoolOpt('verbose', default=False,
+                help='Also log what ferrum and hpOneView do (INFO and '
+                     'above) on stderr, or where --log-file says. Without '
+                     'it, or --debug or --log-file, only the report and '
+                     'one line per error are printed.'),
 ]
+
+#: Exit status when the periodic tasks are on (see the module docstring).
+PERIODICS_ON = 3
 
 RECORD, REMOVE, FORGET, KEEP = 'record', 'remove', 'forget', 'keep'
 
@@ -63,7 +81,13 @@ def plan_for(node: node_obj.Node,
         return Plan(KEEP, 'server hardware %s is not in OneView' % uri)
     profile = found.get('serverProfileUri') or None
     if node.maintenance:
-        return Plan(KEEP, 'in maintenance; migrate it by hand')
+        if node.maintenance_reason == allocation.MAINTENANCE_REASON:
+            return Plan(KEEP, 'moved to maintenance by the periodic tasks '
+                        'as in use by OneView; if profile %s on %s is a '
+                        'pre-allocation one, remove it in OneView (see '
+                        'doc/oneview.md, Migrating)' % (profile, uri))
+        return Plan(KEEP, 'in maintenance; migrate it by hand (see '
+                    'doc/oneview.md, Migrating)')
     if node.provision_state == states.ACTIVE:
         if not profile:
             return Plan(KEEP, 'active but %s has no profile' % uri)
@@ -145,13 +169,51 @@ def migrate(conf: cfg.ConfigOpts, db: db_api.Database,
     return 1 if counts['failed'] else 0
 
 
+def periodics_on(conf: cfg.ConfigOpts) -> str | None:
+    """Why the tool must not run now, or None."""
+    if not (conf.oneview.enable_periodic_tasks
+            and conf.oneview.periodic_check_interval):
+        return None
+    return ('[oneview] enable_periodic_tasks is true in this configuration. '
+            'The conductors\' OneView periodic tasks take an available node '
+            'whose profile is not recorded yet for one whose hardware a '
+            'OneView user took, and move it to maintenance before this '
+            'tool can record or remove that profile. Set [oneview] '
+            'enable_periodic_tasks = false in every conductor\'s '
+            'configuration, restart them, run this tool with that '
+            'configuration, then turn the tasks back on (doc/oneview.md, '
+            'Migrating).')
+
+
 def main(argv: list[str] | None = None) -> int:
     conf = cfg.ConfigOpts()
     ferrum_conf.register_opts(conf)
     conf.register_cli_opts(_CLI_OPTS)
     conf(argv if argv is not None else sys.argv[1:], project='ferrum')
+    if conf.verbose or conf.debug or conf.log_file or conf.use_journal:
+        log.setup(conf, 'ferrum')
+    else:
+        # The report says what failed, once: log lines (hpOneView's own
+        # about a failed login among them) would repeat it on stderr
+        # through the handler oslo.log puts on the root logger until setup.
+        root = logging.getLogger()
+        for handler in list(root.handlers):
+            root.removeHandler(handler)
+        root.addHandler(logging.NullHandler())
+    refusal = periodics_on(conf)
+    if refusal is not None:
+        print('ferrum-oneview-migrate: refusing to run: %s' % refusal,
+              file=sys.stderr)
+        return PERIODICS_ON
     db = db_api.Database(conf)
     try:
+        current = migration.version(db.engine)
+        if current != migration.head():
+            print('ferrum-oneview-migrate: the database is at schema '
+                  'revision %s but this ferrum needs %s; run "ferrum-dbsync '
+                  'upgrade" (with the conductors\' configuration) first.'
+                  % (current, migration.head()), file=sys.stderr)
+            return 2
         ov = client_mod.get_client(conf)
         return migrate(conf, db, ov, sys.stdout, sys.stderr)
     except client_mod.OneViewError as exc:

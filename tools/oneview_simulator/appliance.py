@@ -68,11 +68,14 @@ class Appliance:
             self.page_size = page_size or self.default_page_size
             self.counters: dict[str, int] = {}
             self.sessions: dict[str, float] = {}
+            self.clear_faults()
             self.faults: list[dict[str, Any]] = []
             self.tasks: dict[str, dict[str, Any]] = {}
             self.pending: list[dict[str, Any]] = []
             self.profiles: dict[str, dict[str, Any]] = {}
             self.requests.clear()
+            #: Requests a hang_request fault holds right now.
+            self.hanging: list[str] = []
             self.types: dict[str, dict[str, Any]] = {}
             self.groups: dict[str, dict[str, Any]] = {}
             for n, (model, name) in enumerate([
@@ -229,8 +232,9 @@ class Appliance:
         with self.lock:
             if kind == 'expire_sessions':
                 self.sessions.clear()
-            elif kind in ('appliance_down', 'task_error', 'slow_task'):
-                if kind == 'slow_task':
+            elif kind in ('appliance_down', 'task_error', 'slow_task',
+                          'hang_request'):
+                if kind in ('slow_task', 'hang_request'):
                     float(fault['seconds'])
                 if kind == 'appliance_down' and fault.get('mode') == 'reset':
                     fault['until'] = time.monotonic() + float(
@@ -251,6 +255,35 @@ class Appliance:
                 if fault['kind'] == kind and fault.get('match', '') in target:
                     return fault
             return None
+
+    def clear_faults(self) -> None:
+        with self.lock:
+            for fault in getattr(self, 'faults', []):
+                fault['_cleared'] = True  # ends the holds of hang_request
+            self.faults = []
+
+    def hang(self, request: str) -> bool:
+        """Hold ``request`` ("METHOD /path") while a ``hang_request`` fault
+        matches it, up to its ``seconds``; True when it was held (it is
+        then answered 503 without being acted on, as by an appliance that
+        hung and dropped the work). Clearing the faults ends the hold."""
+        with self.lock:
+            fault = self.fault('hang_request', request)
+            if fault is None:
+                return False
+            if 'count' in fault:
+                fault['count'] -= 1
+            until = time.monotonic() + float(fault['seconds'])
+            self.hanging.append(request)
+        try:
+            while time.monotonic() < until:
+                if fault.get('_cleared'):
+                    break
+                time.sleep(0.02)
+        finally:
+            with self.lock:
+                self.hanging.remove(request)
+        return True
 
     # ---- tasks -------------------------------------------------------------
 

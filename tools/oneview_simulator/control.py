@@ -123,7 +123,8 @@ class OneViewSimulator:
         return self._state
 
     def state(self) -> dict[str, Any]:
-        """Hardware (power, profile), profiles, recent tasks, faults."""
+        """Hardware (power, profile), profiles, recent tasks, faults, and
+        the requests a hang_request fault holds (``hanging``)."""
         return self.admin('GET', '/admin/state')  # type: ignore[no-any-return]
 
     def hardware_uris(self) -> list[str]:
@@ -171,7 +172,8 @@ class OneViewSimulator:
     def fault(self, kind: str, **params: Any) -> None:
         """Inject a fault: appliance_down [mode=reset, seconds],
         task_error [match, count, error_code, message], slow_task
-        seconds [match], expire_sessions."""
+        seconds [match], hang_request seconds [match, count],
+        expire_sessions."""
         self.admin('POST', '/admin/faults', dict(params, kind=kind))
 
     def clear_faults(self) -> None:

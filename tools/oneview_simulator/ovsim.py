@@ -94,8 +94,7 @@ def routes(app: Appliance) -> list[tuple[str, str, Callable[..., Reply]]]:
         return Reply({'faults': servers.state(app)['faults']})
 
     def admin_clear(m: Any, q: Any, b: Any, t: Any) -> Reply:
-        with app.lock:
-            app.faults = []
+        app.clear_faults()
         return Reply(status=204)
 
     def admin_zero(m: Any, q: Any, b: Any, t: Any) -> Reply:
@@ -193,7 +192,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
             if url.path.startswith('/rest'):
                 with app.lock:
                     app.requests[route] = app.requests.get(route, 0) + 1
-                if app.fault('appliance_down') is not None:
+                if app.fault('appliance_down') is not None or app.hang(
+                        '%s %s' % (self.command, url.path)):
                     raise ApplianceError(
                         503, 'SERVICE_UNAVAILABLE',
                         'The appliance is not available (simulated).')

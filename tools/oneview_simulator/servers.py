@@ -211,6 +211,7 @@ def state(app: Appliance) -> dict[str, Any]:
             'enclosure_groups': list(app.groups),
             'faults': [public(f) for f in app.faults],
             'sessions': len(app.sessions),
+            'hanging': list(app.hanging),
             'page_size': app.page_size,
         }
 

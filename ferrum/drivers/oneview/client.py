@@ -74,6 +74,11 @@ _TLS_WORDS = ('CERTIFICATE_VERIFY_FAILED', 'certificate verify failed',
               'SSLCertVerificationError')
 _UNREADABLE_CA = ('tls_cacert_file %s is not a readable file; point it at '
                   'the CA certificate of the appliance')
+#: ... and when the CA file holds no certificate OpenSSL can load.
+_CA_FILE_WORDS = ('X509', 'PEM lib', 'NO_CERTIFICATE_OR_CRL_FOUND')
+_UNUSABLE_CA = ('tls_cacert_file %s holds no CA certificate (%s); point it '
+                'at the PEM file of the CA that signed the appliance\'s '
+                'certificate')
 #: Where the URI of each OneView resource a node names comes from.
 _WHERE_FROM = {
     'Server hardware': 'driver_info server_hardware_uri',
@@ -142,7 +147,7 @@ class OneViewConfigError(OneViewError):
 
     code = 400
 
-    msg_fmt = '[oneview] options are incomplete: %(reason)s'
+    msg_fmt = '[oneview] options must be fixed: %(reason)s'
 
 
 @dataclasses.dataclass(frozen=True)
@@ -299,6 +304,9 @@ class Client:
             # hpOneView opens the CA file at login: the path is wrong.
             return OneViewConfigError(
                 reason=_UNREADABLE_CA % self.settings.ca_file)
+        if any(word in text for word in _CA_FILE_WORDS):
+            return OneViewConfigError(
+                reason=_UNUSABLE_CA % (self.settings.ca_file, reason))
         if isinstance(exc, ssl.SSLCertVerificationError) or any(
                 word in text for word in _TLS_WORDS):
             return OneViewTLSError(address=address, user=self.settings.username,
@@ -366,16 +374,31 @@ class Client:
                         what=not_found[0], uri=not_found[1], action=action,
                         key=_WHERE_FROM.get(not_found[0], 'driver_info'))
                 raise OneViewError(action=action, reason=_reason(exc))
+            except (FileNotFoundError, PermissionError,
+                    IsADirectoryError):
+                # hpOneView reads the CA file at every connection: it was
+                # removed or made unreadable since the login.
+                raise OneViewConfigError(
+                    reason=_UNREADABLE_CA % self.settings.ca_file) from None
             except ssl.SSLCertVerificationError as exc:
                 raise OneViewTLSError(
                     address=self.settings.address,
                     user=self.settings.username, reason=_reason(exc),
                     ca=self.settings.ca_file)
+            except ssl.SSLError as exc:
+                if not any(word in str(exc) for word in _CA_FILE_WORDS):
+                    raise self._unreached(action, exc) from None
+                raise OneViewConfigError(reason=_UNUSABLE_CA % (
+                    self.settings.ca_file, _reason(exc))) from None
             except (OSError, http.client.HTTPException) as exc:
-                # Also ssl.SSLError and TimeoutError: raw from hpOneView.
-                raise OneViewUnreachable(address=self.settings.address,
-                                         action=action, reason=_reason(exc))
+                # Also TimeoutError and resets: raw from hpOneView.
+                raise self._unreached(action, exc) from None
         raise AssertionError('unreachable')
+
+    def _unreached(self, action: str, exc: BaseException
+                   ) -> 'OneViewUnreachable':
+        return OneViewUnreachable(address=self.settings.address,
+                                  action=action, reason=_reason(exc))
 
     # ---- server hardware --------------------------------------------------
 
@@ -529,17 +552,22 @@ def _quieten_hponeview() -> None:
 def check_configuration(conf: cfg.ConfigOpts) -> None:
     """Check the [oneview] options; verify the login in the background.
 
-    Called when the conductor starts. Missing or unreadable options raise
-    (the conductor does not start); wrong credentials or an appliance that
+    Called when the conductor starts. Missing or unreadable options, and a
+    CA file without a certificate, raise (the conductor does not start); wrong credentials or an appliance that
     is down are only logged, since the appliance may come back.
 
     :raises OneViewConfigError: naming the option to fix.
     """
     client = get_client(conf)
     ca_file = client.settings.ca_file
-    if ca_file is not None and not (os.path.isfile(ca_file)
-                                    and os.access(ca_file, os.R_OK)):
-        raise OneViewConfigError(reason=_UNREADABLE_CA % ca_file)
+    if ca_file is not None:
+        if not (os.path.isfile(ca_file) and os.access(ca_file, os.R_OK)):
+            raise OneViewConfigError(reason=_UNREADABLE_CA % ca_file)
+        try:
+            ssl.create_default_context(cafile=ca_file)
+        except ssl.SSLError as exc:
+            raise OneViewConfigError(
+                reason=_UNUSABLE_CA % (ca_file, _reason(exc))) from None
     with _CLIENTS_LOCK:
         if client.settings in _VERIFIED:
             return  # each oneview interface calls this; one login will do

@@ -40,11 +40,11 @@ LOG = logging.getLogger(__name__)
 class OneViewDeploy(ramdisk.RamdiskDeploy):
     """Network-booted workload on hardware allocated from OneView."""
 
-
     def check_configuration(self, conf: cfg.ConfigOpts) -> None:
         """[oneview] must be complete; credentials are tried in the
         background (see ``client.check_configuration``)."""
         client_mod.check_configuration(conf)
+
     def get_properties(self) -> dict[str, str]:
         return dict(driver_info.PROPERTIES)
 
@@ -63,9 +63,9 @@ class OneViewDeploy(ramdisk.RamdiskDeploy):
 
     def tear_down(self, task: 'Task') -> None:
         node = allocation.params(task)
-        hardware = allocation.client_for(task).get_server_hardware(
-            node.server_hardware_uri)
-        if allocation.owner(task, hardware) == driver_info.ONEVIEW:
+        ov = allocation.client_for(task)
+        hardware = ov.get_server_hardware(node.server_hardware_uri)
+        if allocation.owner(task, hardware, ov) == driver_info.ONEVIEW:
             # A deploy that failed because OneView took the hardware: the
             # workload never ran, and the hardware is not ours to touch.
             LOG.warning('Node %(node)s: server hardware %(hw)s is in use by '

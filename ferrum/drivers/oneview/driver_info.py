@@ -11,6 +11,13 @@ allocation spec says::
 ``driver_info applied_server_profile_uri`` is written by the driver when it
 applies a profile and removed when it deletes it: it is how ferrum tells
 its own profile from one a OneView user applied (:func:`ownership`).
+
+Every profile ferrum applies is named ``<label> [<node uuid>]``
+(:func:`profile_name`). The URI is known only once OneView's task has
+finished, so a conductor that dies while OneView applies the profile
+leaves it unrecorded; its name still says whose it is
+(:func:`named_for`), and recovery, take-over, tear-down and the periodic
+tasks treat such a profile as ferrum's, never as a OneView user's.
 """
 
 import dataclasses
@@ -34,10 +41,16 @@ PROPERTIES = {
                   'e.g. /rest/server-hardware/<id>.',
     APPLIED_PROFILE_URI: 'Written by the driver. URI of the server profile '
                          'ferrum applied to the hardware; a profile with '
-                         'another URI means a OneView user has the '
-                         'hardware. Set it only when migrating nodes '
-                         '(ferrum-oneview-migrate does).',
+                         'another URI, not named "<label> [<node uuid>]", '
+                         'means a OneView user has the hardware. Set it '
+                         'only when migrating nodes (ferrum-oneview-migrate '
+                         'does).',
 }
+
+#: driver_internal_info key: the name of the profile being applied, written
+#: before the request goes to OneView and removed once the URI is recorded
+#: (or no such profile exists): an interrupted apply leaves it behind.
+APPLYING = 'oneview_applying'
 
 #: Ownership of a node's server hardware (the spec's three rules).
 FREE = 'free'
@@ -130,6 +143,21 @@ def ownership(hardware_profile_uri: str | None,
     if hardware_profile_uri == applied_profile_uri:
         return FERRUM
     return ONEVIEW
+
+
+def profile_name(label: str, node_uuid: str) -> str:
+    """The name of a profile ferrum applies to ``node_uuid``'s hardware.
+
+    The node UUID in brackets is the rule :func:`named_for` checks; never
+    change it without a migration: profiles on hardware carry it.
+    """
+    return '%s [%s]' % (label, node_uuid)
+
+
+def named_for(name: Any, node_uuid: str) -> bool:
+    """Whether a profile called ``name`` is one ferrum applied to the node
+    ``node_uuid`` (see :func:`profile_name`)."""
+    return isinstance(name, str) and name.endswith('[%s]' % node_uuid)
 
 
 def compatibility_errors(hardware: Mapping[str, Any],

@@ -28,11 +28,11 @@ _FROM_ONEVIEW = {name: device
 class OneViewManagement(base.ManagementInterface):
     """Boot device through the boot order of ferrum's server profile."""
 
-
     def check_configuration(self, conf: cfg.ConfigOpts) -> None:
         """[oneview] must be complete; credentials are tried in the
         background (see ``client.check_configuration``)."""
         client_mod.check_configuration(conf)
+
     def get_properties(self) -> dict[str, str]:
         return dict(driver_info.PROPERTIES)
 

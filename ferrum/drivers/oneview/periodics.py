@@ -17,6 +17,11 @@ under its own lock after checking again that it is still in the state the
 list showed, and one node failing is logged and skipped: it never ends the
 run. When OneView cannot be listed, the run changes nothing.
 
+A profile named for its node (:func:`driver_info.named_for`) is ferrum's
+even when the node did not record it (an apply interrupted by a crash):
+*taken* reads the name of such a profile when the node says an apply was
+under way, and leaves the node alone.
+
 Nodes are put in maintenance by this driver only with both the reason and
 the ``driver_internal_info`` flag :data:`allocation.IN_USE_FLAG`; *freed*
 acts only on nodes that have both, never on nodes an operator put there.
@@ -134,6 +139,13 @@ def _mark_taken(task: task_manager.Task,
             or node.maintenance or _owner(node, hardware)
             != driver_info.ONEVIEW):
         return  # changed since the list was read
+    if (node.driver_internal_info.get(driver_info.APPLYING)
+            and allocation.owner(task, hardware, allocation.client_for(
+                task)) != driver_info.ONEVIEW):
+        # An apply of ferrum's was interrupted: the profile is named for
+        # this node (now recorded), not a OneView user's. Only such nodes
+        # cost a request, so a run stays at one listing.
+        return
     LOG.warning('Node %(node)s: OneView has its server hardware %(hw)s '
                 '(profile %(profile)s); moving it to maintenance and '
                 'manageable', {'node': node.uuid, 'hw': hardware.get('uri'),

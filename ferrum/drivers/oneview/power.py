@@ -42,11 +42,11 @@ _REQUESTS = {
 class OneViewPower(base.PowerInterface):
     """Power of the node's server hardware, unless OneView's user has it."""
 
-
     def check_configuration(self, conf: cfg.ConfigOpts) -> None:
         """[oneview] must be complete; credentials are tried in the
         background (see ``client.check_configuration``)."""
         client_mod.check_configuration(conf)
+
     def get_properties(self) -> dict[str, str]:
         return dict(driver_info.PROPERTIES)
 
@@ -81,7 +81,7 @@ class OneViewPower(base.PowerInterface):
         node = allocation.params(task)
         ov = allocation.client_for(task)
         hardware = ov.get_server_hardware(node.server_hardware_uri)
-        if allocation.owner(task, hardware) == driver_info.ONEVIEW:
+        if allocation.owner(task, hardware, ov) == driver_info.ONEVIEW:
             raise exception.PowerStateFailure(
                 node=task.node.uuid, state=target,
                 reason='server hardware %s is in use by OneView (profile '

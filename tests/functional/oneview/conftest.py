@@ -31,8 +31,11 @@ the driver's tests:
   ``mode='reset', seconds=S`` every connection is reset for S seconds
   instead, /admin included), ``task_error`` (``match``: substring of
   "<task name> <resource uri>", ``count``, ``error_code``, ``message``),
-  ``slow_task`` (``seconds``, ``match``), ``expire_sessions`` (at once).
-- ``state()``: hardware, profiles, the last 200 tasks, faults, sessions.
+  ``slow_task`` (``seconds``, ``match``), ``hang_request`` (``match``:
+  substring of "METHOD /path", ``seconds``, ``count``: held, then 503
+  without acting), ``expire_sessions`` (at once).
+- ``state()``: hardware, profiles, the last 200 tasks, faults, sessions,
+  ``hanging`` (the requests held now).
 - ``request_counts()``: ``{"total": n, "requests": {"GET
   /rest/server-hardware/{id}": k, ...}}``; ``reset_request_counts()``.
 

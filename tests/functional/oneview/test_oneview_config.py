@@ -14,8 +14,8 @@ from ferrum.api import app as api_app
 from ferrum.common import exception
 from ferrum.conductor import service
 from ferrum.objects import node as node_obj
-from tests.functional.oneview.fixtures import apply_conf
 from tests.conftest import wait_for
+from tests.functional.oneview.fixtures import apply_conf
 from tests.functional.oneview.fixtures import enroll
 
 V = {'X-OpenStack-Ironic-API-Version': '1.65'}
@@ -27,13 +27,19 @@ def _fault(response):
 
 @pytest.mark.parametrize('option, value, words', [
     ('manager_url', None, 'manager_url'),
+    ('username', None, 'set username'),
     ('tls_cacert_file', None, 'tls_cacert_file'),
     ('tls_cacert_file', '/nonexistent/ca.pem',
      'tls_cacert_file /nonexistent/ca.pem is not a readable file'),
+    ('tls_cacert_file', 'NOT-A-CERTIFICATE', 'holds no CA certificate'),
 ])
 def test_start_up_refuses_incomplete_options(conf, db, oneview_simulator,
-                                             option, value, words):
+                                             tmp_path, option, value, words):
     apply_conf(conf, oneview_simulator)
+    if value == 'NOT-A-CERTIFICATE':
+        value = tmp_path / 'not-a-ca.pem'
+        value.write_text('this is no certificate\n')
+        value = str(value)
     conf.set_override(option, value, 'oneview')
     with pytest.raises(exception.DriverLoadError) as caught:
         service.ConductorService(conf, db=db).start(start_periodics=False)
@@ -74,9 +80,13 @@ def _deploy(client, node, db):
 
 def test_wrong_password_is_400_and_logins_back_off(api, oneview_simulator,
                                                    caplog, db):
-    conductor, client = api(password='not-the-password')
-    node = enroll(conductor, oneview_simulator)
     with caplog.at_level(logging.DEBUG):
+        conductor, client = api(password='not-the-password')
+        # Checked once at start-up, in the background: a warning, and the
+        # conductor runs (the appliance may be the one that is wrong).
+        wait_for(lambda: 'could not be verified at start-up' in caplog.text,
+                 timeout=30, what='the start-up login check')
+        node = enroll(conductor, oneview_simulator)
         first = _deploy(client, node, db)
         second = _deploy(client, node, db)
     assert first.status_code == 400, first.get_data(as_text=True)
@@ -98,6 +108,25 @@ def test_wrong_ca_is_400_naming_the_option(api, oneview_simulator,
     response = _deploy(client, node, db)
     assert response.status_code == 400, response.get_data(as_text=True)
     assert 'tls_cacert_file (%s)' % other in _fault(response)
+
+
+def test_a_ca_file_removed_at_run_time_is_400_naming_it(
+        api, oneview_simulator, tmp_path, db):
+    """Not 503 "did not answer": the appliance is fine, the file is not."""
+    ca_file = tmp_path / 'ca.pem'
+    ca_file.write_bytes(open(oneview_simulator.ca_file, 'rb').read())
+    conductor, client = api(tls_cacert_file=str(ca_file))
+    node = enroll(conductor, oneview_simulator)
+    ca_file.unlink()
+    response = _deploy(client, node, db)
+    assert response.status_code == 400, response.get_data(as_text=True)
+    assert 'tls_cacert_file %s is not a readable file' % ca_file in (
+        _fault(response))
+    ca_file.write_text('no certificate here\n')
+    response = _deploy(client, node, db)
+    assert response.status_code == 400, response.get_data(as_text=True)
+    assert 'tls_cacert_file %s holds no CA certificate' % ca_file in (
+        _fault(response))
 
 
 def test_unknown_server_hardware_is_400_naming_the_uri(api,

@@ -199,16 +199,21 @@ def test_a_slow_apply_that_times_out_is_still_cleaned_up(
     sim = oneview_simulator
     node = _available(ov_conductor, db, sim)
     conf.set_override('task_timeout', 1, 'oneview')
-    sim.fault('slow_task', seconds=30, match='Create')
+    sim.fault('slow_task', seconds=5, match='Create')
     node = act(ov_conductor, db, node, 'deploy')
     assert node.provision_state == 'deploy failed'
     assert 'task_timeout' in node.last_error
     # OneView went on applying it: ferrum recorded it, so it is ours.
     assert node.driver_info[APPLIED] == profiles(sim)[0]['uri']
     sim.clear_faults()
+    # Tear-down waits for OneView to finish the apply before removing it.
+    conf.set_override('task_timeout', 30, 'oneview')
     node = act(ov_conductor, db, node, 'deleted')
     assert (node.provision_state, node.last_error) == ('available', None)
     assert profiles(sim) == []
+    create, delete = tasks(sim, 'Create')[-1], tasks(sim, 'Delete')[-1]
+    assert create['taskState'] == 'Completed'
+    assert create['modified'] <= delete['created']
 
 
 def test_deploy_is_refused_at_once_while_the_appliance_is_down(

@@ -203,3 +203,39 @@ def test_interval_and_switch_decide_whether_the_tasks_run(
     conf.set_override('enable_periodic_tasks', False, 'oneview')
     assert scheduled() == set()
     assert isinstance(ov_conductor, service.ConductorService)
+
+
+def test_taken_knows_a_profile_named_for_its_node_from_a_users(
+        ov_conductor, db, oneview_simulator):
+    """An available node whose apply was interrupted (the announcement
+    left behind, its profile on the hardware, unrecorded) is not taken
+    for OneView's: the name says whose it is. Only that node costs a
+    request beyond the listing."""
+    sim = oneview_simulator
+    ours = _available(ov_conductor, db, sim)
+    theirs = _available(ov_conductor, db, sim, 1)
+    hw_uri = ours.driver_info['server_hardware_uri']
+    with task_manager.acquire(ov_conductor.ctx, ours.id,
+                              purpose='test: an apply the crash cut') as task:
+        name = allocation.cleaning_profile_name(task)
+        task.node.driver_internal_info = dict(
+            task.node.driver_internal_info, oneview_applying=name)
+        profile = allocation.client_for(task).create_profile(
+            sim.template_uri, hw_uri, name)
+    sim.take(theirs.driver_info['server_hardware_uri'])
+    sim.reset_request_counts()
+    assert run_taken(ov_conductor) == 1
+    counts = sim.request_counts()['requests']
+    assert counts == {'GET /rest/server-hardware': 1,
+                      'GET /rest/server-profiles/{id}': 1}
+    ours, theirs = get(db, ours), get(db, theirs)
+    assert (ours.provision_state, ours.maintenance) == ('available', False)
+    assert ours.driver_info['applied_server_profile_uri'] == profile
+    assert 'oneview_applying' not in ours.driver_internal_info
+    assert (theirs.provision_state, theirs.maintenance_reason) == (
+        'manageable', REASON)
+    # ... and it is removed as ferrum's when the node is next cleaned.
+    ours = act(ov_conductor, db, ours, 'manage')
+    ours = act(ov_conductor, db, ours, 'provide')
+    assert (ours.provision_state, ours.last_error) == ('available', None)
+    assert sim.hardware(hw_uri)['serverProfileUri'] is None

@@ -5,6 +5,7 @@ import math
 import os
 import socket
 import ssl
+import threading
 import time
 
 import pytest
@@ -286,6 +287,32 @@ def test_slow_task_times_out_in_the_client(oneview_simulator,
         hw.update_power_state({'powerState': 'On'}, timeout=0.5)
     assert oneview_simulator.hardware(hw.data['uri'])['powerState'] == (
         'PoweringOn')
+
+
+def test_hang_request_holds_then_drops_without_acting(oneview_simulator,
+                                                     oneview_client):
+    sim = oneview_simulator
+    hw_uri = sim.hardware_uris()[0]
+    sim.fault('hang_request', match='POST /rest/server-profiles',
+              seconds=30)
+    failures = []
+
+    def create():
+        try:
+            _new_profile(oneview_client, sim, hw_uri)
+        except exceptions.HPOneViewException as exc:
+            failures.append(exc)
+    thread = threading.Thread(target=create)
+    thread.start()
+    held = wait_for(lambda: sim.state()['hanging'], timeout=10,
+                    interval=0.02, what='the request to be held')
+    assert held == ['POST /rest/server-profiles']
+    sim.clear_faults()  # ends the hold at once
+    thread.join(timeout=10)
+    assert not thread.is_alive()
+    assert [f.oneview_response['errorCode'] for f in failures] == [
+        'SERVICE_UNAVAILABLE']
+    assert sim.state()['profiles'] == [] and sim.state()['hanging'] == []
 
 
 def test_request_counts(oneview_simulator):

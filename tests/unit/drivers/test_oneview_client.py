@@ -192,6 +192,8 @@ def test_refused_logins_back_off(client, conf):
 @pytest.mark.parametrize('raised, error, code, words', [
     ('tls', 'OneViewTLSError', 400, 'tls_cacert_file'),
     ('nofile', 'OneViewConfigError', 400, 'is not a readable file'),
+    ('notca', 'OneViewConfigError', 400,
+     'tls_cacert_file /etc/ca.pem holds no CA certificate'),
     ('refused', 'OneViewUnreachable', 503, 'did not answer'),
 ])
 def test_login_failures_get_their_status(client, conf, raised, error, code,
@@ -205,6 +207,10 @@ def test_login_failures_get_their_status(client, conf, raised, error, code,
             'ssl.SSLCertVerificationError: [SSL: CERTIFICATE_VERIFY_FAILED] '
             'certificate verify failed'),
         'nofile': FileNotFoundError(2, 'No such file or directory'),
+        'notca': ov_exc.HPOneViewException(
+            'Failure during login attempt.\n Traceback ...\nssl.SSLError: '
+            '[X509: NO_CERTIFICATE_OR_CRL_FOUND] no certificate or crl '
+            'found (_ssl.c:4154)'),
         'refused': ssl.SSLZeroReturnError('TLS/SSL connection has been '
                                           'closed (EOF)'),
     }[raised]

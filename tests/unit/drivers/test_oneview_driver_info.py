@@ -99,3 +99,14 @@ def test_every_mismatch_is_named():
                   'server_hardware_type_uri is /rest/x',
                   'enclosure_group_uri is /rest/y'):
         assert words in text
+
+
+def test_a_profile_is_named_for_its_node_by_the_uuid_in_brackets():
+    uuid = '1be26c0b-03f2-4d2d-ae87-c02d7f33c123'
+    name = di.profile_name('bay-1', uuid)
+    assert name == 'bay-1 [%s]' % uuid
+    assert di.named_for(name, uuid)
+    assert di.named_for(di.profile_name('ferrum cleaning', uuid), uuid)
+    assert not di.named_for(name, '2be26c0b-03f2-4d2d-ae87-c02d7f33c123')
+    assert not di.named_for('OneView user profile %s' % uuid, uuid)
+    assert not di.named_for(None, uuid)
