@@ -30,12 +30,6 @@ _INDEX = 'clean_step_index'
 _MANUAL = 'clean_manual'
 
 
-def automated_clean_enabled(task: base.Task) -> bool:
-    if task.node.automated_clean is not None:
-        return bool(task.node.automated_clean)
-    return bool(task.ctx.conf.conductor.automated_clean)
-
-
 def automated_steps(task: task_manager.Task) -> list[dict[str, Any]]:
     """Steps with priority > 0 from every interface, highest priority first."""
     found = [step for _kind, iface in task.driver.interfaces()
@@ -80,7 +74,7 @@ def do_node_clean(task: task_manager.Task,
                   manual_steps: list[dict[str, Any]] | None = None) -> None:
     """Start cleaning; the node is in ``cleaning``."""
     manual = manual_steps is not None
-    if not manual and not automated_clean_enabled(task):
+    if not manual and not base.automated_clean_enabled(task):
         LOG.info('Node %(node)s: automated cleaning is disabled, skipping',
                  {'node': task.node.uuid})
         task.process_event('manage' if task.node.retired else 'done')

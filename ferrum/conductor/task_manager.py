@@ -52,6 +52,8 @@ from ferrum.objects import node as node_obj
 
 LOG = logging.getLogger(__name__)
 _RELEASE_ATTEMPTS = 3
+#: Written by the lock itself, never restored by an undo.
+_LOCK_COLUMNS = frozenset({'reservation'})
 
 
 class Task:
@@ -101,10 +103,7 @@ class Task:
 
     def _remember_initial_state(self) -> None:
         """What ``_undo_event`` restores when no worker takes the job."""
-        self._initial_state = (self.node.provision_state,
-                               self.node.target_provision_state,
-                               self.node.last_error,
-                               self.node.target_power_state)
+        self._initial_state = self.node.snapshot()
 
     def _reserve(self, node_id: int | str, retry: bool) -> node_obj.Node:
         conf = self.ctx.conf.conductor
@@ -335,12 +334,12 @@ class Task:
     def _undo_event(self) -> None:
         """The job could not be handed on: put the node back as it was."""
         LOG.warning('Node %(node)s: could not hand %(purpose)s to a worker; '
-                    'back to %(state)s', {'node': self.node.uuid,
-                                  'purpose': self.purpose,
-                                  'state': self._initial_state[0]})
-        (self.node.provision_state, self.node.target_provision_state,
-         self.node.last_error, self.node.target_power_state) = (
-             self._initial_state)
+                    'back to %(state)s',
+                    {'node': self.node.uuid, 'purpose': self.purpose,
+                     'state': self._initial_state['provision_state']})
+        # Every field, not only the state: the block may have changed
+        # others (maintenance, instance_info) for the work it started.
+        self.node.restore(self._initial_state, keep=_LOCK_COLUMNS)
         self.release()
 
 

@@ -495,6 +495,15 @@ class NetworkInterface(BaseInterface):
         """
 
 
+def automated_clean_enabled(task: Task) -> bool:
+    """Whether the conductor cleans the node on ``provide`` and after
+    ``tear_down``: the node's ``automated_clean``, or else
+    ``[conductor] automated_clean``."""
+    if task.node.automated_clean is not None:
+        return bool(task.node.automated_clean)
+    return bool(task.ctx.conf.conductor.automated_clean)
+
+
 PASSTHRU = '_ferrum_passthru'
 
 

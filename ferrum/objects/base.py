@@ -148,6 +148,22 @@ class Row:
         return {name: getattr(self, name) for name in self.COLUMNS
                 if getattr(self, name) != self._loaded[name]}
 
+    def snapshot(self) -> dict[str, Any]:
+        """The column values as loaded or last saved (for :meth:`restore`).
+
+        Cheap: the loaded JSON values are already private copies, and are
+        replaced, never changed, when the row is saved.
+        """
+        return dict(self._loaded)
+
+    def restore(self, snapshot: Mapping[str, Any],
+                keep: frozenset[str] = frozenset()) -> None:
+        """Set every column back to ``snapshot``, but those in ``keep``."""
+        for name, value in snapshot.items():
+            if name not in keep:
+                setattr(self, name, copy.deepcopy(value)
+                        if name in self.JSON_COLUMNS else value)
+
     def _mark_saved(self, values: Mapping[str, Any]) -> None:
         """Record ``values`` as what the database now holds."""
         self.__dict__.update(values)

@@ -31,7 +31,8 @@ from typing import Any
 
 import appliance
 import servers
-from appliance import Appliance, ApplianceError
+from appliance import Appliance
+from appliance import ApplianceError
 
 API_VERSION = {'currentVersion': 2000, 'minimumVersion': 120}
 _KINDS = ('server-hardware', 'server-profiles', 'server-profile-templates',
@@ -138,7 +139,8 @@ def routes(app: Appliance) -> list[tuple[str, str, Callable[..., Reply]]]:
         ('POST', '/rest/login-sessions', login),
         ('PUT', '/rest/login-sessions', relogin),
         ('DELETE', '/rest/login-sessions', logout),
-        ('GET', '/rest/tasks/{id}', lambda m, *a: Reply(app.get('tasks', m[0]))),
+        ('GET', '/rest/tasks/{id}',
+         lambda m, *a: Reply(app.get('tasks', m[0]))),
         ('PUT', '/rest/server-hardware/{id}/powerState',
          lambda m, q, body, t: _task(servers.set_power(
              app, m[0].rsplit('/', 1)[0], body))),

@@ -10,7 +10,10 @@ rest when the task completes.
 import copy
 from typing import Any
 
-from appliance import Appliance, ApplianceError, public, timestamp
+from appliance import Appliance
+from appliance import ApplianceError
+from appliance import public
+from appliance import timestamp
 
 _POWER_STATES = ('On', 'Off')
 _POWER_CONTROLS = ('MomentaryPress', 'PressAndHold', 'ColdBoot', 'Reset')

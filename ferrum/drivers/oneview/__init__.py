@@ -6,7 +6,8 @@ Enable it with ``enabled_hardware_types = oneview``, ``enabled_power_interfaces
 ``enabled_deploy_interfaces = oneview``, and the ``[oneview]`` options. It
 needs the hpOneView library (``pip install "ferrum[oneview]"``): without it
 the conductor refuses to start and names the missing library. See
-doc/oneview.md; the node fields are in :mod:`ferrum.drivers.oneview.driver_info`.
+doc/oneview.md; the node fields are in
+:mod:`ferrum.drivers.oneview.driver_info`.
 """
 
 import importlib

@@ -31,8 +31,8 @@ import math
 import os
 import ssl
 import sys
-import time
 import threading
+import time
 import urllib.parse
 from collections.abc import Callable
 from typing import Any, TypeVar
@@ -277,7 +277,7 @@ class Client:
                 if isinstance(error, OneViewLoginError):
                     self._back_off(error)
                 LOG.warning('OneView login failed: %s', error)
-                raise error
+                raise error from exc
             LOG.info('Logged in to OneView appliance %s as %s',
                      self.settings.address, self.settings.username)
             self._session = session
@@ -309,8 +309,9 @@ class Client:
                 reason=_UNUSABLE_CA % (self.settings.ca_file, reason))
         if isinstance(exc, ssl.SSLCertVerificationError) or any(
                 word in text for word in _TLS_WORDS):
-            return OneViewTLSError(address=address, user=self.settings.username,
-                                   reason=reason, ca=self.settings.ca_file)
+            return OneViewTLSError(
+                address=address, user=self.settings.username,
+                reason=reason, ca=self.settings.ca_file)
         if isinstance(exc, (OSError, http.client.HTTPException)) or (
                 _error_code(exc) in _UNAVAILABLE_ERRORS
                 or any(word in text for word in _UNREACHABLE_WORDS)):
@@ -350,12 +351,13 @@ class Client:
             try:
                 return func(session)
             except ov_exceptions.HPOneViewTaskError as exc:
-                raise OneViewTaskError(action=action, reason=_reason(exc))
+                raise OneViewTaskError(action=action,
+                                       reason=_reason(exc)) from exc
             except ov_exceptions.HPOneViewTimeout:
                 raise OneViewTaskError(
                     action=action, reason='still running after %ss '
                     '([oneview] task_timeout); OneView may still finish it'
-                    % self.settings.task_timeout)
+                    % self.settings.task_timeout) from None
             except ov_exceptions.HPOneViewException as exc:
                 code = _error_code(exc)
                 if code in _SESSION_ERRORS and attempt == 1:
@@ -366,14 +368,15 @@ class Client:
                 if code in _UNAVAILABLE_ERRORS:
                     raise OneViewUnreachable(address=self.settings.address,
                                              action=action,
-                                             reason=_reason(exc))
+                                             reason=_reason(exc)) from exc
                 if not_found is not None and (
                         code in _NOT_FOUND_ERRORS
                         or 'not found' in _reason(exc).lower()):
                     raise OneViewNotFound(
                         what=not_found[0], uri=not_found[1], action=action,
-                        key=_WHERE_FROM.get(not_found[0], 'driver_info'))
-                raise OneViewError(action=action, reason=_reason(exc))
+                        key=_WHERE_FROM.get(not_found[0],
+                                            'driver_info')) from exc
+                raise OneViewError(action=action, reason=_reason(exc)) from exc
             except (FileNotFoundError, PermissionError,
                     IsADirectoryError):
                 # hpOneView reads the CA file at every connection: it was
@@ -384,7 +387,7 @@ class Client:
                 raise OneViewTLSError(
                     address=self.settings.address,
                     user=self.settings.username, reason=_reason(exc),
-                    ca=self.settings.ca_file)
+                    ca=self.settings.ca_file) from exc
             except ssl.SSLError as exc:
                 if not any(word in str(exc) for word in _CA_FILE_WORDS):
                     raise self._unreached(action, exc) from None
@@ -553,8 +556,9 @@ def check_configuration(conf: cfg.ConfigOpts) -> None:
     """Check the [oneview] options; verify the login in the background.
 
     Called when the conductor starts. Missing or unreadable options, and a
-    CA file without a certificate, raise (the conductor does not start); wrong credentials or an appliance that
-    is down are only logged, since the appliance may come back.
+    CA file without a certificate, raise (the conductor does not start);
+    wrong credentials or an appliance that is down are only logged, since
+    the appliance may come back.
 
     :raises OneViewConfigError: naming the option to fix.
     """

@@ -22,8 +22,7 @@ from oslo_config import cfg
 
 from ferrum.common import exception
 from ferrum.common import states
-from ferrum.conductor import cleaning
-from ferrum.conductor import context as context_mod
+from ferrum.drivers import base
 from ferrum.drivers.ipmi import deploy as ramdisk
 from ferrum.drivers.oneview import allocation
 from ferrum.drivers.oneview import client as client_mod
@@ -74,7 +73,7 @@ class OneViewDeploy(ramdisk.RamdiskDeploy):
                          'hw': node.server_hardware_uri})
             return
         super().tear_down(task)
-        if not cleaning.automated_clean_enabled(task):
+        if not base.automated_clean_enabled(task):
             allocation.deallocate(task)
 
     def prepare_cleaning(self, task: 'Task') -> str | None:
@@ -87,7 +86,7 @@ class OneViewDeploy(ramdisk.RamdiskDeploy):
             task.node.driver_internal_info = info
             task.node.save()
             raise exception.CleaningFailure(node=task.node.uuid,
-                                            reason=str(exc))
+                                            reason=str(exc)) from exc
         return None
 
     def tear_down_cleaning(self, task: 'Task') -> None:
@@ -97,15 +96,15 @@ class OneViewDeploy(ramdisk.RamdiskDeploy):
 
     @decorators.periodic(spacing=periodics.spacing)
     def periodic_check_nodes_taken_by_oneview(
-            self, ctx: context_mod.ConductorContext) -> None:
+            self, ctx: base.ConductorView) -> None:
         periodics.check_nodes_taken_by_oneview(ctx)
 
     @decorators.periodic(spacing=periodics.spacing)
     def periodic_check_nodes_freed_by_oneview(
-            self, ctx: context_mod.ConductorContext) -> None:
+            self, ctx: base.ConductorView) -> None:
         periodics.check_nodes_freed_by_oneview(ctx)
 
     @decorators.periodic(spacing=periodics.spacing)
     def periodic_check_nodes_taken_on_cleanfail(
-            self, ctx: context_mod.ConductorContext) -> None:
+            self, ctx: base.ConductorView) -> None:
         periodics.check_nodes_taken_on_cleanfail(ctx)

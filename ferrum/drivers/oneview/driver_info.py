@@ -6,7 +6,8 @@ profiles are made from in ``properties/capabilities``, as the dynamic
 allocation spec says::
 
     driver_info:  server_hardware_uri = /rest/server-hardware/<id>
-    properties:   capabilities = "server_profile_template_uri:/rest/server-profile-templates/<id>"
+    properties:   capabilities =
+        "server_profile_template_uri:/rest/server-profile-templates/<id>"
 
 ``driver_info applied_server_profile_uri`` is written by the driver when it
 applies a profile and removed when it deletes it: it is how ferrum tells
@@ -163,7 +164,8 @@ def named_for(name: Any, node_uuid: str) -> bool:
 def compatibility_errors(hardware: Mapping[str, Any],
                          template: Mapping[str, Any],
                          node: OneViewNode) -> list[str]:
-    """Why profiles of ``template`` cannot go on ``hardware`` (empty: they can).
+    """Why profiles of ``template`` cannot go on ``hardware`` (empty: they
+    can).
 
     The template must be for the hardware's server hardware type and
     enclosure group, manage the boot order (the management interface sets

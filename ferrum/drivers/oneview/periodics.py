@@ -33,12 +33,8 @@ from typing import Any
 
 from oslo_config import cfg
 
-from ferrum.common import exception
 from ferrum.common import states
-from ferrum.conductor import cleaning
-from ferrum.conductor import context as context_mod
-from ferrum.conductor import ownership
-from ferrum.conductor import task_manager
+from ferrum.drivers import base
 from ferrum.drivers.oneview import allocation
 from ferrum.drivers.oneview import client as client_mod
 from ferrum.drivers.oneview import driver_info
@@ -57,27 +53,69 @@ def spacing(conf: cfg.ConfigOpts) -> float:
     return float(conf.oneview.periodic_check_interval)
 
 
-def _candidates(ctx: context_mod.ConductorContext,
-                filters: dict[str, Any],
-                predicate: Callable[[Any], bool] | None = None) -> list[Any]:
-    if HARDWARE_TYPE not in ctx.drivers.hardware_types:
-        return []
-    rows = ownership.node_rows(ctx, _COLUMNS,
-                               dict(filters, driver=HARDWARE_TYPE))
-    return [row for row in rows if predicate is None or predicate(row)]
+class _Run:
+    """One run of a periodic task: OneView's hardware, listed once.
 
+    The listing is read when the first candidate node needs it, so a run
+    with no candidate asks OneView nothing; when it fails, the run changes
+    nothing and says so once.
+    """
 
-def _hardware_by_uri(ctx: context_mod.ConductorContext, purpose: str
-                     ) -> dict[str, dict[str, Any]] | None:
-    """All server hardware by URI, or None (logged) when OneView failed."""
-    try:
-        ov = client_mod.get_client(ctx.conf)
-        listed = ov.list_server_hardware(ctx.conf.oneview.page_size)
-    except client_mod.OneViewError as exc:
-        LOG.error('OneView periodic task "%(purpose)s" skipped this run: '
-                  '%(error)s', {'purpose': purpose, 'error': exc})
-        return None
-    return {str(item.get('uri')): item for item in listed}
+    def __init__(self, ctx: base.ConductorView, purpose: str) -> None:
+        self.ctx = ctx
+        self.purpose = purpose
+        self.changed = 0
+        self._listed = False
+        self._hardware: dict[str, dict[str, Any]] | None = None
+
+    def hardware(self) -> dict[str, dict[str, Any]] | None:
+        """All server hardware by URI, or None (logged) when OneView failed."""
+        if not self._listed:
+            self._listed = True
+            try:
+                ov = client_mod.get_client(self.ctx.conf)
+                listed = ov.list_server_hardware(
+                    self.ctx.conf.oneview.page_size)
+            except client_mod.OneViewError as exc:
+                LOG.error('OneView periodic task "%(purpose)s" skipped this '
+                          'run: %(error)s',
+                          {'purpose': self.purpose, 'error': exc})
+            else:
+                self._hardware = {str(item.get('uri')): item
+                                  for item in listed}
+        return self._hardware
+
+    def found(self, row_or_node: Any) -> dict[str, Any] | None:
+        """The listed hardware of a node; None (logged) when not listed."""
+        uri = (row_or_node.driver_info or {}).get(driver_info.HARDWARE_URI)
+        found = (self.hardware() or {}).get(str(uri))
+        if found is None:
+            LOG.warning('Node %(node)s: server hardware %(hw)s is not in '
+                        'OneView; %(purpose)s skips it',
+                        {'node': row_or_node.uuid, 'hw': uri,
+                         'purpose': self.purpose})
+        return found
+
+    def each(self, filters: dict[str, Any],
+             predicate: Callable[[Any], bool] | None,
+             act: Callable[[base.Task, dict[str, Any] | None], None],
+             with_hardware: bool = True) -> int:
+        """``act`` on each matching node under its exclusive lock (the one
+        policy of ``ctx.each_node``); returns how many changed state."""
+        def visit(task: base.Task) -> None:
+            found = None
+            if with_hardware:
+                found = self.found(task.node)
+                if found is None:
+                    return
+            before = task.node.provision_state
+            act(task, found)
+            self.changed += task.node.provision_state != before
+
+        self.ctx.each_node(self.purpose, visit, columns=_COLUMNS,
+                           filters=dict(filters, driver=HARDWARE_TYPE),
+                           predicate=predicate, shared=False)
+        return self.changed
 
 
 def _owner(row_or_node: Any, hardware: dict[str, Any]) -> str:
@@ -94,45 +132,12 @@ def _marked_by_us(row_or_node: Any) -> bool:
                     allocation.IN_USE_FLAG))
 
 
-def _each(ctx: context_mod.ConductorContext, rows: list[Any], purpose: str,
-          hardware: dict[str, dict[str, Any]] | None,
-          act: Callable[[task_manager.Task, dict[str, Any] | None], None]
-          ) -> int:
-    """Run ``act`` on each node under its lock; count the nodes changed."""
-    changed = 0
-    for row in rows:
-        found = None
-        if hardware is not None:
-            uri = (row.driver_info or {}).get(driver_info.HARDWARE_URI)
-            found = hardware.get(str(uri))
-            if found is None:
-                LOG.warning('Node %(node)s: server hardware %(hw)s is not '
-                            'in OneView; %(purpose)s skips it',
-                            {'node': row.uuid, 'hw': uri, 'purpose': purpose})
-                continue
-        try:
-            with task_manager.acquire(ctx, row.id, purpose=purpose,
-                                      retry=False) as task:
-                before = task.node.provision_state
-                act(task, found)
-                changed += task.node.provision_state != before
-        except (exception.NodeLocked, exception.NodeNotFound):
-            continue
-        except exception.NoFreeConductorWorker:
-            raise
-        except Exception:
-            LOG.exception('Node %(node)s: %(purpose)s failed; the other '
-                          'nodes are still checked',
-                          {'node': row.uuid, 'purpose': purpose})
-    return changed
-
-
 # ---- taken by OneView while available -----------------------------------
 
 _TAKEN = 'OneView check for hardware taken while available'
 
 
-def _mark_taken(task: task_manager.Task,
+def _mark_taken(task: base.Task,
                 hardware: dict[str, Any] | None) -> None:
     node = task.node
     if (hardware is None or node.provision_state != states.AVAILABLE
@@ -154,7 +159,7 @@ def _mark_taken(task: task_manager.Task,
     task.process_event('manage')
 
 
-def _set_in_use(task: task_manager.Task) -> None:
+def _set_in_use(task: base.Task) -> None:
     task.node.maintenance = True
     task.node.maintenance_reason = allocation.MAINTENANCE_REASON
     task.node.fault = None
@@ -164,30 +169,26 @@ def _set_in_use(task: task_manager.Task) -> None:
     task.node.driver_internal_info = info
 
 
-def check_nodes_taken_by_oneview(ctx: context_mod.ConductorContext) -> int:
+def check_nodes_taken_by_oneview(ctx: base.ConductorView) -> int:
     """Available nodes whose hardware OneView took: maintenance, manageable.
 
     :returns: how many nodes were moved.
     """
-    rows = _candidates(ctx, {'provision_state': states.AVAILABLE,
-                             'maintenance': False})
-    if not rows:
-        return 0
-    hardware = _hardware_by_uri(ctx, _TAKEN)
-    if hardware is None:
-        return 0
-    # Most available nodes are not taken: decide on the listed data first
-    # and lock only the nodes that change (the lock re-checks).
-    taken = [row for row in rows if _is_taken(row, hardware)]
-    return _each(ctx, taken, _TAKEN, hardware, _mark_taken)
+    run = _Run(ctx, _TAKEN)
 
+    def taken(row: Any) -> bool:
+        # Most available nodes are not taken: decide on the listed data
+        # first and lock only the nodes that change (the lock re-checks).
+        # Hardware OneView does not list is locked too, to be reported.
+        hardware = run.hardware()
+        if hardware is None:
+            return False
+        found = hardware.get(str((row.driver_info or {}).get(
+            driver_info.HARDWARE_URI)))
+        return found is None or _owner(row, found) == driver_info.ONEVIEW
 
-def _is_taken(row: Any, hardware: dict[str, dict[str, Any]]) -> bool:
-    """Whether the listed hardware shows ``row``'s as OneView's (or unknown,
-    which ``_each`` reports)."""
-    found = hardware.get(str((row.driver_info or {}).get(
-        driver_info.HARDWARE_URI)))
-    return found is None or _owner(row, found) == driver_info.ONEVIEW
+    return run.each({'provision_state': states.AVAILABLE,
+                     'maintenance': False}, taken, _mark_taken)
 
 
 # ---- freed by OneView ------------------------------------------------------
@@ -195,7 +196,7 @@ def _is_taken(row: Any, hardware: dict[str, dict[str, Any]]) -> bool:
 _FREED = 'OneView check for hardware freed'
 
 
-def _provide_freed(task: task_manager.Task,
+def _provide_freed(task: base.Task,
                    hardware: dict[str, Any] | None) -> None:
     node = task.node
     if (hardware is None or node.provision_state != states.MANAGEABLE
@@ -211,41 +212,20 @@ def _provide_freed(task: task_manager.Task,
     info = dict(node.driver_internal_info)
     info.pop(allocation.IN_USE_FLAG, None)
     node.driver_internal_info = info
-    task.process_event('provide')
-    task.spawn_after(cleaning.do_node_clean, task)
+    # The verb an operator would use: when no worker is free, the conductor
+    # puts the node back as it was (still marked) for the next run.
+    task.start('provide')
 
 
-def _restore_in_use(ctx: context_mod.ConductorContext, node_id: int) -> None:
-    """No worker took the cleaning: keep the node marked for the next run."""
-    with task_manager.acquire(ctx, node_id, purpose=_FREED) as task:
-        if (task.node.provision_state == states.MANAGEABLE
-                and not task.node.maintenance):
-            _set_in_use(task)
-
-
-def check_nodes_freed_by_oneview(ctx: context_mod.ConductorContext) -> int:
+def check_nodes_freed_by_oneview(ctx: base.ConductorView) -> int:
     """Nodes this driver put in maintenance whose hardware is free again:
     out of maintenance, then provided (cleaned, then available).
 
     :returns: how many nodes were provided.
     """
-    rows = _candidates(ctx, {'provision_state': states.MANAGEABLE,
-                             'maintenance': True}, _marked_by_us)
-    if not rows:
-        return 0
-    hardware = _hardware_by_uri(ctx, _FREED)
-    if hardware is None:
-        return 0
-    changed = 0
-    for row in rows:
-        try:
-            changed += _each(ctx, [row], _FREED, hardware, _provide_freed)
-        except exception.NoFreeConductorWorker:
-            LOG.warning('Node %(node)s: no free worker to clean it; it is '
-                        'tried again at the next run', {'node': row.uuid})
-            _restore_in_use(ctx, row.id)
-            break
-    return changed
+    return _Run(ctx, _FREED).each(
+        {'provision_state': states.MANAGEABLE, 'maintenance': True},
+        _marked_by_us, _provide_freed)
 
 
 # ---- clean failed because OneView had the hardware --------------------------
@@ -258,7 +238,7 @@ def _failed_on_taken(row_or_node: Any) -> bool:
         allocation.ALLOCATION_ERROR) == allocation.ALLOCATION_ERROR_VALUE)
 
 
-def _manage_clean_failed(task: task_manager.Task,
+def _manage_clean_failed(task: base.Task,
                          _hardware: dict[str, Any] | None) -> None:
     node = task.node
     if node.provision_state != states.CLEANFAIL or not _failed_on_taken(node):
@@ -270,12 +250,12 @@ def _manage_clean_failed(task: task_manager.Task,
     task.process_event('manage')
 
 
-def check_nodes_taken_on_cleanfail(ctx: context_mod.ConductorContext) -> int:
+def check_nodes_taken_on_cleanfail(ctx: base.ConductorView) -> int:
     """Nodes in clean failed because OneView had the hardware: maintenance,
     manageable. Reads only the database.
 
     :returns: how many nodes were moved.
     """
-    rows = _candidates(ctx, {'provision_state': states.CLEANFAIL},
-                       _failed_on_taken)
-    return _each(ctx, rows, _CLEANFAIL, None, _manage_clean_failed)
+    return _Run(ctx, _CLEANFAIL).each(
+        {'provision_state': states.CLEANFAIL}, _failed_on_taken,
+        _manage_clean_failed, with_hardware=False)
