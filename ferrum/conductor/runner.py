@@ -8,6 +8,7 @@ importing the conductor.
 """
 
 import logging
+import threading
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
@@ -90,6 +91,7 @@ class _Visit:
         self.shared = shared
         self.done = 0
         self.stopped = False
+        self._lock = threading.Lock()  # visits may run on several threads
         self.error: exception.DatabaseUnavailable | None = None
 
     def __call__(self, row: Any) -> bool:
@@ -123,5 +125,6 @@ class _Visit:
             LOG.exception('Node %(node)s: %(purpose)s failed unexpectedly',
                           {'node': row.uuid, 'purpose': self.purpose})
             return True
-        self.done += 1
+        with self._lock:
+            self.done += 1
         return True
