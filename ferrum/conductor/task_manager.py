@@ -189,6 +189,11 @@ class Task:
         runs after that work, on the same worker.
         """
         self._require_exclusive('spawn_after')
+        if self._spawn is not None:
+            raise RuntimeError('Node %s: %s already handed work on (%s); '
+                               'a task hands on one piece of work'
+                               % (self.node.uuid, self.purpose,
+                                  getattr(self._spawn[0], '__name__', '?')))
         self._spawn = (func, args)
 
     def _run_spawned(self, func: Callable[..., Any],

@@ -48,8 +48,8 @@ class ProvisionTimeouts:
 
         def fail(task: task_manager.Task) -> None:
             state = task.node.provision_state
-            if state not in timeouts:
-                return  # it moved on while we looked
+            if state not in timeouts or not expired(task.node):
+                return  # it moved on (or waits anew) since we looked
             error = ('Timeout reached while waiting in "%s" for %d seconds '
                      '([conductor]%s)' % (state, timeouts[state],
                                           _TIMEOUTS[state]))

@@ -19,10 +19,16 @@ Rules every implementation follows:
   meanwhile, and the method may change it; *shared* means it must only
   read (or call ``task.upgrade_lock()`` first).
 * Raise :class:`ferrum.common.exception.DriverError` (or a subclass) with a
-  message that says what failed and what to do; it becomes the node's
-  ``last_error`` and one log line. Any other exception is treated as a bug
+  message that says what failed and what to do. In a flow (the work the
+  conductor runs on a worker: deploy, clean, tear down, inspect, power
+  changes, vendor methods marked asynchronous) it becomes the node's
+  ``last_error`` and one log line; any other exception is treated as a bug
   in the driver: the node fails the same way, and the log gets the
-  traceback.
+  traceback. A method the API calls and waits for (``validate``, boot
+  devices, VIFs, ``heartbeat``, synchronous vendor methods) raises to the
+  client instead: the exception's ``code`` is the HTTP status, so raise
+  one that says what the client can do (400 for bad input, 409 for a
+  refusal, 503 for hardware that does not answer).
 * Never log or put into an exception a value of ``driver_info`` whose key
   contains ``password`` or is listed in the interface's
   ``secret_properties``.
@@ -34,7 +40,10 @@ Rules every implementation follows:
   method (``POST /v1/nodes/{node}/vendor_passthru``), or
   :meth:`DeployInterface.heartbeat` (``POST /v1/heartbeat/{node}``, which
   a ramdisk agent calls). A wait that nobody ends fails after its
-  ``[conductor]*_callback_timeout`` (``inspect_wait_timeout``).
+  ``[conductor]*_callback_timeout`` (``inspect_wait_timeout``). After
+  ``task.upgrade_lock()`` the node is read again: check that it still
+  waits before ``task.resume()`` (an abort or the timeout may have moved
+  it meanwhile).
 """
 
 import abc
@@ -402,6 +411,11 @@ class DeployInterface(BaseInterface):
         at ``callback_url``, and when the work it waits for is done calls
         ``task.upgrade_lock()`` and ``task.resume()``. Must be quick: it
         runs in the API request. The default refuses heartbeats (400).
+
+        The heartbeat API is public, as in Ironic, and ferrum does not yet
+        check agent tokens: do not take ``callback_url`` or a heartbeat's
+        arrival as proof; confirm the progress with the agent or the
+        hardware before resuming.
 
         :raises HeartbeatNotSupported: this interface takes no heartbeats.
         """

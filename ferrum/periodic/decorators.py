@@ -117,15 +117,25 @@ def node_periodic(purpose: str, spacing: Spacing,
         change the node) or an exclusive one.
 
     The nodes visited, and what happens when ``func`` raises, are those of
-    :meth:`Conductor.each_node`.
+    :meth:`Conductor.each_node`. On a driver interface, ``func`` is called
+    only for nodes that use that interface (an instance of its class as
+    their interface of its kind), as in Ironic: another driver's nodes in
+    the same state are not its business.
     """
     def wrap(func: F) -> F:
         @functools.wraps(func)
         def run(self: Any, conductor: Conductor) -> None:
             max_nodes = limit(conductor.conf) if callable(limit) else limit
+            kind = getattr(self, 'kind', '')
+
+            def visit(task: Any) -> None:
+                if kind and not isinstance(getattr(task.driver, kind, None),
+                                           type(self)):
+                    return
+                func(self, task)
+
             conductor.each_node(
-                purpose, functools.partial(func, self), columns=columns,
-                filters=filters, predicate=predicate, limit=max_nodes,
-                shared=shared)
+                purpose, visit, columns=columns, filters=filters,
+                predicate=predicate, limit=max_nodes, shared=shared)
         return periodic(spacing)(run)  # type: ignore[return-value]
     return wrap

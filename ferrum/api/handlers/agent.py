@@ -3,27 +3,36 @@
 
 As in Ironic (API 1.22 and later; 404 before): both are public, since an
 agent has no credentials, and both only find nodes in which an agent is
-expected (``states.AGENT_STATES``), so they reveal nothing about the rest.
+expected (``states.AGENT_STATES``). Everything else, including a node
+that exists in another state, is the same bare 404, so an anonymous
+caller learns nothing about the other nodes; and what lookup returns of
+the node has its secrets masked as Ironic masks them.
 """
 
+import logging
 from typing import Any
 
 import flask
 
 from ferrum.api import body
 from ferrum.api import microversion
-from ferrum.api import node_lookup
 from ferrum.api import services
 from ferrum.api.schemas import agent as agent_schema
+from ferrum.api.views import node as node_view
 from ferrum.common import exception
 from ferrum.common import states
+from ferrum.objects import base
 from ferrum.objects import node as node_obj
 from ferrum.objects import port as port_obj
 
+LOG = logging.getLogger(__name__)
 _MINOR = 22
-_MAX_ADDRESSES = 64
 #: Seconds between heartbeats an agent should keep (Ironic's default).
 _HEARTBEAT_TIMEOUT = 300
+#: instance_info keys that may carry credentials (Ironic's node_sanitize).
+_INSTANCE_SECRETS = ('configdrive', 'image_url')
+#: driver_internal_info keys holding secrets have one of these in their name.
+_INTERNAL_SECRETS = ('password', 'token', 'secret')
 
 
 def _require_version(what: str) -> None:
@@ -33,14 +42,38 @@ def _require_version(what: str) -> None:
             current=microversion.as_string(microversion.request_version()))
 
 
-def _find(addresses: list[str], node_uuid: str | None) -> node_obj.Node:
-    db = services.db()
-    if node_uuid:
-        return node_obj.Node.get(db, node_uuid)
+def _not_found(ident: str, why: str) -> exception.NodeNotFound:
+    LOG.info('Agent call for node %(node)s refused: %(why)s',
+             {'node': ident[:100], 'why': why})
+    return exception.NodeNotFound(node=ident[:100])
+
+
+def _agent_node(node_ident: int | str, shown: str) -> node_obj.Node:
+    """The node, when it exists and an agent may be running on it.
+
+    :param shown: how the caller named it, for the 404.
+    """
+    try:
+        node = node_obj.Node.get(services.db(), node_ident)
+    except exception.NodeNotFound:
+        raise _not_found(shown, 'no such node') from None
+    if node.provision_state not in states.AGENT_STATES:
+        raise _not_found(shown, 'provision state "%s"'
+                         % node.provision_state)
+    return node
+
+
+def _by_addresses(addresses: list[str]) -> node_obj.Node:
     for address in addresses:
-        for port in port_obj.Port.list(db, address=address, limit=1):
-            return node_obj.Node.get(db, port.node_id)
-    raise exception.NodeNotFound(node=', '.join(addresses)[:100])
+        for port in port_obj.Port.list(services.db(), address=address,
+                                       limit=1):
+            return _agent_node(port.node_id, ','.join(addresses))
+    raise _not_found(','.join(addresses), 'no port has these addresses')
+
+
+def _masked(info: dict[str, Any], secret: Any) -> dict[str, Any]:
+    return {key: node_view.SECRET_MASK if secret(key.lower()) else value
+            for key, value in info.items()}
 
 
 def lookup() -> dict[str, Any]:
@@ -48,33 +81,49 @@ def lookup() -> dict[str, Any]:
     raw = flask.request.args.get('addresses', '')
     addresses = [a.strip().lower() for a in raw.split(',') if a.strip()]
     node_uuid = flask.request.args.get('node_uuid')
-    if len(addresses) > _MAX_ADDRESSES:
+    if node_uuid and not base.is_uuid_like(node_uuid):
         raise exception.InvalidParameterValue(reason=(
-            'Lookup takes at most %d addresses.' % _MAX_ADDRESSES))
+            '"node_uuid" must be a UUID, not "%s".' % node_uuid[:100]))
     if not addresses and not node_uuid:
         raise exception.InvalidParameterValue(reason=(
             'Lookup needs "addresses" (the MAC addresses of the node, comma '
             'separated) or "node_uuid".'))
-    node = _find(addresses, node_uuid)
-    if node.provision_state not in states.AGENT_STATES:
-        raise exception.NodeNotWaiting(node=node.uuid,
-                                       state=node.provision_state)
+    node = (_agent_node(node_uuid, node_uuid) if node_uuid
+            else _by_addresses(addresses))
     return {
-        'node': {'uuid': node.uuid, 'properties': node.properties,
-                 'instance_info': node.instance_info,
-                 'driver_internal_info': node.driver_internal_info},
+        'node': {
+            'uuid': node.uuid, 'properties': node.properties,
+            'instance_info': _masked(
+                node.instance_info,
+                lambda key: 'password' in key or key in _INSTANCE_SECRETS),
+            'driver_internal_info': _masked(
+                node.driver_internal_info,
+                lambda key: any(word in key for word in _INTERNAL_SECRETS)),
+        },
         'config': {'heartbeat_timeout': _HEARTBEAT_TIMEOUT},
     }
+
+
+def _refuse_unknown_field(request: dict[str, Any], field: str,
+                          minor: int) -> None:
+    # Ironic's answer to a field older versions do not have: 400.
+    if field in request and not microversion.at_least(minor):
+        raise exception.InvalidParameterValue(reason=(
+            'Field "%s" not recognised at API version %s; it needs 1.%d.'
+            % (field, microversion.as_string(
+                microversion.request_version()), minor)))
 
 
 def heartbeat(node_ident: str) -> flask.Response:
     _require_version('/v1/heartbeat/{node}')
     request = body.json_body(agent_schema.HEARTBEAT)
-    if 'agent_version' in request:
-        microversion.require(36, 'agent_version in a heartbeat')
-    if 'agent_token' in request:
-        microversion.require(62, 'agent_token in a heartbeat')
-    node = node_lookup.get(node_ident)
-    services.rpc().heartbeat(node.id, request['callback_url'],
-                             request.get('agent_version'))
+    _refuse_unknown_field(request, 'agent_version', 36)
+    _refuse_unknown_field(request, 'agent_token', 62)
+    node = _agent_node(node_ident, node_ident)
+    try:
+        services.rpc().heartbeat(node.id, request['callback_url'],
+                                 request.get('agent_version'))
+    except exception.NodeNotWaiting:
+        # It moved on since it was read: the same answer as above.
+        raise _not_found(node_ident, 'no longer waiting') from None
     return flask.Response(status=202)

@@ -85,11 +85,12 @@ class _Run:
                                   for item in listed}
         return self._hardware
 
-    def found(self, row_or_node: Any) -> dict[str, Any] | None:
+    def found(self, row_or_node: Any, report: bool = True
+              ) -> dict[str, Any] | None:
         """The listed hardware of a node; None (logged) when not listed."""
         uri = (row_or_node.driver_info or {}).get(driver_info.HARDWARE_URI)
         found = (self.hardware() or {}).get(str(uri))
-        if found is None:
+        if found is None and report and self.hardware() is not None:
             LOG.warning('Node %(node)s: server hardware %(hw)s is not in '
                         'OneView; %(purpose)s skips it',
                         {'node': row_or_node.uuid, 'hw': uri,
@@ -102,19 +103,26 @@ class _Run:
              with_hardware: bool = True) -> int:
         """``act`` on each matching node under its exclusive lock (the one
         policy of ``ctx.each_node``); returns how many changed state."""
+        def wanted(row: Any) -> bool:
+            # Decided on the listed data, before any lock: hardware OneView
+            # does not list is reported here and never locked.
+            if predicate is not None and not predicate(row):
+                return False
+            return not with_hardware or self.found(row) is not None
+
         def visit(task: base.Task) -> None:
             found = None
             if with_hardware:
-                found = self.found(task.node)
+                found = self.found(task.node, report=False)
                 if found is None:
-                    return
+                    return  # its URI changed since the row was read
             before = task.node.provision_state
             act(task, found)
             self.changed += task.node.provision_state != before
 
         self.ctx.each_node(self.purpose, visit, columns=_COLUMNS,
                            filters=dict(filters, driver=HARDWARE_TYPE),
-                           predicate=predicate, shared=False)
+                           predicate=wanted, shared=False)
         return self.changed
 
 
@@ -179,12 +187,7 @@ def check_nodes_taken_by_oneview(ctx: base.ConductorView) -> int:
     def taken(row: Any) -> bool:
         # Most available nodes are not taken: decide on the listed data
         # first and lock only the nodes that change (the lock re-checks).
-        # Hardware OneView does not list is locked too, to be reported.
-        hardware = run.hardware()
-        if hardware is None:
-            return False
-        found = hardware.get(str((row.driver_info or {}).get(
-            driver_info.HARDWARE_URI)))
+        found = run.found(row, report=False)
         return found is None or _owner(row, found) == driver_info.ONEVIEW
 
     return run.each({'provision_state': states.AVAILABLE,

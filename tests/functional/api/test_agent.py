@@ -111,22 +111,51 @@ def test_lookup_then_heartbeat_ends_a_clean_wait(conductor, db, client):
 
 def test_lookup_and_heartbeat_find_only_nodes_an_agent_runs_on(client):
     node = _node(client)
+    missing = '8ad1f4ba-0000-4000-8000-000000000000'
+    answers = []
+    for ident in (node['uuid'], missing):
+        response = client.get('/v1/lookup?node_uuid=%s' % ident, headers=V)
+        assert response.status_code == 404
+        answers.append(_fault(response).replace(ident, 'X'))
+        response = client.post('/v1/heartbeat/%s' % ident, headers=V,
+                               json={'callback_url': 'http://x:1'})
+        assert response.status_code == 404
+        answers.append(_fault(response).replace(ident, 'X'))
+    # An existing node in another state looks exactly like no node.
+    assert len(set(answers)) == 1 and 'provision' not in answers[0]
+    response = client.get('/v1/lookup?node_uuid=some-name', headers=V)
+    assert response.status_code == 400
+
+
+def test_lookup_masks_secrets(conductor, db, client):
+    node = _waiting(conductor, db, client, ['deploy'], 'active',
+                    'available')
+    stored = settled(db, _id(db, node), states.DEPLOYWAIT)
+    stored.instance_info = {'image_url': 'http://user:pw@h/x',
+                            'admin_password': 'hunter2',
+                            'configdrive': 'SECRETCD', 'root_gb': 10}
+    stored.driver_internal_info = dict(stored.driver_internal_info,
+                                       agent_secret_token='t0k3n')
+    stored.save()
+    response = client.get('/v1/lookup?node_uuid=%s' % node['uuid'])
+    assert response.status_code == 404  # no version header: 1.1
     response = client.get('/v1/lookup?node_uuid=%s' % node['uuid'],
                           headers=V)
-    assert response.status_code == 404
-    assert 'no ramdisk agent is expected' in _fault(response)
-    response = client.post('/v1/heartbeat/%s' % node['uuid'], headers=V,
-                           json={'callback_url': 'http://x:1'})
-    assert response.status_code == 404
+    found = response.get_json()['node']
+    assert found['instance_info'] == {
+        'image_url': '******', 'admin_password': '******',
+        'configdrive': '******', 'root_gb': 10}
+    assert found['driver_internal_info']['agent_secret_token'] == '******'
+    assert 'hunter2' not in response.get_data(as_text=True)
 
 
 @pytest.mark.parametrize('path, method, body, minor, code', [
     ('/v1/lookup?node_uuid=x', 'GET', None, 21, 404),
     ('/v1/heartbeat/x', 'POST', {'callback_url': 'http://x:1'}, 21, 404),
     ('/v1/heartbeat/x', 'POST', {'callback_url': 'http://x:1',
-                                 'agent_version': '1'}, 35, 406),
+                                 'agent_version': '1'}, 35, 400),
     ('/v1/heartbeat/x', 'POST', {'callback_url': 'http://x:1',
-                                 'agent_token': 't'}, 61, 406),
+                                 'agent_token': 't'}, 61, 400),
     ('/v1/lookup', 'GET', None, 65, 400),
     ('/v1/heartbeat/x', 'POST', {}, 65, 400),
 ])

@@ -85,5 +85,6 @@ class AcmeDeploy(base.DeployInterface):
             return
         if task.node.driver_internal_info.get('acme_progress', 0) < 100:
             return  # still writing: look again next time
-        task.upgrade_lock()
-        task.resume()  # the node goes on to active
+        task.upgrade_lock()  # reads the node again
+        if task.node.provision_state == states.DEPLOYWAIT:
+            task.resume()  # the node goes on to active
