@@ -1,0 +1,89 @@
+# SPDX-License-Identifier: Apache-2.0
+"""The real Placement, in-process through its own fixture, and a conductor
+syncing to it.
+
+``PlacementFixture`` is the fixture nova's functional tests use: the
+Placement WSGI app on a fresh in-memory database, reached through
+wsgi-intercept, which intercepts ``requests`` and so keystoneauth1.
+"""
+
+import pytest
+from keystoneauth1 import loading as ks_loading
+
+from ferrum.conductor import service
+from ferrum.inventory import audit
+from ferrum.inventory import client as client_mod
+from ferrum.inventory import outbox
+from tests.conftest import require_real
+from tests.conftest import wait_for
+
+
+def configure(conf, endpoint, token='admin'):
+    """Point ``conf`` at a Placement running noauth2 (three options)."""
+    conf.register_opts(ks_loading.get_auth_plugin_conf_options('admin_token'),
+                       group='placement')
+    conf.set_override('auth_type', 'admin_token', group='placement')
+    conf.set_override('endpoint', endpoint, group='placement')
+    conf.set_override('token', token, group='placement')
+
+
+@pytest.fixture
+def placement():
+    try:
+        from placement.tests.functional.fixtures import placement as fixture
+    except ImportError:
+        require_real('openstack-placement (pip install -e .[test])')
+    running = fixture.PlacementFixture(token='admin')
+    running.setUp()
+    yield running
+    running.cleanUp()
+
+
+@pytest.fixture
+def pconf(conf, placement):
+    configure(conf, placement.endpoint)
+    conf.set_override('poll_interval', 0.02, group='placement')
+    conf.set_override('outage_retry_interval', 1, group='placement')
+    return conf
+
+
+@pytest.fixture
+def pclient(pconf):
+    """A second client, as an operator's tool or a foreign writer uses."""
+    return client_mod.PlacementClient(pconf)
+
+
+@pytest.fixture
+def synced(pconf, db):
+    """A conductor with Placement sync on (no periodic worker)."""
+    svc = service.ConductorService(pconf, db=db)
+    svc.start(start_periodics=False)
+    yield svc
+    svc.stop()
+
+
+def converged(db, timeout=10.0):
+    """Wait until every queued change was pushed."""
+    wait_for(lambda: outbox.backlog(db).size == 0, timeout,
+             what='the Placement outbox to drain')
+
+
+def assert_no_drift(db, client):
+    """The audit finds nothing: ferrum and Placement agree node by node."""
+    assert audit.drift(db, client, deep=True) == []
+
+
+def provider(client, uuid):
+    """(inventories, traits) of a provider, or None."""
+    inventories = client.get('/resource_providers/%s/inventories' % uuid,
+                             not_found_ok=True)
+    if inventories is None:
+        return None
+    traits = client.get('/resource_providers/%s/traits' % uuid)
+    return inventories['inventories'], set(traits['traits'])
+
+
+def reserved(client, uuid):
+    inventories, _traits = provider(client, uuid)
+    (fields,) = inventories.values()
+    return fields['reserved']
