@@ -71,7 +71,11 @@ def drift(db: db_api.Database, client: client_mod.PlacementClient,
     """
     wanted = _wanted(db)
     providers = _providers(client)
-    managed = _providers(client, '?required=%s' % mapping.MANAGED)
+    try:
+        managed = _providers(client, '?required=%s' % mapping.MANAGED)
+    except client_mod.PlacementRefused:
+        # 400 "no such trait": nothing was ever marked, nothing is managed.
+        managed = {}
     found: list[Drift] = []
     if deep:
         for uuid in sorted(wanted):

@@ -67,6 +67,29 @@ class ConfigInvalid(exception.Invalid):
     msg_fmt = 'Invalid [placement] configuration: %(reason)s'
 
 
+def _check_endpoint(conf: cfg.ConfigOpts) -> None:
+    """Plugins without a service catalog need the endpoint spelled out:
+    keystoneauth would only fail at the first request, as if Placement
+    were down."""
+    group = conf.placement
+    if group.auth_type not in ('admin_token', 'none'):
+        return
+
+    def value(name: str) -> Any:
+        try:
+            return getattr(group, name)
+        except cfg.NoSuchOptError:
+            return None
+
+    if not (group.endpoint_override or value('endpoint')):
+        raise ConfigInvalid(reason='auth_type %s has no service catalog: '
+                            'set [placement] endpoint_override (or, with '
+                            'admin_token, endpoint) to the Placement URL.' % group.auth_type)
+    if group.auth_type == 'admin_token' and not value('token'):
+        raise ConfigInvalid(reason='auth_type admin_token needs [placement] '
+                            'token (with noauth2, "admin").')
+
+
 def _version_tuple(text: str) -> tuple[int, int]:
     major, _, minor = text.partition('.')
     return int(major), int(minor or 0)
@@ -100,6 +123,7 @@ class PlacementClient:
                        % conf.placement.auth_type) from exc
         except (ks_exc.ClientException, ValueError) as exc:
             raise ConfigInvalid(reason=str(exc)) from exc
+        _check_endpoint(conf)
         self._checked = False
         self._lock = threading.Lock()
         #: Requests sent, by method: for benchmarks and the status view.
