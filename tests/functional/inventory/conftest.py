@@ -7,13 +7,20 @@ Placement WSGI app on a fresh in-memory database, reached through
 wsgi-intercept, which intercepts ``requests`` and so keystoneauth1.
 """
 
+import os
+import signal
+import subprocess
+
 import pytest
+import requests
 from keystoneauth1 import loading as ks_loading
 
 from ferrum.conductor import service
 from ferrum.inventory import audit
 from ferrum.inventory import client as client_mod
 from ferrum.inventory import outbox
+from tools import placement_server
+from tests import process
 from tests.conftest import require_real
 from tests.conftest import wait_for
 
@@ -44,6 +51,9 @@ def pconf(conf, placement):
     configure(conf, placement.endpoint)
     conf.set_override('poll_interval', 0.02, group='placement')
     conf.set_override('outage_retry_interval', 1, group='placement')
+    # The fixture's in-memory database is one connection: one request at
+    # a time (the gunicorn Placement serves the concurrent tests).
+    conf.set_override('push_workers', 1, group='placement')
     return conf
 
 
@@ -87,3 +97,54 @@ def reserved(client, uuid):
     inventories, _traits = provider(client, uuid)
     (fields,) = inventories.values()
     return fields['reserved']
+
+
+class PlacementProcess:
+    """The real Placement under gunicorn on loopback, killed and restarted
+    on the same port and database (see tools/placement_server)."""
+
+    def __init__(self, directory, db_url=None):
+        self.directory = str(directory)
+        self.db_url = db_url
+        self.port = process.free_port()
+        self.proc = None
+
+    @property
+    def endpoint(self):
+        return 'http://127.0.0.1:%d' % self.port
+
+    def start(self):
+        argv, env = placement_server.command(self.directory, self.port,
+                                             self.db_url)
+        log = open(os.path.join(self.directory, 'gunicorn.log'), 'ab')
+        self.proc = subprocess.Popen(argv, env=env, stdout=log,
+                                     stderr=subprocess.STDOUT)
+        log.close()
+
+        def answers():
+            if self.proc.poll() is not None:
+                pytest.fail('Placement exited: see %s/gunicorn.log'
+                            % self.directory)
+            try:
+                # The first request waits for the app's import.
+                return requests.get(self.endpoint, timeout=10).ok
+            except requests.RequestException:
+                return False
+        wait_for(answers, timeout=60, interval=0.1, what='Placement to start')
+
+    def kill(self):
+        self.proc.send_signal(signal.SIGKILL)
+        self.proc.wait()
+
+
+@pytest.fixture
+def placement_process(tmp_path):
+    try:
+        import placement.wsgi  # noqa: F401
+    except ImportError:
+        require_real('openstack-placement (pip install -e .[test])')
+    running = PlacementProcess(tmp_path / 'placement')
+    running.start()
+    yield running
+    if running.proc.poll() is None:
+        running.kill()
