@@ -8,13 +8,14 @@ Placement 16.0.0 ships no ``placement-api`` script, so its WSGI callable
 runs under gunicorn, which reads the configuration only from
 ``$OS_PLACEMENT_CONFIG_DIR/placement.conf``: this writes that file into
 DIR (noauth2, so clients send ``X-Auth-Token: admin``; the schema created
-on start-up) and then becomes gunicorn. On SQLite it runs exactly one
+with ``placement-manage db sync``) and then becomes gunicorn. On SQLite it runs exactly one
 worker with one thread: with more, concurrent writes fail with "database
 is locked". ``--db-url`` takes a ``postgresql+psycopg2://`` URL instead.
 """
 
 import argparse
 import os
+import subprocess
 import sys
 
 CONFIG = '''[DEFAULT]
@@ -23,14 +24,15 @@ debug = false
 auth_strategy = noauth2
 [placement_database]
 connection = {url}
-sync_on_startup = true
 '''
 
 
 def command(directory: str, port: int, db_url: str | None = None,
             host: str = '127.0.0.1', workers: int = 1
             ) -> tuple[list[str], dict[str, str]]:
-    """The gunicorn command line and environment (config file written)."""
+    """The gunicorn command line and environment, once the configuration
+    is written and the schema created (by one process: workers that each
+    sync it on start-up race on PostgreSQL)."""
     os.makedirs(directory, exist_ok=True)
     url = db_url or 'sqlite:///%s' % os.path.join(
         os.path.abspath(directory), 'placement.sqlite')
@@ -38,11 +40,15 @@ def command(directory: str, port: int, db_url: str | None = None,
         conf.write(CONFIG.format(url=url))
     if url.startswith('sqlite'):
         workers = 1
-    gunicorn = os.path.join(os.path.dirname(sys.executable), 'gunicorn')
+    bindir = os.path.dirname(sys.executable)
+    env = dict(os.environ, OS_PLACEMENT_CONFIG_DIR=os.path.abspath(directory))
+    subprocess.run([os.path.join(bindir, 'placement-manage'), '--config-dir',
+                    os.path.abspath(directory), 'db', 'sync'],
+                   env=env, check=True, capture_output=True)
+    gunicorn = os.path.join(bindir, 'gunicorn')
     argv = [gunicorn, '--no-control-socket', '--workers', str(workers),
             '--threads', '1', '--bind', '%s:%d' % (host, port),
             '--log-level', 'warning', 'placement.wsgi.api:application']
-    env = dict(os.environ, OS_PLACEMENT_CONFIG_DIR=os.path.abspath(directory))
     return argv, env
 
 

@@ -107,6 +107,7 @@ class PlacementProcess:
         self.directory = str(directory)
         self.db_url = db_url
         self.port = process.free_port()
+        self.workers = 1
         self.proc = None
 
     @property
@@ -115,7 +116,8 @@ class PlacementProcess:
 
     def start(self):
         argv, env = placement_server.command(self.directory, self.port,
-                                             self.db_url)
+                                             self.db_url,
+                                             workers=self.workers)
         log = open(os.path.join(self.directory, 'gunicorn.log'), 'ab')
         self.proc = subprocess.Popen(argv, env=env, stdout=log,
                                      stderr=subprocess.STDOUT)

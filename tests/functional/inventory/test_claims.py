@@ -4,7 +4,9 @@ claims are taken over."""
 
 import datetime
 import threading
+import uuid
 
+import pytest
 import sqlalchemy as sa
 
 from ferrum.conductor import service
@@ -14,6 +16,7 @@ from ferrum.inventory import outbox
 from ferrum.inventory import worker
 from ferrum.objects import base
 from ferrum.objects import node as node_obj
+from tests.functional.inventory.conftest import PlacementProcess
 from tests.functional.inventory.conftest import assert_no_drift
 from tests.functional.inventory.conftest import configure
 from tests.functional.inventory.conftest import converged
@@ -45,10 +48,24 @@ def test_a_dead_conductor_s_claims_are_taken_over(pconf, db, pclient):
     assert_no_drift(db, pclient)
 
 
+@pytest.fixture
+def placement_on_postgresql(tmp_path, postgresql_server):
+    """Placement under gunicorn, two workers, on a PostgreSQL database."""
+    dbname = 'placement_%s' % uuid.uuid4().hex[:12]
+    postgresql_server.create_database(dbname)
+    running = PlacementProcess(tmp_path / 'placement',
+                               db_url=postgresql_server.url(dbname))
+    running.workers = 2
+    running.start()
+    yield running
+    running.kill()
+    postgresql_server.drop_database(dbname)
+
+
 def test_two_conductors_on_postgresql_push_each_change_once(
-        conf, pg_db, placement_process):
-    """Both drain one queue on PostgreSQL into a gunicorn Placement."""
-    configure(conf, placement_process.endpoint)
+        conf, pg_db, placement_on_postgresql):
+    """Both drain one queue on PostgreSQL into a Placement on PostgreSQL."""
+    configure(conf, placement_on_postgresql.endpoint)
     conf.set_override('poll_interval', 0.02, group='placement')
     pconf = conf
     pclient = client_mod.PlacementClient(conf)
