@@ -138,5 +138,6 @@ def heal(pusher: sync.Pusher, found: list[Drift]) -> dict[str, str]:
     outcomes: dict[str, str] = {}
     for item in found:
         if item.repairable and item.node_uuid not in outcomes:
-            outcomes[item.node_uuid] = pusher.push(item.node_uuid)
+            outcomes[item.node_uuid] = pusher.push(item.node_uuid,
+                                                   verify=True)
     return outcomes

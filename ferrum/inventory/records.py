@@ -119,6 +119,16 @@ def save_problem(db: db_api.Database, node_uuid: str, state: str,
     _upsert(db, node_uuid, {'state': state, 'last_error': error[:1000]})
 
 
+def distrust(db: db_api.Database, node_uuids: Iterable[str]) -> None:
+    """Make the next push of these nodes read their providers first (the
+    reconcile saw them drift, so the record no longer tells the truth)."""
+    uuids = sorted(node_uuids)
+    if uuids:
+        with db.writer() as conn:
+            conn.execute(sa.update(PROVIDERS).where(
+                PROVIDERS.c.node_uuid.in_(uuids)).values(generation=None))
+
+
 def forget(db: db_api.Database, node_uuid: str) -> None:
     with db.writer() as conn:
         conn.execute(sa.delete(PROVIDERS).where(

@@ -212,6 +212,7 @@ class Reconcile:
         if uuids:
             LOG.info('Placement reconcile: %d nodes drifted; queued for a '
                      'push', len(uuids))
+            records.distrust(worker.db, uuids)
             outbox.enqueue(worker.db, uuids)
 
 

@@ -212,7 +212,10 @@ def test_inventory_in_use_is_recorded_not_retried(pconf, db, pclient):
     fresh.save()
     puts = pclient.requests.get('PUT', 0)
     assert pusher.push(node.uuid) == sync.REFUSED
-    assert pclient.requests['PUT'] - puts == 2  # the class, one inventory
+    # The class; the PUT with the recorded generation, which the
+    # allocation bumped (409 concurrent_update, so it reads); the PUT that
+    # is refused as in use, once.
+    assert pclient.requests['PUT'] - puts == 3
     record = records.get(db, node.uuid)
     assert record.state == records.CONFLICT
     assert client_mod.INVENTORY_IN_USE in record.last_error
