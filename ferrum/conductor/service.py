@@ -5,7 +5,9 @@ Start-up, in order: open the database and check its schema, load and
 validate every enabled driver (refusing to start on any problem), register
 in the conductors table, fail and unlock the nodes a previous run of this
 host left locked, then start the heartbeat, resume the allocations a
-previous run left "allocating", and start the periodic tasks. Only
+previous run left "allocating", start the Placement sync when
+``[placement]`` is configured (its configuration is checked with the
+drivers', before anything else), and start the periodic tasks. Only
 then is the service ready (and systemd told so, by the command).
 
 Stop (SIGTERM) hands the nodes over without failing them: the conductor

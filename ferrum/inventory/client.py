@@ -46,7 +46,9 @@ class PlacementUnavailable(exception.TemporaryFailure):
     msg_fmt = 'Placement is unavailable: %(reason)s'
 
 
-class PlacementTooOld(exception.TemporaryFailure):
+class PlacementTooOld(PlacementUnavailable):
+    """An outage to ferrum: nothing is synced until Placement is upgraded."""
+
     msg_fmt = ('Placement at %(endpoint)s serves microversions up to '
                '%(found)s; ferrum needs %(needed)s (consumer generations). '
                'Upgrade Placement; until then nothing is synced.')

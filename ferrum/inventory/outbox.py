@@ -20,8 +20,8 @@ conditional UPDATE sets ``claimed_by`` on it only while nobody holds it (or
 its holder stopped refreshing it for a heartbeat timeout: that conductor
 died and its backlog is taken over). Holding the head row serialises the
 pushes of one node across conductors; the holder reads the node, pushes,
-and deletes the rows up to the newest it saw before reading, so a change
-made meanwhile stays queued for the next round.
+and deletes the rows it saw before reading, so a change made meanwhile
+stays queued for the next round.
 """
 
 from __future__ import annotations
@@ -198,15 +198,18 @@ def claim(db: db_api.Database, host: str, head: Head,
         ).rowcount == 1
 
 
-def newest(db: db_api.Database, node_uuid: str) -> int | None:
-    """The newest queued row of a node (read before reading the node)."""
+def queued(db: db_api.Database, node_uuid: str) -> list[int]:
+    """The queued rows of a node, read before reading the node: the ones
+    a push then covers. (Not "up to the newest id": on PostgreSQL a
+    smaller id can commit later, after the node was read.)"""
     with db.reader() as conn:
-        return conn.execute(sa.select(sa.func.max(TABLE.c.id)).where(
-            TABLE.c.node_uuid == node_uuid)).scalar()
+        return list(conn.execute(sa.select(TABLE.c.id).where(
+            TABLE.c.node_uuid == node_uuid)).scalars())
 
 
-def finish(db: db_api.Database, host: str, head: Head, up_to: int) -> bool:
-    """Drop the node's rows up to ``up_to`` after a push, if still ours.
+def finish(db: db_api.Database, host: str, head: Head,
+           pushed: list[int]) -> bool:
+    """Drop the rows a push covered, if the node's claim is still ours.
 
     False when the claim was lost (taken over after this conductor looked
     dead): the rows then stay for the new holder, which pushes again.
@@ -216,8 +219,8 @@ def finish(db: db_api.Database, host: str, head: Head, up_to: int) -> bool:
             TABLE.c.id == head.id, TABLE.c.claimed_by == host)).first()
         if held is None:
             return False
-        conn.execute(sa.delete(TABLE).where(
-            TABLE.c.node_uuid == head.node_uuid, TABLE.c.id <= up_to))
+        conn.execute(sa.delete(TABLE).where(TABLE.c.id.in_(
+            sa.bindparam('ids', expanding=True))), {'ids': pushed})
     return True
 
 

@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING
 import futurist
 from oslo_config import cfg
 
+from ferrum.common import exception
 from ferrum.conf import placement as placement_conf
 from ferrum.db import api as db_api
 from ferrum.inventory import audit
@@ -48,6 +49,8 @@ if TYPE_CHECKING:
     from ferrum.conductor.context import ConductorContext
 
 LOG = logging.getLogger(__name__)
+#: A resource class read (and never found) to see whether Placement is back.
+PROBE = 'CUSTOM_FERRUM_PROBE'
 
 
 class Outage:
@@ -132,8 +135,12 @@ class SyncWorker:
                 # Logged by the outage state; the claims went back.
                 self._stop.wait(self.conf.placement.outage_retry_interval)
                 continue
+            except exception.FerrumException as exc:
+                # The database away: one line, and tried again.
+                LOG.warning('Placement sync round failed: %s', exc)
+                self._stop.wait(self.conf.placement.outage_retry_interval)
+                continue
             except Exception:
-                # The database away, or a bug: logged, and tried again.
                 LOG.exception('Placement sync round failed')
                 self._stop.wait(self.conf.placement.outage_retry_interval)
                 continue
@@ -169,22 +176,19 @@ class SyncWorker:
     def _probe(self) -> None:
         """One cheap call while down: ends the outage when it answers."""
         self.client.forget_version()
-        try:
-            self.client.check_version()
-        except client_mod.PlacementUnavailable:
-            raise
+        # Authenticated, unlike GET /: refused credentials are an outage too.
+        self.client.get('/resource_classes/%s' % PROBE, not_found_ok=True)
         self.outage.succeeded()
 
     def _push_claimed(self, head: outbox.Head) -> str | Exception:
-        up_to = outbox.newest(self.db, head.node_uuid)
+        covered = outbox.queued(self.db, head.node_uuid)
         try:
             outcome = self.pusher.push(head.node_uuid)
         except client_mod.PlacementUnavailable as exc:
             return exc
         with self._count_lock:
             self.pushed[outcome] = self.pushed.get(outcome, 0) + 1
-        if up_to is not None and not outbox.finish(self.db, self.host, head,
-                                                   up_to):
+        if covered and not outbox.finish(self.db, self.host, head, covered):
             LOG.warning('Node %s: the Placement push finished after this '
                         'conductor\'s claim was taken over; the new holder '
                         'pushes again', head.node_uuid)

@@ -26,6 +26,7 @@ ratio, ``requests_per_node``, ``noop_reconcile_writes``,
 import argparse
 import json
 import os
+import signal
 import statistics
 import sys
 import tempfile
@@ -65,7 +66,7 @@ def _start_placement(directory, db_url, workers):
                                          workers=workers)
     log = open(os.path.join(directory, 'gunicorn.log'), 'ab')
     proc = subprocess.Popen(argv, env=env, stdout=log,
-                            stderr=subprocess.STDOUT)
+                            stderr=subprocess.STDOUT, start_new_session=True)
     url = 'http://127.0.0.1:%d' % port
     deadline = time.monotonic() + 60
     while True:
@@ -207,7 +208,7 @@ def main() -> int:
         drift = len(audit.drift(db, client, deep=True))
         conductor.stop()
     finally:
-        proc.kill()
+        os.killpg(proc.pid, signal.SIGKILL)
         proc.wait()
     quantiles = statistics.quantiles(latencies, n=20)
     print(json.dumps({

@@ -119,8 +119,11 @@ class PlacementProcess:
                                              self.db_url,
                                              workers=self.workers)
         log = open(os.path.join(self.directory, 'gunicorn.log'), 'ab')
+        # A session of its own: SIGKILL must take gunicorn's workers down
+        # with their master, or an orphaned worker goes on serving.
         self.proc = subprocess.Popen(argv, env=env, stdout=log,
-                                     stderr=subprocess.STDOUT)
+                                     stderr=subprocess.STDOUT,
+                                     start_new_session=True)
         log.close()
 
         def answers():
@@ -132,10 +135,18 @@ class PlacementProcess:
                 return requests.get(self.endpoint, timeout=10).ok
             except requests.RequestException:
                 return False
-        wait_for(answers, timeout=60, interval=0.1, what='Placement to start')
+        try:
+            wait_for(answers, timeout=60, interval=0.1,
+                     what='Placement to start')
+        except BaseException:
+            self.kill()
+            raise
 
     def kill(self):
-        self.proc.send_signal(signal.SIGKILL)
+        try:
+            os.killpg(self.proc.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass  # the whole group is gone already
         self.proc.wait()
 
 
@@ -148,5 +159,4 @@ def placement_process(tmp_path):
     running = PlacementProcess(tmp_path / 'placement')
     running.start()
     yield running
-    if running.proc.poll() is None:
-        running.kill()
+    running.kill()
