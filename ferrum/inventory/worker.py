@@ -29,8 +29,6 @@ from __future__ import annotations
 import datetime
 import logging
 import threading
-from typing import TYPE_CHECKING
-
 import futurist
 from oslo_config import cfg
 
@@ -44,9 +42,6 @@ from ferrum.inventory import records
 from ferrum.inventory import sync
 from ferrum.objects import base
 from ferrum.periodic import decorators
-
-if TYPE_CHECKING:
-    from ferrum.conductor.context import ConductorContext
 
 LOG = logging.getLogger(__name__)
 #: A resource class read (and never found) to see whether Placement is back.
@@ -203,7 +198,7 @@ class Reconcile:
 
     @decorators.periodic(spacing=lambda conf: conf.placement.sync_interval,
                          run_immediately=True)
-    def reconcile_placement(self, ctx: ConductorContext) -> None:
+    def reconcile_placement(self, ctx: decorators.Conductor) -> None:
         worker = self.worker
         if worker.outage.down is not None:
             return
