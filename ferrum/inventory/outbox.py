@@ -186,16 +186,23 @@ def heads(db: db_api.Database, stale_before: datetime.datetime,
         return [Head(row.id, row.node_uuid) for row in conn.execute(query)]
 
 
-def claim(db: db_api.Database, host: str, head: Head,
-          stale_before: datetime.datetime) -> bool:
-    """Take ``head`` for ``host``: one conditional UPDATE; False if taken."""
+def claim(db: db_api.Database, host: str, heads: list[Head],
+          stale_before: datetime.datetime) -> list[Head]:
+    """Take ``heads`` for ``host`` in one conditional UPDATE; the ones won.
+
+    Each row is taken only while free (or stale), so of two conductors
+    claiming the same head one gets it, whatever the database.
+    """
+    if not heads:
+        return []
     with db.writer() as conn:
-        return conn.execute(sa.update(TABLE).where(
-            TABLE.c.id == head.id,
+        won = set(conn.execute(sa.update(TABLE).where(
+            TABLE.c.id.in_(sa.bindparam('ids', expanding=True)),
             sa.or_(TABLE.c.claimed_by.is_(None),
                    TABLE.c.claimed_at < stale_before)).values(
                        claimed_by=host, claimed_at=base.utcnow())
-        ).rowcount == 1
+            .returning(TABLE.c.id), {'ids': [h.id for h in heads]}).scalars())
+    return [head for head in heads if head.id in won]
 
 
 def queued(db: db_api.Database, node_uuid: str) -> list[int]:

@@ -151,9 +151,8 @@ class SyncWorker:
             self._probe()
         stale = base.utcnow() - datetime.timedelta(
             seconds=self.conf.conductor.heartbeat_timeout)
-        heads = [head for head in outbox.heads(
-            self.db, stale, self.conf.placement.push_batch_size)
-            if outbox.claim(self.db, self.host, head, stale)]
+        heads = outbox.claim(self.db, self.host, outbox.heads(
+            self.db, stale, self.conf.placement.push_batch_size), stale)
         if not heads:
             return 0
         if self._pool is None or len(heads) == 1:

@@ -41,7 +41,6 @@ sys.path.insert(0, os.path.join(os.path.dirname(__file__), '..', '..'))
 
 from ferrum import conf as ferrum_conf  # noqa: E402
 from ferrum.api import app as api_app  # noqa: E402
-from ferrum.conductor import rpcapi  # noqa: E402
 from ferrum.conductor import service  # noqa: E402
 from ferrum.db import api as db_api  # noqa: E402
 from ferrum.db import migration  # noqa: E402
@@ -201,8 +200,7 @@ def main() -> int:
             conductor.ctx)
         noop_writes = (sum(client.requests.get(m, 0) for m in writes)
                        - sum(writes.values()) + outbox.backlog(db).size)
-        app = api_app.create_app(conf, db, rpcapi.LocalConductorAPI(
-            conductor.manager))
+        app = api_app.create_app(conf, db, conductor.manager)
         latencies, achieved = _changes(app, conductor, uuids, args.rate,
                                        args.seconds)
         drift = len(audit.drift(db, client, deep=True))

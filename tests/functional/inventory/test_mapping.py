@@ -6,6 +6,7 @@ from ferrum.inventory import mapping
 from ferrum.objects import node as node_obj
 from ferrum.objects import trait as trait_obj
 from tests.functional.conductor.flows import enroll
+from tests.functional.conductor.flows import resume
 from tests.functional.conductor.flows import settled
 from tests.functional.conductor.flows import to_state
 from tests.functional.inventory.conftest import assert_no_drift
@@ -48,7 +49,7 @@ def test_walk_sets_reserved_at_each_step(synced, db, pclient):
     settled(db, node.id, states.CLEANWAIT)
     converged(db)
     assert reserved(pclient, node.uuid) == 1            # cleaning
-    manager.continue_cleaning(node.uuid)
+    resume(manager, node)
     settled(db, node.id, states.AVAILABLE)
     converged(db)
     assert reserved(pclient, node.uuid) == 0            # available
@@ -61,7 +62,7 @@ def test_walk_sets_reserved_at_each_step(synced, db, pclient):
     settled(db, node.id, states.CLEANWAIT)
     converged(db)
     assert reserved(pclient, node.uuid) == 1            # cleaning again
-    manager.continue_cleaning(node.uuid)
+    resume(manager, node)
     settled(db, node.id, states.AVAILABLE)
     converged(db)
     assert reserved(pclient, node.uuid) == 0            # claimable again

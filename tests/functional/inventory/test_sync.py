@@ -8,7 +8,6 @@ import uuid as uuidlib
 import pytest
 
 from ferrum.api import app as api_app
-from ferrum.conductor import rpcapi
 from ferrum.conductor import service
 from ferrum.cmd import placement as placement_cmd
 from ferrum.inventory import audit
@@ -225,8 +224,7 @@ def test_status_api_and_command(synced, db, pconf, tmp_path, capsys):
     node = _node(db)
     converged(db)
     records.save_problem(db, node.uuid, records.CONFLICT, 'refused: test')
-    app = api_app.create_app(pconf, db, rpcapi.LocalConductorAPI(
-        synced.manager))
+    app = api_app.create_app(pconf, db, synced.manager)
     response = app.test_client().get('/v1/placement/status')
     assert response.status_code == 200
     body = response.get_json()
