@@ -8,9 +8,9 @@ Placement 16.0.0 ships no ``placement-api`` script, so its WSGI callable
 runs under gunicorn, which reads the configuration only from
 ``$OS_PLACEMENT_CONFIG_DIR/placement.conf``: this writes that file into
 DIR (noauth2, so clients send ``X-Auth-Token: admin``; the schema created
-with ``placement-manage db sync``) and then becomes gunicorn. On SQLite it runs exactly one
-worker with one thread: with more, concurrent writes fail with "database
-is locked". ``--db-url`` takes a ``postgresql+psycopg2://`` URL instead.
+with ``placement-manage db sync``) and then becomes gunicorn. On SQLite it
+runs exactly one worker with one thread: with more, concurrent writes
+fail with "database is locked". ``--db-url`` takes a ``postgresql+psycopg2://`` URL instead.
 """
 
 import argparse

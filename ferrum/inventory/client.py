@@ -86,7 +86,8 @@ def _check_endpoint(conf: cfg.ConfigOpts) -> None:
     if not (group.endpoint_override or value('endpoint')):
         raise ConfigInvalid(reason='auth_type %s has no service catalog: '
                             'set [placement] endpoint_override (or, with '
-                            'admin_token, endpoint) to the Placement URL.' % group.auth_type)
+                            'admin_token, endpoint) to the Placement URL.'
+                            % group.auth_type)
     if group.auth_type == 'admin_token' and not value('token'):
         raise ConfigInvalid(reason='auth_type admin_token needs [placement] '
                             'token (with noauth2, "admin").')
@@ -131,7 +132,7 @@ class PlacementClient:
         #: Requests sent, by method: for benchmarks and the status view.
         self.requests: dict[str, int] = {}
 
-    # ---- the version ---------------------------------------------------------
+    # ---- the version ----------------------------------------------------
 
     def check_version(self) -> str:
         """Check once that Placement serves :data:`VERSION`; returns it.
@@ -162,7 +163,7 @@ class PlacementClient:
         service that answers may have been upgraded or replaced)."""
         self._checked = False
 
-    # ---- calls ---------------------------------------------------------------
+    # ---- calls ----------------------------------------------------------
 
     def get(self, url: str, not_found_ok: bool = False) -> Any:
         """GET ``url``; None when it is a 404 and ``not_found_ok``."""

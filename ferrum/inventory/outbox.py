@@ -84,8 +84,8 @@ def _recorders(statement: Any) -> list[_Recorder]:
             continue
         table = getattr(element, 'table', None)
         where = getattr(element, 'whereclause', None)
-        values = {getattr(k, 'key', k): v
-                  for k, v in (getattr(element, '_values', None) or {}).items()}
+        given = getattr(element, '_values', None) or {}
+        values = {getattr(k, 'key', k): v for k, v in given.items()}
         if table is _NODES and isinstance(element, sa.Insert):
             found.append(_Recorder(sa.insert(TABLE).values(
                 node_uuid=sa.bindparam('uuid'), created_at=now), None,

@@ -135,7 +135,7 @@ def forget(db: db_api.Database, node_uuid: str) -> None:
             PROVIDERS.c.node_uuid == node_uuid))
 
 
-# ---- per conductor ------------------------------------------------------------
+# ---- per conductor --------------------------------------------------------
 
 def set_status(db: db_api.Database, host: str, state: str,
                error: str | None) -> None:

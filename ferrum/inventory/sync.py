@@ -159,7 +159,7 @@ class Pusher:
                 return REFUSED
         raise AssertionError('unreachable')  # pragma: no cover
 
-    # ---- writing ---------------------------------------------------------------
+    # ---- writing ----------------------------------------------------------
 
     def _from_record(self, wanted: mapping.Provider) -> str | None:
         """The push when ferrum's record says enough; None to read first."""

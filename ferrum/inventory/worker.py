@@ -29,6 +29,7 @@ from __future__ import annotations
 import datetime
 import logging
 import threading
+
 import futurist
 from oslo_config import cfg
 

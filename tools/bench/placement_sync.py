@@ -30,7 +30,6 @@ import signal
 import statistics
 import sys
 import tempfile
-import threading
 import time
 import uuid as uuidlib
 

@@ -19,10 +19,10 @@ from ferrum.conductor import service
 from ferrum.inventory import audit
 from ferrum.inventory import client as client_mod
 from ferrum.inventory import outbox
-from tools import placement_server
 from tests import process
 from tests.conftest import require_real
 from tests.conftest import wait_for
+from tools import placement_server
 
 
 def configure(conf, endpoint, token='admin'):

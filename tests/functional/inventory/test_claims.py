@@ -92,7 +92,7 @@ def test_two_conductors_on_postgresql_push_each_change_once(
         nodes = [node_obj.Node.create(db, {'driver': 'fake-hardware',
                                            'resource_class': 'bm'})
                  for _ in range(20)]
-        for round_ in range(3):
+        for _round in range(3):
             for node in nodes:
                 fresh = node_obj.Node.get(db, node.id)
                 fresh.maintenance = not fresh.maintenance

@@ -5,6 +5,7 @@ from ferrum.common import states
 from ferrum.inventory import mapping
 from ferrum.objects import node as node_obj
 from ferrum.objects import trait as trait_obj
+from tests.conftest import wait_for
 from tests.functional.conductor.flows import enroll
 from tests.functional.conductor.flows import resume
 from tests.functional.conductor.flows import settled
@@ -13,7 +14,6 @@ from tests.functional.inventory.conftest import assert_no_drift
 from tests.functional.inventory.conftest import converged
 from tests.functional.inventory.conftest import provider
 from tests.functional.inventory.conftest import reserved
-from tests.conftest import wait_for
 
 
 def test_resource_class_names_are_nova_s():
@@ -80,7 +80,6 @@ def _available(synced, db, **values):
 
 
 def test_each_reason_to_reserve(synced, db, pclient):
-    manager = synced.manager
     node = _available(synced, db)
     for changes in ({'maintenance': True}, {'retired': True},
                     {'power_state': None}, {'power_state': states.ERROR},

@@ -5,19 +5,17 @@ real ``ferrum-conductor`` process killed with SIGKILL."""
 import logging
 import os
 import signal
-import subprocess
 import sys
 import textwrap
 
 from ferrum.common import states
 from ferrum.conductor import service
+from ferrum.inventory import client as client_mod
 from ferrum.inventory import outbox
 from ferrum.inventory import records
-from ferrum.inventory import client as client_mod
 from ferrum.objects import node as node_obj
 from tests import process
 from tests.conftest import wait_for
-from tests.functional.conductor.flows import settled
 from tests.functional.conductor.flows import to_state
 from tests.functional.inventory.conftest import assert_no_drift
 from tests.functional.inventory.conftest import configure

@@ -8,8 +8,8 @@ import uuid as uuidlib
 import pytest
 
 from ferrum.api import app as api_app
-from ferrum.conductor import service
 from ferrum.cmd import placement as placement_cmd
+from ferrum.conductor import service
 from ferrum.inventory import audit
 from ferrum.inventory import client as client_mod
 from ferrum.inventory import mapping
@@ -236,7 +236,8 @@ def test_status_api_and_command(synced, db, pconf, tmp_path, capsys):
     config = tmp_path / 'ferrum.conf'
     config.write_text(
         '[DEFAULT]\nstate_path = %s\n[placement]\nauth_type = admin_token\n'
-        'endpoint = %s\ntoken = admin\n' % (tmp_path, pconf.placement.endpoint))
+        'endpoint = %s\ntoken = admin\n'
+        % (tmp_path, pconf.placement.endpoint))
     assert placement_cmd.main(['--config-file', str(config), 'status']) == 1
     assert json.loads(capsys.readouterr().out)['problems'][0][
         'node_uuid'] == node.uuid
