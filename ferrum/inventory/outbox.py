@@ -75,13 +75,32 @@ def _select_into(select: sa.Select[Any]) -> sa.Insert:
     return sa.insert(TABLE).from_select(['node_uuid', 'created_at'], select)
 
 
+def _dml_in(statement: Any) -> list[Any]:
+    """``statement`` and the DML statements of the CTEs it uses, such as
+    the UPDATE of nodes inside PostgreSQL's one-statement release (a plain
+    traversal stops at a CTE's columns)."""
+    found: list[Any] = []
+    pending = [statement]
+    seen: set[int] = set()
+    while pending:
+        current = pending.pop()
+        if id(current) in seen:
+            continue
+        seen.add(id(current))
+        for element in visitors.iterate(current):
+            if isinstance(element, sa.sql.dml.UpdateBase):
+                found.append(element)
+            table = getattr(element, 'table', None)
+            if isinstance(table, sa.CTE):
+                pending.append(table.element)
+    return found
+
+
 def _recorders(statement: Any) -> list[_Recorder]:
     """The recorders of ``statement`` and of the DML in its CTEs."""
     found: list[_Recorder] = []
     now = sa.bindparam(_NOW, type_=sa.DateTime)
-    for element in visitors.iterate(statement):
-        if not isinstance(element, sa.sql.dml.UpdateBase):
-            continue
+    for element in _dml_in(statement):
         table = getattr(element, 'table', None)
         where = getattr(element, 'whereclause', None)
         given = getattr(element, '_values', None) or {}

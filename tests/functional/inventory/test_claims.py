@@ -16,11 +16,13 @@ from ferrum.inventory import outbox
 from ferrum.inventory import worker
 from ferrum.objects import base
 from ferrum.objects import node as node_obj
+from tests.conftest import wait_for
 from tests.functional.inventory.conftest import PlacementProcess
 from tests.functional.inventory.conftest import assert_no_drift
 from tests.functional.inventory.conftest import configure
 from tests.functional.inventory.conftest import converged
 from tests.functional.inventory.conftest import provider
+from tests.functional.inventory.conftest import reserved
 
 
 def _claim_all(db, host, at):
@@ -108,3 +110,26 @@ def test_two_conductors_on_postgresql_push_each_change_once(
             db = svc.ctx.db
             svc.stop()
             db.dispose()
+
+
+def test_postgresql_one_statement_release_is_queued(pconf, pg_db, pclient):
+    """The release that frees the node inside a CTE is recorded too."""
+    svc = service.ConductorService(pconf, db=pg_db)
+    svc.start(start_periodics=False)
+    try:
+        node = svc.manager.create_node({
+            'driver': 'fake-hardware', 'resource_class': 'bm',
+            'provision_state': 'available', 'power_state': 'power off'})
+        allocation = svc.manager.create_allocation({'resource_class': 'bm'},
+                                                   [])
+        wait_for(lambda: node_obj.Node.get(pg_db, node.id).allocation_id,
+                 what='the allocation to claim the node')
+        converged(pg_db)
+        assert reserved(pclient, node.uuid) == 1
+        svc.manager.destroy_allocation(allocation.uuid)
+        assert node_obj.Node.get(pg_db, node.id).allocation_id is None
+        converged(pg_db)
+        assert reserved(pclient, node.uuid) == 0
+        assert_no_drift(pg_db, pclient)
+    finally:
+        svc.stop()

@@ -290,3 +290,24 @@ def test_unreachable_placement_does_not_stop_start_up(conf, db):
         assert node_obj.Node.get(db, node.id).provision_state == 'enroll'
     finally:
         svc.stop()
+
+
+def test_an_old_placement_is_refused_naming_both_versions(conf):
+    """A Placement before consumer generations (no such release can be
+    installed next to 16.0.0, so a stand-in answers its version document).
+    """
+    from wsgi_intercept import interceptor
+
+    def old_placement(environ, start_response):
+        start_response('200 OK', [('Content-Type', 'application/json')])
+        return [json.dumps({'versions': [{
+            'id': 'v1.0', 'min_version': '1.0', 'max_version': '1.25',
+            'status': 'CURRENT'}]}).encode()]
+    from tests.functional.inventory.conftest import configure
+    url = 'http://old-placement.example:8778'
+    configure(conf, url)
+    with interceptor.RequestsInterceptor(lambda: old_placement, url=url):
+        client = client_mod.PlacementClient(conf)
+        with pytest.raises(client_mod.PlacementTooOld) as raised:
+            client.get('/resource_providers')
+    assert 'up to 1.25; ferrum needs 1.28' in str(raised.value)
