@@ -24,6 +24,7 @@ ratio, ``requests_per_node``, ``noop_reconcile_writes``,
 """
 
 import argparse
+import contextlib
 import json
 import os
 import signal
@@ -76,6 +77,25 @@ def _start_placement(directory, db_url, workers):
         if time.monotonic() > deadline or proc.poll() is not None:
             raise SystemExit('Placement did not start; see %s' % directory)
         time.sleep(0.1)
+
+
+@contextlib.contextmanager
+def _postgres(names):
+    """A throwaway PostgreSQL cluster (tests/postgres.py) with databases
+    ``names``: name -> URL."""
+    from tests import postgres
+    bindir = postgres.find_bindir()
+    if bindir is None:
+        raise SystemExit('--throwaway-postgres needs the PostgreSQL server '
+                         'binaries (Debian package postgresql)')
+    server = postgres.PostgresServer.create(bindir, postgres._run_as())
+    try:
+        server.start()
+        for name in names:
+            server.create_database(name)
+        yield {name: server.url(name) for name in names}
+    finally:
+        server.close()
 
 
 def _bare(url, count):
@@ -147,6 +167,17 @@ def _changes(app, conductor, uuids, rate, seconds):
 
 
 def main() -> int:
+    args = _parse()
+    if not args.throwaway_postgres:
+        return _run(args)
+    with _postgres(['ferrum', 'placement']) as urls:
+        args.url = urls['ferrum']
+        if args.placement_on_postgres:
+            args.placement_db_url = urls['placement']
+        return _run(args)
+
+
+def _parse():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument('--nodes', type=int, default=1000)
     parser.add_argument('--url', help='ferrum database URL (default: '
@@ -156,8 +187,14 @@ def main() -> int:
     parser.add_argument('--placement-workers', type=int, default=1)
     parser.add_argument('--rate', type=float, default=100.0)
     parser.add_argument('--seconds', type=float, default=5.0)
-    args = parser.parse_args()
+    parser.add_argument('--throwaway-postgres', action='store_true',
+                        help='run ferrum on a throwaway PostgreSQL cluster')
+    parser.add_argument('--placement-on-postgres', action='store_true',
+                        help='with --throwaway-postgres: Placement too')
+    return parser.parse_args()
 
+
+def _run(args):
     tmp = tempfile.mkdtemp(prefix='ferrum-bench-')
     proc, url = _start_placement(os.path.join(tmp, 'placement'),
                                  args.placement_db_url,
