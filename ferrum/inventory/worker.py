@@ -26,6 +26,7 @@ quiet cloud costs no write.
 
 from __future__ import annotations
 
+import contextlib
 import datetime
 import logging
 import threading
@@ -156,10 +157,17 @@ class SyncWorker:
             self.db, stale, self.conf.placement.push_batch_size), stale)
         if not heads:
             return 0
-        if self._pool is None or len(heads) == 1:
-            results = [self._push_claimed(head) for head in heads]
-        else:
-            results = list(self._pool.map(self._push_claimed, heads))
+        try:
+            if self._pool is None or len(heads) == 1:
+                results = [self._push_claimed(head) for head in heads]
+            else:
+                results = list(self._pool.map(self._push_claimed, heads))
+        except Exception:
+            # The database away, or a bug: the rest of the batch goes back
+            # to the queue now rather than after a heartbeat timeout.
+            with contextlib.suppress(Exception):
+                outbox.unclaim(self.db, self.host)
+            raise
         failures = [r for r in results if isinstance(r, Exception)]
         if failures:
             outbox.unclaim(self.db, self.host)
