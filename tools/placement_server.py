@@ -10,7 +10,8 @@ runs under gunicorn, which reads the configuration only from
 DIR (noauth2, so clients send ``X-Auth-Token: admin``; the schema created
 with ``placement-manage db sync``) and then becomes gunicorn. On SQLite it
 runs exactly one worker with one thread: with more, concurrent writes
-fail with "database is locked". ``--db-url`` takes a ``postgresql+psycopg2://`` URL instead.
+fail with "database is locked". ``--db-url`` takes a
+``postgresql+psycopg2://`` URL instead.
 """
 
 import argparse
