@@ -9,7 +9,7 @@ STAMP := $(VENV)/.installed
 TEST_STAMP := $(VENV)/.installed-test
 APT_PACKAGES := ipmitool postgresql
 
-.PHONY: run test genconfig bench states clean-venv system-packages
+.PHONY: run test genconfig bench bench-placement placement states clean-venv system-packages
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -42,6 +42,11 @@ genconfig: $(STAMP)
 	$(BIN)/oslo-config-generator --namespace ferrum --namespace oslo.log \
 	  --output-file etc/ferrum/ferrum.conf.sample
 
+# A local OpenStack Placement (noauth2, SQLite under .placement/) on
+# 127.0.0.1:8778 for demos: see README.md, "Inventory in Placement".
+placement: $(TEST_STAMP)
+	$(BIN)/python tools/placement_server.py --dir .placement --port 8778
+
 states: $(STAMP)
 	$(BIN)/python tools/states_to_dot.py --dot doc/states.dot --svg doc/states.svg
 
@@ -49,6 +54,9 @@ bench: $(STAMP)
 	$(BIN)/python tools/bench/conductor_flow.py
 	$(BIN)/python tools/bench/conductor_flow.py --idle-nodes 9000
 	$(BIN)/python tools/bench/all_in_one_rss.py
+
+bench-placement: $(TEST_STAMP)
+	$(BIN)/python tools/bench/placement_sync.py --nodes 1000
 
 clean-venv:
 	rm -rf $(VENV)

@@ -20,7 +20,9 @@ from ferrum.api import microversion
 from ferrum.api import routes
 from ferrum.common import exception
 from ferrum.conductor import rpcapi
+from ferrum.conf import placement as placement_conf
 from ferrum.db import api as db_api
+from ferrum.inventory import outbox
 from ferrum.rpc import registry
 
 
@@ -93,6 +95,9 @@ def create_app(conf: cfg.ConfigOpts, db: db_api.Database,
         that nodes show the conductor their calls go to; by default one
         of all live conductors.
     """
+    if placement_conf.enabled(conf):
+        # Node changes the API makes itself (traits) are queued too.
+        outbox.install(db)
     app = flask.Flask('ferrum.api')
     app.config['FERRUM_CONF'] = conf
     app.config['FERRUM_DB'] = db

@@ -16,6 +16,7 @@ from ferrum.api.handlers import driver
 from ferrum.api.handlers import node
 from ferrum.api.handlers import node_management
 from ferrum.api.handlers import node_states
+from ferrum.api.handlers import placement
 from ferrum.api.handlers import port
 from ferrum.api.handlers import root
 from ferrum.api.handlers import trait
@@ -80,4 +81,6 @@ ROUTES: dict[str, dict[str, Handler]] = {
         'GET': driver.get_driver_properties},
     '/v1/conductors': {'GET': conductor.list_conductors},
     '/v1/conductors/<hostname>': {'GET': conductor.get_conductor},
+    # ---- ferrum's extension: the Placement sync state ----
+    '/v1/placement/status': {'GET': placement.get_status},
 }

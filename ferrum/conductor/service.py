@@ -5,7 +5,9 @@ Start-up, in order: open the database and check its schema, load and
 validate every enabled driver (refusing to start on any problem), register
 in the conductors table, fail and unlock the nodes a previous run of this
 host left locked, then start the heartbeat, resume the allocations a
-previous run left "allocating", and start the periodic tasks. Only
+previous run left "allocating", start the Placement sync when
+``[placement]`` is configured (its configuration is checked with the
+drivers', before anything else), and start the periodic tasks. Only
 then is the service ready (and systemd told so, by the command).
 
 Stop (SIGTERM) hands the nodes over without failing them: the conductor
@@ -44,6 +46,7 @@ from ferrum.conductor import workers
 from ferrum.db import api as db_api
 from ferrum.db import migration
 from ferrum.drivers import loader
+from ferrum.inventory import worker as placement_sync
 from ferrum.objects import base
 from ferrum.objects import conductor as conductor_obj
 from ferrum.periodic import worker as periodic_worker
@@ -71,6 +74,7 @@ class ConductorService:
         self._periodic: periodics.PeriodicWorker | None = None
         self._periodic_thread: threading.Thread | None = None
         self.power_sync = power.PowerSync()
+        self.placement: placement_sync.SyncWorker | None = None
 
     def start(self, start_periodics: bool = True,
               rpc_address: str | None = None) -> manager.ConductorManager:
@@ -86,6 +90,7 @@ class ConductorService:
                 hide_password=True), current=current, head=migration.head())
         drivers = loader.DriverRegistry(self.conf)
         drivers.check_configuration(self.conf)
+        placement = placement_sync.check_config(self.conf)
         me = conductor_obj.register(
             db, self.conf.host, ownership.group_of(self.conf),
             self.conf.conductor.heartbeat_timeout, rpc_address=rpc_address)
@@ -104,6 +109,9 @@ class ConductorService:
         self._heartbeat = keepalive.Heartbeat(ctx)
         self._heartbeat.start()
         takeover.resume_own(ctx)
+        if placement is not None:
+            self.placement = placement_sync.start(self.conf, db, ctx.host,
+                                                  placement)
         if start_periodics:
             self.start_periodics()
         LOG.info('Conductor %s started with hardware types %s',
@@ -122,6 +130,8 @@ class ConductorService:
                                  recovery.DeadConductors(),
                                  takeover.AllocationTakeover(),
                                  node_takeover.NodeTakeover()]
+        if self.placement is not None:
+            objects.append(placement_sync.Reconcile(self.placement))
         return objects + list(
             self._running().drivers.all_interface_objects())
 
@@ -153,6 +163,8 @@ class ConductorService:
             LOG.warning('%d operations still running after %ds; failing '
                         'their nodes', ctx.workers.running, timeout)
         recovery.fail_and_release(ctx.db, ctx.host, 'stopped')
+        if self.placement is not None:
+            self.placement.stop()
         if self._heartbeat is not None:
             self._heartbeat.stop()
         ctx.workers.shutdown()

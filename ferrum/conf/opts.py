@@ -10,6 +10,7 @@ from ferrum.conf import default
 from ferrum.conf import ipmi
 from ferrum.conf import json_rpc
 from ferrum.conf import oneview
+from ferrum.conf import placement
 
 
 def list_opts() -> list[tuple[str, list[cfg.Opt]]]:
@@ -22,4 +23,5 @@ def list_opts() -> list[tuple[str, list[cfg.Opt]]]:
         (ipmi.GROUP, ipmi.opts),
         (json_rpc.GROUP, json_rpc.opts),
         (oneview.GROUP, oneview.opts),
+        (placement.GROUP, placement.list_opts()),
     ]

@@ -232,3 +232,61 @@ class AllocationTrait(Base):
         sa.String(255), primary_key=True)
     created_at: orm.Mapped[datetime.datetime] = orm.mapped_column(
         sa.DateTime, default=_now)
+
+
+class PlacementOutbox(Base):
+    """A node whose resource provider may need a push to Placement.
+
+    Written in the same transaction as the node change (see
+    :mod:`ferrum.inventory.outbox`); deleted once a conductor pushed the
+    node's state. No foreign key: a deleted node's row is what deletes its
+    provider.
+    """
+
+    __tablename__ = 'placement_outbox'
+    __table_args__ = (
+        sa.Index('placement_outbox_node_uuid_idx', 'node_uuid'),
+    )
+
+    id: orm.Mapped[int] = orm.mapped_column(primary_key=True)
+    node_uuid: orm.Mapped[str] = orm.mapped_column(sa.String(36))
+    created_at: orm.Mapped[datetime.datetime] = orm.mapped_column(
+        sa.DateTime, nullable=False)
+    claimed_by: orm.Mapped[str | None] = orm.mapped_column(sa.String(255))
+    claimed_at: orm.Mapped[datetime.datetime | None] = orm.mapped_column(
+        sa.DateTime)
+
+
+class PlacementProvider(Base):
+    """What ferrum last wrote to (or found in) a node's resource provider."""
+
+    __tablename__ = 'placement_providers'
+
+    node_uuid: orm.Mapped[str] = orm.mapped_column(sa.String(36),
+                                                   primary_key=True)
+    generation: orm.Mapped[int | None] = orm.mapped_column(sa.Integer)
+    resource_class: orm.Mapped[str | None] = orm.mapped_column(sa.String(255))
+    reserved: orm.Mapped[int | None] = orm.mapped_column(sa.Integer)
+    #: The traits ferrum set (the node's and the marker): the only ones it
+    #: ever removes.
+    traits: orm.Mapped[Any] = orm.mapped_column(JSONEncoded, nullable=True)
+    #: synced, conflict (a refusal ferrum does not retry) or clash (the
+    #: provider is another service's).
+    state: orm.Mapped[str] = orm.mapped_column(sa.String(15))
+    last_error: orm.Mapped[str | None] = orm.mapped_column(sa.Text)
+    updated_at: orm.Mapped[datetime.datetime] = orm.mapped_column(
+        sa.DateTime, nullable=False)
+
+
+class PlacementStatus(Base):
+    """Each conductor's view of Placement, written when it changes."""
+
+    __tablename__ = 'placement_status'
+
+    host: orm.Mapped[str] = orm.mapped_column(sa.String(255),
+                                              primary_key=True)
+    #: ok, unavailable (down, failing or refusing credentials) or too_old.
+    state: orm.Mapped[str] = orm.mapped_column(sa.String(15))
+    last_error: orm.Mapped[str | None] = orm.mapped_column(sa.Text)
+    since: orm.Mapped[datetime.datetime] = orm.mapped_column(
+        sa.DateTime, nullable=False)

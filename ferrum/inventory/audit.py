@@ -1,0 +1,143 @@
+# SPDX-License-Identifier: Apache-2.0
+"""Comparing ferrum's nodes with Placement's providers, node by node.
+
+Two depths. The reconcile's shallow look costs one or two listings of
+providers whatever the number of nodes: a provider whose generation is the
+one ferrum recorded after its last write, for a node whose wanted provider
+is the one recorded, cannot have drifted (every write to a provider bumps
+its generation). The audit command's deep look reads every provider's
+inventories and traits and names each difference, like ``nova-manage
+placement audit``.
+
+A managed provider without a node is an orphan only when the node is
+*confirmed* gone: looked up by UUID in the database, not merely missing
+from a listing (nova deleted live providers when a listing came back
+short, bug 1853009).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any, NamedTuple
+
+import sqlalchemy as sa
+
+from ferrum.db import api as db_api
+from ferrum.db import models
+from ferrum.inventory import client as client_mod
+from ferrum.inventory import mapping
+from ferrum.inventory import records
+from ferrum.inventory import sync
+from ferrum.objects import trait as trait_obj
+
+_NODES: sa.Table = models.Node.__table__  # type: ignore[assignment]
+
+
+class Drift(NamedTuple):
+    node_uuid: str
+    kind: str
+    detail: str
+    #: Whether a push repairs it (a clash needs an operator).
+    repairable: bool = True
+
+
+def _wanted(db: db_api.Database) -> dict[str, mapping.Provider]:
+    columns = [_NODES.c.id] + [_NODES.c[n] for n in sorted(mapping.COLUMNS)]
+    with db.reader() as conn:
+        rows = list(conn.execute(sa.select(*columns)).mappings())
+        traits = trait_obj.get_for_nodes(db, [row['id'] for row in rows])
+    return {row['uuid']: mapping.provider_of(dict(row), traits[row['id']])
+            for row in rows}
+
+
+def _confirmed_gone(db: db_api.Database, uuid: str) -> bool:
+    with db.reader() as conn:
+        return conn.execute(sa.select(_NODES.c.id).where(
+            _NODES.c.uuid == uuid)).first() is None
+
+
+def _providers(client: client_mod.PlacementClient,
+               query: str = '') -> dict[str, int]:
+    body = client.get('/resource_providers' + query)
+    return {p['uuid']: int(p['generation'])
+            for p in body['resource_providers']}
+
+
+def drift(db: db_api.Database, client: client_mod.PlacementClient,
+          deep: bool = True) -> list[Drift]:
+    """Every difference between ferrum and Placement (see the docstring).
+
+    :raises PlacementUnavailable: when Placement cannot be read.
+    """
+    wanted = _wanted(db)
+    providers = _providers(client)
+    try:
+        managed = _providers(client, '?required=%s' % mapping.MANAGED)
+    except client_mod.PlacementRefused:
+        # 400 "no such trait": nothing was ever marked, nothing is managed.
+        managed = {}
+    found: list[Drift] = []
+    if deep:
+        for uuid in sorted(wanted):
+            found.extend(_deep(client, db, wanted[uuid],
+                               present=uuid in providers))
+    else:
+        known = records.all_records(db)
+        for uuid, provider in sorted(wanted.items()):
+            record = known.get(uuid)
+            if uuid not in providers:
+                found.append(Drift(uuid, 'missing', 'no resource provider'))
+            elif record is None or not record.matches(provider) or (
+                    record.generation != providers[uuid]):
+                found.append(Drift(uuid, 'changed',
+                                   'provider or node changed since the last '
+                                   'push'))
+    for uuid in sorted(set(managed) - set(wanted)):
+        if _confirmed_gone(db, uuid):
+            found.append(Drift(uuid, 'orphan', 'managed provider of a node '
+                               'that no longer exists'))
+    return found
+
+
+def _deep(client: client_mod.PlacementClient, db: db_api.Database,
+          provider: mapping.Provider, present: bool) -> Iterator[Drift]:
+    uuid = provider.uuid
+    current = sync.read(client, uuid) if present else None
+    if current is None:
+        yield Drift(uuid, 'missing', 'no resource provider')
+        return
+    _generation, inventories, traits = current
+    try:
+        sync.check_ours(uuid, traits, inventories)
+    except sync.Clash as exc:
+        yield Drift(uuid, 'clash', str(exc), repairable=False)
+        return
+    if not mapping.same_inventories(inventories, provider.inventories):
+        yield Drift(uuid, 'inventory', 'Placement has %s; ferrum wants %s' % (
+            _describe(inventories), _describe(provider.inventories)))
+    record = records.get(db, uuid)
+    owned = record.traits if record is not None else frozenset()
+    lacking = provider.traits - traits
+    extra = (owned - provider.traits) & traits
+    if lacking or extra:
+        yield Drift(uuid, 'traits', 'missing %s; stale %s' % (
+            ','.join(sorted(lacking)) or '-', ','.join(sorted(extra)) or '-'))
+    if record is not None and record.state != records.SYNCED:
+        yield Drift(uuid, record.state, record.last_error or '')
+
+
+def _describe(inventories: dict[str, Any]) -> str:
+    if not inventories:
+        return 'no inventory'
+    return ', '.join('%s reserved %s' % (rc, int(fields.get('reserved', 0)))
+                     for rc, fields in sorted(inventories.items()))
+
+
+def heal(pusher: sync.Pusher, found: list[Drift]) -> dict[str, str]:
+    """Push every node with repairable drift; node UUID -> outcome."""
+    outcomes: dict[str, str] = {}
+    for item in found:
+        if item.repairable and item.node_uuid not in outcomes:
+            outcomes[item.node_uuid] = pusher.push(item.node_uuid,
+                                                   verify=True)
+    return outcomes

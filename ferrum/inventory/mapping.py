@@ -1,0 +1,102 @@
+# SPDX-License-Identifier: Apache-2.0
+"""What a node looks like in Placement: nova-compatible, so that a cloud can
+move from nova's Ironic driver to ferrum and keep its providers' meaning.
+
+- The provider's uuid and name are the node's UUID (a rename changes
+  nothing in Placement).
+- Its inventory is one unit of ``CUSTOM_<normalised resource class>``
+  (total, min_unit, max_unit and step_size 1, ratio 1.0); a node without
+  a resource class has no inventory.
+- ``reserved`` is 1 whenever the node cannot be allocated (see
+  :func:`reserved`), so nothing in Placement claims it; a freed node is
+  offered again only once it is ``available``, that is after cleaning
+  (nova's bug 1974070 happened because it was offered while cleaning).
+- Its traits are the node's traits plus :data:`MANAGED`, the marker that
+  says ferrum manages the provider.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from ferrum.common import states
+
+#: The trait on every provider ferrum manages, and only on those.
+MANAGED = 'CUSTOM_FERRUM_MANAGED'
+#: Traits that mark a provider as another service's (nova sets OWNER_NOVA).
+OWNER_PREFIX = 'OWNER_'
+#: Node columns the provider depends on: a change to any of them is queued.
+COLUMNS = frozenset({'uuid', 'provision_state', 'maintenance', 'power_state',
+                     'instance_uuid', 'allocation_id', 'retired',
+                     'resource_class'})
+
+_NOT_ALNUM = re.compile('[^A-Z0-9]+')
+
+
+def resource_class_name(resource_class: str) -> str:
+    """``CUSTOM_`` plus the class upper-cased, non-alphanumeric runs as ``_``
+    (nova's ``normalize_rc_name``: "baremetal.gold" is CUSTOM_BAREMETAL_GOLD).
+    """
+    return 'CUSTOM_' + _NOT_ALNUM.sub('_', resource_class.upper())
+
+
+def reserved(node: Mapping[str, Any]) -> bool:
+    """Whether nothing may claim the node now.
+
+    True when it is not ``available``, in maintenance, its power state is
+    unknown or an error, an instance or an allocation holds it, or it is
+    retired.
+    """
+    return (node['provision_state'] != states.AVAILABLE
+            or bool(node['maintenance'])
+            or node['power_state'] in (None, states.POWER_ERROR)
+            or node['instance_uuid'] is not None
+            or node['allocation_id'] is not None
+            or bool(node['retired']))
+
+
+@dataclasses.dataclass(frozen=True)
+class Provider:
+    """The provider a node should have."""
+
+    uuid: str
+    resource_class: str | None
+    reserved: int
+    traits: frozenset[str]
+
+    @property
+    def inventories(self) -> dict[str, dict[str, Any]]:
+        if self.resource_class is None:
+            return {}
+        return {self.resource_class: {
+            'total': 1, 'reserved': self.reserved, 'min_unit': 1,
+            'max_unit': 1, 'step_size': 1, 'allocation_ratio': 1.0}}
+
+
+def provider_of(node: Mapping[str, Any], traits: Iterable[str]) -> Provider:
+    """The provider of ``node`` (a row with :data:`COLUMNS`)."""
+    rc = node['resource_class']
+    return Provider(uuid=node['uuid'],
+                    resource_class=resource_class_name(rc) if rc else None,
+                    reserved=int(reserved(node)),
+                    traits=frozenset(traits) | {MANAGED})
+
+
+def same_inventories(current: Mapping[str, Mapping[str, Any]],
+                     wanted: Mapping[str, Mapping[str, Any]]) -> bool:
+    """Whether Placement's inventories already are ``wanted`` (comparing
+    only the fields ferrum sets)."""
+    if set(current) != set(wanted):
+        return False
+    return all(float(current[rc].get(key, -1)) == float(value)
+               for rc, fields in wanted.items()
+               for key, value in fields.items())
+
+
+def foreign_owner(traits: Iterable[str]) -> str | None:
+    """The owner trait another service set on a provider, if any."""
+    return next((t for t in sorted(traits) if t.startswith(OWNER_PREFIX)),
+                None)

@@ -1,0 +1,246 @@
+# SPDX-License-Identifier: Apache-2.0
+"""Pushing one node to its resource provider, writing only what differs.
+
+Placement bumps a provider's generation on every write, even one that
+changes nothing, and every bump makes a concurrent claim on the provider
+fail; so each push reads the provider first and writes only the parts that
+differ (nova learnt the same). Writes carry the generation just read: when
+someone else changed the provider meanwhile (409
+``placement.concurrent_update``) the push re-reads and tries again, a
+bounded number of times with a random, growing wait. Any other refusal is
+recorded against the node (see :mod:`ferrum.inventory.records`) and not
+retried until the node changes again or the reconcile looks at it.
+
+A provider is changed only when it is ferrum's: it carries
+:data:`~ferrum.inventory.mapping.MANAGED`, or it is an empty shell with no
+traits and no inventory (what a push that died between creating the
+provider and marking it leaves). Another service's provider (nova marks
+its own ``OWNER_NOVA``) is a clash: reported, never adopted.
+
+:class:`PlacementUnavailable` is not handled here: the worker turns it
+into the outage state and keeps the change queued.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+from collections.abc import Callable
+from typing import Any
+
+import sqlalchemy as sa
+from oslo_config import cfg
+
+from ferrum.db import api as db_api
+from ferrum.db import models
+from ferrum.inventory import client as client_mod
+from ferrum.inventory import mapping
+from ferrum.inventory import records
+from ferrum.objects import trait as trait_obj
+
+_NODES: sa.Table = models.Node.__table__  # type: ignore[assignment]
+_NODE_COLUMNS = [_NODES.c.id] + [_NODES.c[name]
+                                 for name in sorted(mapping.COLUMNS)]
+
+#: What one push did, for logs, tests and benchmarks.
+UNCHANGED = 'unchanged'
+WRITTEN = 'written'
+DELETED = 'deleted'
+REFUSED = 'refused'
+
+
+class Clash(Exception):
+    """The provider is another service's."""
+
+
+def desired(db: db_api.Database, node_uuid: str) -> mapping.Provider | None:
+    """The provider ``node_uuid`` should have; None when the node is gone."""
+    with db.reader() as conn:
+        row = conn.execute(sa.select(*_NODE_COLUMNS).where(
+            _NODES.c.uuid == node_uuid)).mappings().first()
+        if row is None:
+            return None
+        traits = trait_obj.get_for_node(db, row['id'])
+    return mapping.provider_of(dict(row), traits)
+
+
+def _url(uuid: str, what: str = '') -> str:
+    return '/resource_providers/%s%s' % (uuid, what)
+
+
+def read(client: client_mod.PlacementClient, uuid: str
+         ) -> tuple[int, dict[str, Any], set[str]] | None:
+    """A provider's generation, inventories and traits; None if absent.
+
+    Two GETs; the generation is the later answer's (a write between them
+    makes the next write with it fail with a conflict, which is retried).
+    """
+    inventories = client.get(_url(uuid, '/inventories'), not_found_ok=True)
+    if inventories is None:
+        return None
+    traits = client.get(_url(uuid, '/traits'), not_found_ok=True)
+    if traits is None:
+        return None
+    return (int(traits['resource_provider_generation']),
+            dict(inventories['inventories']), set(traits['traits']))
+
+
+def check_ours(uuid: str, traits: set[str],
+               inventories: dict[str, Any]) -> None:
+    """:raises Clash: unless the provider is ferrum's to change."""
+    owner = mapping.foreign_owner(traits)
+    if owner is not None:
+        raise Clash('Resource provider %s is managed by another service '
+                    '(it has the trait %s); ferrum leaves it alone. '
+                    'Delete it from Placement if the node is now '
+                    'ferrum\'s alone.' % (uuid, owner))
+    if mapping.MANAGED not in traits and (traits or inventories):
+        raise Clash('Resource provider %s exists without ferrum\'s '
+                    'marker trait %s; ferrum does not adopt a provider '
+                    'another service may manage. Delete it from '
+                    'Placement, or add %s to it, to let ferrum manage '
+                    'it.' % (uuid, mapping.MANAGED, mapping.MANAGED))
+
+
+class Pusher:
+    """Pushes nodes to Placement through one client (thread-safe)."""
+
+    def __init__(self, conf: cfg.ConfigOpts, db: db_api.Database,
+                 client: client_mod.PlacementClient,
+                 sleep: Callable[[float], None] = time.sleep) -> None:
+        self.conf = conf
+        self.db = db
+        self.client = client
+        self._sleep = sleep
+        # Custom classes and traits known to exist: created once per process
+        # (PUT is idempotent, so a race between threads is harmless).
+        self._known_classes: set[str] = set()
+        self._known_traits: set[str] = set()
+
+    def push(self, node_uuid: str, verify: bool = False) -> str:
+        """Bring the provider of ``node_uuid`` in line with the node.
+
+        Trusts ferrum's record of its last write unless ``verify``: a node
+        whose wanted provider is the one recorded costs no request, and one
+        whose inventory alone changed costs one PUT with the recorded
+        generation (a write by anyone else since then makes it a 409, and
+        the push falls back to reading the provider). Drift that someone
+        else caused is found by the reconcile, which clears the record's
+        generation, and by the audit, which verifies.
+
+        :raises PlacementUnavailable: Placement is down or refusing us.
+        """
+        attempts = self.conf.placement.max_conflict_retries + 1
+        for attempt in range(1, attempts + 1):
+            wanted = desired(self.db, node_uuid)
+            try:
+                if wanted is None:
+                    return self._delete(node_uuid)
+                if not verify and attempt == 1:
+                    trusted = self._from_record(wanted)
+                    if trusted is not None:
+                        return trusted
+                return self._apply(wanted)
+            except Clash as exc:
+                records.save_problem(self.db, node_uuid, records.CLASH,
+                                     str(exc))
+                return REFUSED
+            except client_mod.PlacementConflict as exc:
+                if (exc.error_code == client_mod.CONCURRENT_UPDATE
+                        and attempt < attempts):
+                    self._sleep(random.uniform(0, 0.1 * attempt))
+                    continue
+                records.save_problem(self.db, node_uuid, records.CONFLICT,
+                                     str(exc))
+                return REFUSED
+            except client_mod.PlacementRefused as exc:
+                records.save_problem(self.db, node_uuid, records.CONFLICT,
+                                     str(exc))
+                return REFUSED
+        raise AssertionError('unreachable')  # pragma: no cover
+
+    # ---- writing ----------------------------------------------------------
+
+    def _from_record(self, wanted: mapping.Provider) -> str | None:
+        """The push when ferrum's record says enough; None to read first."""
+        record = records.get(self.db, wanted.uuid)
+        if (record is None or record.state != records.SYNCED
+                or record.generation is None):
+            return None
+        if record.matches(wanted):
+            return UNCHANGED
+        if record.traits != wanted.traits:
+            return None
+        if wanted.resource_class is not None:
+            self._ensure_class(wanted.resource_class)
+        try:
+            body = self.client.put(_url(wanted.uuid, '/inventories'), {
+                'inventories': wanted.inventories,
+                'resource_provider_generation': record.generation})
+        except client_mod.PlacementConflict as exc:
+            if exc.error_code == client_mod.CONCURRENT_UPDATE:
+                return None
+            raise
+        records.save_synced(self.db, wanted,
+                            int(body['resource_provider_generation']))
+        return WRITTEN
+
+    def _apply(self, wanted: mapping.Provider) -> str:
+        uuid = wanted.uuid
+        current = read(self.client, uuid)
+        wrote = False
+        if current is None:
+            body = self.client.post('/resource_providers',
+                                    {'uuid': uuid, 'name': uuid})
+            generation = int(body['generation'])
+            inventories: dict[str, Any] = {}
+            traits: set[str] = set()
+            wrote = True
+        else:
+            generation, inventories, traits = current
+            check_ours(uuid, traits, inventories)
+        record = records.get(self.db, uuid)
+        owned = record.traits if record is not None else frozenset()
+        foreign = traits - owned - {mapping.MANAGED}
+        wanted_traits = foreign | wanted.traits
+        if wanted_traits != traits:
+            self._ensure_traits(wanted.traits)
+            records.save_owned_traits(
+                self.db, uuid, owned | wanted.traits,
+                record.state if record is not None else records.SYNCED)
+            body = self.client.put(_url(uuid, '/traits'), {
+                'traits': sorted(wanted_traits),
+                'resource_provider_generation': generation})
+            generation = int(body['resource_provider_generation'])
+            wrote = True
+        if not mapping.same_inventories(inventories, wanted.inventories):
+            if wanted.resource_class is not None:
+                self._ensure_class(wanted.resource_class)
+            body = self.client.put(_url(uuid, '/inventories'), {
+                'inventories': wanted.inventories,
+                'resource_provider_generation': generation})
+            generation = int(body['resource_provider_generation'])
+            wrote = True
+        records.save_synced(self.db, wanted, generation)
+        return WRITTEN if wrote else UNCHANGED
+
+    def _delete(self, uuid: str) -> str:
+        """The node is gone from the database: delete its provider if ours."""
+        traits = self.client.get(_url(uuid, '/traits'), not_found_ok=True)
+        if traits is not None and mapping.MANAGED in traits['traits']:
+            self.client.delete(_url(uuid))
+            records.forget(self.db, uuid)
+            return DELETED
+        records.forget(self.db, uuid)
+        return UNCHANGED
+
+    def _ensure_class(self, name: str) -> None:
+        if name not in self._known_classes:
+            self.client.put('/resource_classes/%s' % name)
+            self._known_classes.add(name)
+
+    def _ensure_traits(self, names: frozenset[str]) -> None:
+        for name in sorted(names - self._known_traits):
+            if name.startswith('CUSTOM_'):
+                self.client.put('/traits/%s' % name)
+            self._known_traits.add(name)

@@ -1,0 +1,245 @@
+# SPDX-License-Identifier: Apache-2.0
+"""The conductor's Placement sync: a thread draining the change outbox, and
+the periodic reconcile.
+
+Draining. The thread claims the queued nodes' head rows (see
+:mod:`ferrum.inventory.outbox`), pushes each node on a small thread pool
+and deletes the rows it pushed. It polls the queue every
+``[placement] poll_interval`` seconds while the queue is empty: node changes
+are made in other processes too (the API), so no in-process signal would
+see them all.
+
+Outages. Placement down, failing or refusing the credentials is one state
+of the whole worker, not of each node: the first failure logs one warning
+(with the backlog size), gives back the claims so a conductor that does
+reach Placement can push them, and the worker then tries again every
+``[placement] outage_retry_interval`` seconds; the first success logs
+once that Placement is back. Node operations never wait for any of this:
+they only wrote outbox rows.
+
+Reconcile. Every ``[placement] sync_interval`` seconds the conductor compares
+ferrum's nodes with Placement (:func:`ferrum.inventory.audit.drift`, one
+listing of the providers plus ferrum's own records) and queues the nodes
+that drifted; a node whose provider did not change is not queued, so a
+quiet cloud costs no write.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime
+import logging
+import threading
+
+import futurist
+from oslo_config import cfg
+
+from ferrum.common import exception
+from ferrum.conf import placement as placement_conf
+from ferrum.db import api as db_api
+from ferrum.inventory import audit
+from ferrum.inventory import client as client_mod
+from ferrum.inventory import outbox
+from ferrum.inventory import records
+from ferrum.inventory import sync
+from ferrum.objects import base
+from ferrum.periodic import decorators
+
+LOG = logging.getLogger(__name__)
+#: A resource class read (and never found) to see whether Placement is back.
+PROBE = 'CUSTOM_FERRUM_PROBE'
+
+
+class Outage:
+    """Whether Placement answers, logged and recorded only when it changes."""
+
+    def __init__(self, db: db_api.Database, host: str) -> None:
+        self.db = db
+        self.host = host
+        self.down: str | None = None
+        self._lock = threading.Lock()
+
+    def failed(self, exc: Exception) -> bool:
+        """Note a failure; True when it starts an outage."""
+        state = (records.TOO_OLD if isinstance(exc, client_mod.PlacementTooOld)
+                 else records.UNAVAILABLE)
+        with self._lock:
+            if self.down is not None:
+                return False
+            self.down = state
+        queued = outbox.backlog(self.db)
+        LOG.warning('Placement sync stopped: %(error)s. %(changes)d changes '
+                    'of %(nodes)d nodes are queued; node operations go on '
+                    'and the queue is pushed once Placement answers.',
+                    {'error': exc, 'changes': queued.size,
+                     'nodes': queued.nodes})
+        records.set_status(self.db, self.host, state, str(exc)[:1000])
+        return True
+
+    def succeeded(self) -> None:
+        with self._lock:
+            if self.down is None:
+                return
+            self.down = None
+        LOG.info('Placement answers again; pushing %d queued changes.',
+                 outbox.backlog(self.db).size)
+        records.set_status(self.db, self.host, records.OK, None)
+
+
+class SyncWorker:
+    """Drains the outbox on one conductor (see the module docstring)."""
+
+    def __init__(self, conf: cfg.ConfigOpts, db: db_api.Database, host: str,
+                 client: client_mod.PlacementClient) -> None:
+        self.conf = conf
+        self.db = db
+        self.host = host
+        self.client = client
+        self.pusher = sync.Pusher(conf, db, client)
+        self.outage = Outage(db, host)
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._pool: futurist.ThreadPoolExecutor | None = None
+        #: Pushes by outcome (sync.WRITTEN, ...), for tests and benchmarks.
+        self.pushed: dict[str, int] = {}
+        self._count_lock = threading.Lock()
+
+    def start(self) -> None:
+        given_back = outbox.unclaim(self.db, self.host)
+        if given_back:
+            LOG.info('Took back %d Placement changes a previous run of %s '
+                     'had claimed', given_back, self.host)
+        records.set_status(self.db, self.host, records.OK, None)
+        self._pool = futurist.ThreadPoolExecutor(
+            max_workers=self.conf.placement.push_workers)
+        self._thread = threading.Thread(target=self._run, daemon=True,
+                                        name='ferrum-placement-sync')
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join()
+        if self._pool is not None:
+            self._pool.shutdown()
+        outbox.unclaim(self.db, self.host)
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            try:
+                pushed = self.drain_once()
+            except client_mod.PlacementUnavailable:
+                # Logged by the outage state; the claims went back.
+                self._stop.wait(self.conf.placement.outage_retry_interval)
+                continue
+            except exception.FerrumException as exc:
+                # The database away: one line, and tried again.
+                LOG.warning('Placement sync round failed: %s', exc)
+                self._stop.wait(self.conf.placement.outage_retry_interval)
+                continue
+            except Exception:
+                LOG.exception('Placement sync round failed')
+                self._stop.wait(self.conf.placement.outage_retry_interval)
+                continue
+            if not pushed:
+                self._stop.wait(self.conf.placement.poll_interval)
+
+    def drain_once(self) -> int:
+        """Claim and push one batch; returns how many nodes were pushed.
+
+        :raises PlacementUnavailable: after an outage began or goes on.
+        """
+        if self.outage.down is not None:
+            self._probe()
+        stale = base.utcnow() - datetime.timedelta(
+            seconds=self.conf.conductor.heartbeat_timeout)
+        heads = outbox.claim(self.db, self.host, outbox.heads(
+            self.db, stale, self.conf.placement.push_batch_size), stale)
+        if not heads:
+            return 0
+        try:
+            if self._pool is None or len(heads) == 1:
+                results = [self._push_claimed(head) for head in heads]
+            else:
+                results = list(self._pool.map(self._push_claimed, heads))
+        except Exception:
+            # The database away, or a bug: the rest of the batch goes back
+            # to the queue now rather than after a heartbeat timeout.
+            with contextlib.suppress(Exception):
+                outbox.unclaim(self.db, self.host)
+            raise
+        failures = [r for r in results if isinstance(r, Exception)]
+        if failures:
+            outbox.unclaim(self.db, self.host)
+            self.outage.failed(failures[0])
+            raise client_mod.PlacementUnavailable(reason=str(failures[0]))
+        self.outage.succeeded()
+        return len(heads)
+
+    def _probe(self) -> None:
+        """One cheap call while down: ends the outage when it answers."""
+        self.client.forget_version()
+        # Authenticated, unlike GET /: refused credentials are an outage too.
+        self.client.get('/resource_classes/%s' % PROBE, not_found_ok=True)
+        self.outage.succeeded()
+
+    def _push_claimed(self, head: outbox.Head) -> str | Exception:
+        covered = outbox.queued(self.db, head.node_uuid)
+        try:
+            outcome = self.pusher.push(head.node_uuid)
+        except client_mod.PlacementUnavailable as exc:
+            return exc
+        with self._count_lock:
+            self.pushed[outcome] = self.pushed.get(outcome, 0) + 1
+        if covered and not outbox.finish(self.db, self.host, head, covered):
+            LOG.warning('Node %s: the Placement push finished after this '
+                        'conductor\'s claim was taken over; the new holder '
+                        'pushes again', head.node_uuid)
+        return outcome
+
+
+class Reconcile:
+    """The periodic reconcile (see the module docstring)."""
+
+    def __init__(self, worker: SyncWorker) -> None:
+        self.worker = worker
+
+    @decorators.periodic(spacing=lambda conf: conf.placement.sync_interval,
+                         run_immediately=True)
+    def reconcile_placement(self, ctx: decorators.Conductor) -> None:
+        worker = self.worker
+        if worker.outage.down is not None:
+            return
+        try:
+            drifted = audit.drift(worker.db, worker.client, deep=False)
+        except client_mod.PlacementUnavailable as exc:
+            worker.outage.failed(exc)
+            return
+        uuids = sorted({d.node_uuid for d in drifted if d.repairable})
+        if uuids:
+            LOG.info('Placement reconcile: %d nodes drifted; queued for a '
+                     'push', len(uuids))
+            records.distrust(worker.db, uuids)
+            outbox.enqueue(worker.db, uuids)
+
+
+def check_config(conf: cfg.ConfigOpts) -> client_mod.PlacementClient | None:
+    """The client, or None when sync is off; refuses a bad ``[placement]``.
+
+    Only the configuration is checked: Placement being unreachable or
+    refusing the credentials does not stop a conductor, it is reported.
+
+    :raises ConfigInvalid: naming the option that is wrong.
+    """
+    if not placement_conf.enabled(conf):
+        return None
+    return client_mod.PlacementClient(conf)
+
+
+def start(conf: cfg.ConfigOpts, db: db_api.Database, host: str,
+          client: client_mod.PlacementClient) -> SyncWorker:
+    """Record node changes from now on, and start draining them."""
+    outbox.install(db)
+    worker = SyncWorker(conf, db, host, client)
+    worker.start()
+    return worker
