@@ -63,7 +63,7 @@ def create(ctx: context_mod.ConductorContext, values: dict[str, Any],
     values = dict(values, conductor_affinity=ctx.conductor_id)
     requirements = candidates_mod.requirements(
         values.get('resource_class'), traits, values.get('candidate_nodes'),
-        values.get('owner'))
+        values.get('owner'), ctx.conf.lease.guard_time)
 
     def first_tries(allocation: allocation_obj.Allocation) -> None:
         with ctx.db.writer() as conn:  # the creating transaction
@@ -187,7 +187,8 @@ def _allocate(ctx: context_mod.ConductorContext,
     """Run the passes; returns None on success, else the error message."""
     conf = ctx.conf.conductor
     attempts = conf.node_locked_retry_attempts
-    requirements = candidates_mod.requirements_for(allocation)
+    requirements = candidates_mod.requirements_for(
+        allocation, ctx.conf.lease.guard_time)
     rng = random.Random()
     locked_passes = 0
     for _pass in range(_MAX_PASSES):

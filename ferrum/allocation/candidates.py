@@ -17,6 +17,9 @@ purposes:
   have resource class gold; of them 1 not available, 2 without trait
   CUSTOM_GPU".
 
+Nodes that a lease of another project holds, or will hold within
+``[lease] guard_time``, are filtered out too (:func:`lease_filter`).
+
 The trait test is a superset test in SQL: one ``EXISTS`` per requested
 trait, each answered by the ``node_traits`` primary key (kept a correlated
 subquery whatever the planner's statistics say, see :func:`_filters`).
@@ -28,6 +31,7 @@ running it on SQLite.
 """
 
 import dataclasses
+import datetime
 import functools
 import json
 import random
@@ -39,11 +43,13 @@ import sqlalchemy as sa
 from ferrum.common import states
 from ferrum.objects import allocation as allocation_obj
 from ferrum.objects import base
+from ferrum.objects import lease as lease_obj
 from ferrum.objects import node as node_obj
 from ferrum.objects import trait as trait_obj
 
 _NODES = node_obj.TABLE
 _TRAITS = trait_obj.TABLE
+_LEASE_NODES = lease_obj.NODES
 
 
 @dataclasses.dataclass(frozen=True)
@@ -95,26 +101,41 @@ class Requirements:
     """What an allocation asks of a node: the statements and their values."""
 
     statements: Statements
-    params: dict[str, Any]
+    fixed_params: dict[str, Any]
     #: Values for the filters' descriptions.
     words: dict[str, Any]
+    #: [lease] guard_time: nodes whose lease starts sooner are hidden.
+    guard_s: float = 0.0
+
+    @property
+    def params(self) -> dict[str, Any]:
+        """The bound values, with the lease guard measured from now: an
+        allocation retried for a while must not miss a lease starting
+        meanwhile."""
+        return dict(self.fixed_params, b_guard_until=base.utcnow()
+                    + datetime.timedelta(seconds=self.guard_s))
 
     @property
     def filters(self) -> tuple[Filter, ...]:
         return self.statements.filters
 
 
-def requirements_for(allocation: allocation_obj.Allocation
-                     ) -> Requirements:
+def requirements_for(allocation: allocation_obj.Allocation,
+                     guard_s: float = 0.0) -> Requirements:
     """The requirements of ``allocation``."""
     return requirements(allocation.resource_class, allocation.traits,
-                        allocation.candidate_nodes, allocation.owner)
+                        allocation.candidate_nodes, allocation.owner,
+                        guard_s)
 
 
 def requirements(resource_class: str | None, traits: Sequence[str],
                  candidate_nodes: Sequence[str] | None = None,
-                 owner: str | None = None) -> Requirements:
-    """The requirements of an allocation with these fields."""
+                 owner: str | None = None,
+                 guard_s: float = 0.0) -> Requirements:
+    """The requirements of an allocation with these fields.
+
+    :param guard_s: ``[lease] guard_time``; see :func:`lease_filter`.
+    """
     uuids = list(candidate_nodes or [])
     traits = sorted(set(traits))
     shape = _Shape(bool(uuids), bool(owner), len(traits))
@@ -128,7 +149,26 @@ def requirements(resource_class: str | None, traits: Sequence[str],
         params['b_owner'] = owner
     for index, trait in enumerate(traits):
         params['b_trait_%d' % index] = words['trait_%d' % index] = trait
-    return Requirements(_statements(shape), params, words)
+    return Requirements(_statements(shape), params, words, guard_s)
+
+
+def lease_filter(owner: bool) -> Filter:
+    """Nodes no lease of another project holds, or holds within the guard.
+
+    A lease holds its nodes from ``[lease] guard_time`` before its start
+    until they are back after its end. Only allocations whose ``owner`` is
+    the lease's project may take them (the node's ``lessee`` then matches
+    too, Ironic's 1.60/1.65 rule); an allocation without an owner is
+    "another project" for every lease.
+    """
+    held = sa.select(_LEASE_NODES.c.id).where(
+        _LEASE_NODES.c.node_id == _NODES.c.id, _LEASE_NODES.c.holding,
+        _LEASE_NODES.c.start_at < sa.bindparam('b_guard_until',
+                                               type_=sa.DateTime))
+    if owner:
+        held = held.where(_LEASE_NODES.c.project != sa.bindparam('b_owner'))
+    return Filter(~held.offset(0).exists(), 'are not leased to another project',
+                  'leased, or about to be, to another project')
 
 
 def _filters(shape: _Shape) -> tuple[Filter, ...]:
@@ -148,6 +188,7 @@ def _filters(shape: _Shape) -> tuple[Filter, ...]:
             'have owner or lessee "%(owner)s"',
             'with another owner and lessee'))
     result += [
+        lease_filter(shape.owner),
         Filter(_NODES.c.provision_state == sa.bindparam('b_available'),
                'are available', 'not in provision state "available"'),
         Filter(_NODES.c.maintenance.is_(False),
@@ -198,7 +239,7 @@ def _statements(shape: _Shape) -> Statements:
         named=sa.select(*_COLUMNS).where(
             _NODES.c.name == sa.bindparam('b_name'), *clauses),
         claim=_claim(clauses),
-        explain=_explain(filters))
+        explain=count_statement(filters))
 
 
 def _claim(clauses: list[sa.ColumnElement[bool]]) -> sa.Update:
@@ -219,7 +260,7 @@ def _claim(clauses: list[sa.ColumnElement[bool]]) -> sa.Update:
             updated_at=sa.bindparam('updated_at'))
 
 
-def _explain(filters: Sequence[Filter]) -> sa.Select[Any]:
+def count_statement(filters: Sequence[Filter]) -> sa.Select[Any]:
     """Counts of the nodes passing each prefix of ``filters``.
 
     The first filter narrows the scan (it uses the resource class index);
@@ -293,7 +334,12 @@ def explain(conn: sa.Connection, requirements: Requirements) -> str:
     """Why no node matches: how many nodes each filter removed."""
     row = conn.execute(requirements.statements.explain,
                        requirements.params).one()
-    filters, words = requirements.filters, requirements.words
+    return describe(row, requirements.filters, requirements.words)
+
+
+def describe(row: Sequence[int], filters: Sequence[Filter],
+             words: dict[str, Any]) -> str:
+    """The counts of a :func:`count_statement` row, in words."""
     total = row[0]
     if total == 0:
         return '0 nodes %s' % (filters[0].kept % words)

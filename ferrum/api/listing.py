@@ -97,12 +97,18 @@ def parse_page(sortable: Collection[str]) -> Page:
                 sort_key=sort_key, sort_dir=sort_dir)
 
 
-def parse_fields(available: Collection[str]) -> list[str] | None:
-    """The fields asked for with ``fields=a,b``, or None for all."""
+def parse_fields(available: Collection[str],
+                 since_minor: int | None = 8) -> list[str] | None:
+    """The fields asked for with ``fields=a,b``, or None for all.
+
+    :param since_minor: the microversion that brought ``fields``; None
+        for ferrum's extensions, which no microversion gates.
+    """
     raw = flask.request.args.get('fields')
     if raw is None:
         return None
-    microversion.require(8, 'The fields parameter')
+    if since_minor is not None:
+        microversion.require(since_minor, 'The fields parameter')
     fields = [f.strip() for f in raw.split(',') if f.strip()]
     unknown = [f for f in fields if f not in available]
     if unknown:

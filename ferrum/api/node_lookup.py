@@ -59,3 +59,29 @@ def check_name(name: str) -> None:
             reason='The word "%s" is reserved and cannot be used as a node '
                    'name. Reserved words are: %s.'
                    % (name, ', '.join(RESERVED_NAMES)))
+
+
+def get_named(ident: str, status: int = 400) -> node_obj.Node:
+    """The node a body or query value names: unknown is a 400 there (a
+    bad value in the request), or a 404 with ``status=404`` (the path)."""
+    try:
+        return get(ident)
+    except exception.NodeNotFound:
+        if status == 404:
+            raise
+        raise exception.InvalidParameterValue(
+            reason='Node %s could not be found; give an existing node UUID '
+                   'or name.' % ident[:255]) from None
+
+
+def candidate_uuids(idents: list[str]) -> list[str]:
+    """Names and UUIDs -> UUIDs, in the order given, without repeats.
+
+    One query, however many candidates: metalsmith sends every node its
+    own filters kept.
+    """
+    found = node_obj.uuids_of(services.db(), idents)
+    missing = [ident for ident in idents if ident not in found]
+    if missing:
+        get_named(missing[0])  # the same 400 as for one unknown node
+    return list(dict.fromkeys(found[ident] for ident in idents))

@@ -13,6 +13,7 @@ from ferrum.api.handlers import agent
 from ferrum.api.handlers import allocation
 from ferrum.api.handlers import conductor
 from ferrum.api.handlers import driver
+from ferrum.api.handlers import lease
 from ferrum.api.handlers import node
 from ferrum.api.handlers import node_management
 from ferrum.api.handlers import node_states
@@ -74,6 +75,12 @@ ROUTES: dict[str, dict[str, Handler]] = {
     # ---- ramdisk agents (public) ----
     '/v1/lookup': {'GET': agent.lookup},
     '/v1/heartbeat/<node_ident>': {'POST': agent.heartbeat},
+    # ---- leases (ferrum's extension, no microversion) ----
+    '/v1/leases': {'GET': lease.list_leases, 'POST': lease.create_lease},
+    '/v1/leases/<lease_ident>': {'GET': lease.get_lease,
+                                 'PATCH': lease.patch_lease,
+                                 'DELETE': lease.delete_lease},
+    _NODE + '/leases': {'GET': lease.node_calendar},
     # ---- drivers and conductors ----
     '/v1/drivers': {'GET': driver.list_drivers},
     '/v1/drivers/<driver_name>': {'GET': driver.get_driver},

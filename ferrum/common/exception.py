@@ -111,11 +111,21 @@ class AllocationNotFound(NotFound):
     msg_fmt = 'Allocation %(allocation)s could not be found.'
 
 
+class LeaseNotFound(NotFound):
+    msg_fmt = 'Lease %(lease)s could not be found.'
+
+
 class ConductorNotFound(NotFound):
     msg_fmt = 'Conductor %(conductor)s could not be found.'
 
 
 # ---- conflicts --------------------------------------------------------------
+
+class LeaseConflict(Conflict):
+    """A lease cannot have the nodes or window it asks for."""
+
+    msg_fmt = '%(reason)s'
+
 
 class NodeLocked(Conflict):
     msg_fmt = ('Node %(node)s is locked by host %(host)s; retry the request '

@@ -47,6 +47,7 @@ from ferrum.db import api as db_api
 from ferrum.db import migration
 from ferrum.drivers import loader
 from ferrum.inventory import worker as placement_sync
+from ferrum.leases import engine as lease_engine
 from ferrum.objects import base
 from ferrum.objects import conductor as conductor_obj
 from ferrum.periodic import worker as periodic_worker
@@ -129,7 +130,8 @@ class ConductorService:
                                  timeouts.ProvisionTimeouts(),
                                  recovery.DeadConductors(),
                                  takeover.AllocationTakeover(),
-                                 node_takeover.NodeTakeover()]
+                                 node_takeover.NodeTakeover(),
+                                 lease_engine.LeaseEngine()]
         if self.placement is not None:
             objects.append(placement_sync.Reconcile(self.placement))
         return objects + list(

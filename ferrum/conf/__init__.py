@@ -15,6 +15,7 @@ from ferrum.conf import database
 from ferrum.conf import default
 from ferrum.conf import ipmi
 from ferrum.conf import json_rpc
+from ferrum.conf import lease
 from ferrum.conf import oneview
 from ferrum.conf import placement
 
@@ -27,6 +28,7 @@ def register_opts(conf: cfg.ConfigOpts) -> None:
     database.register_opts(conf)
     ipmi.register_opts(conf)
     json_rpc.register_opts(conf)
+    lease.register_opts(conf)
     oneview.register_opts(conf)
     placement.register_opts(conf)
     log.register_options(conf)

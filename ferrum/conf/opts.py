@@ -9,6 +9,7 @@ from ferrum.conf import database
 from ferrum.conf import default
 from ferrum.conf import ipmi
 from ferrum.conf import json_rpc
+from ferrum.conf import lease
 from ferrum.conf import oneview
 from ferrum.conf import placement
 
@@ -22,6 +23,7 @@ def list_opts() -> list[tuple[str, list[cfg.Opt]]]:
         (database.GROUP, database.list_opts()),
         (ipmi.GROUP, ipmi.opts),
         (json_rpc.GROUP, json_rpc.opts),
+        (lease.GROUP, lease.opts),
         (oneview.GROUP, oneview.opts),
         (placement.GROUP, placement.list_opts()),
     ]

@@ -290,3 +290,74 @@ class PlacementStatus(Base):
     last_error: orm.Mapped[str | None] = orm.mapped_column(sa.Text)
     since: orm.Mapped[datetime.datetime] = orm.mapped_column(
         sa.DateTime, nullable=False)
+
+
+class Lease(TimestampMixin, Base):
+    """A time-bound reservation of nodes (see :mod:`ferrum.leases`)."""
+
+    __tablename__ = 'leases'
+    __table_args__ = (
+        sa.UniqueConstraint('uuid', name='uniq_leases0uuid'),
+        sa.Index('leases_status_idx', 'status'),
+        sa.Index('leases_project_idx', 'project'),
+    )
+
+    id: orm.Mapped[int] = orm.mapped_column(primary_key=True)
+    uuid: orm.Mapped[str] = orm.mapped_column(sa.String(36))
+    name: orm.Mapped[str | None] = orm.mapped_column(sa.String(255))
+    project: orm.Mapped[str] = orm.mapped_column(sa.String(255))
+    owner: orm.Mapped[str | None] = orm.mapped_column(sa.String(255))
+    resource_class: orm.Mapped[str | None] = orm.mapped_column(sa.String(80))
+    traits: orm.Mapped[Any] = orm.mapped_column(JSONEncoded, nullable=True)
+    candidate_nodes: orm.Mapped[Any] = orm.mapped_column(JSONEncoded,
+                                                         nullable=True)
+    count: orm.Mapped[int] = orm.mapped_column(sa.Integer)
+    start_at: orm.Mapped[datetime.datetime] = orm.mapped_column(sa.DateTime)
+    end_at: orm.Mapped[datetime.datetime] = orm.mapped_column(sa.DateTime)
+    #: Seconds after end_at the nodes stay blocked ([lease] cleaning_margin
+    #: when the lease was created).
+    cleaning_margin: orm.Mapped[int] = orm.mapped_column(sa.Integer)
+    status: orm.Mapped[str] = orm.mapped_column(sa.String(15))
+    before_end_at: orm.Mapped[datetime.datetime | None] = orm.mapped_column(
+        sa.DateTime)
+    before_end_fired_at: orm.Mapped[datetime.datetime | None] = (
+        orm.mapped_column(sa.DateTime))
+    last_error: orm.Mapped[str | None] = orm.mapped_column(sa.Text)
+    extra: orm.Mapped[Any] = orm.mapped_column(JSONEncoded, nullable=True)
+    #: The conductor running the lease's transition (starting, ending).
+    conductor_affinity: orm.Mapped[int | None] = orm.mapped_column(
+        sa.ForeignKey('conductors.id', name='leases_conductor_affinity_fk'))
+
+
+class LeaseNode(Base):
+    """One node of a lease over its window.
+
+    ``block_end`` is the lease's end plus its cleaning margin, stored
+    because ``timestamp + interval`` cannot sit in PostgreSQL's exclusion
+    constraint, which migration 0006 adds on ``(node_id, [start_at,
+    block_end))`` for rows that are ``holding``. ``project`` repeats the
+    lease's, so the allocation filter needs no join.
+    """
+
+    __tablename__ = 'lease_nodes'
+    __table_args__ = (
+        sa.Index('lease_nodes_node_idx', 'node_id', 'start_at'),
+        sa.Index('lease_nodes_lease_idx', 'lease_id'),
+    )
+
+    id: orm.Mapped[int] = orm.mapped_column(primary_key=True)
+    lease_id: orm.Mapped[int] = orm.mapped_column(
+        sa.ForeignKey('leases.id', ondelete='CASCADE'))
+    node_id: orm.Mapped[int] = orm.mapped_column(
+        sa.ForeignKey('nodes.id', ondelete='CASCADE'))
+    project: orm.Mapped[str] = orm.mapped_column(sa.String(255))
+    start_at: orm.Mapped[datetime.datetime] = orm.mapped_column(sa.DateTime)
+    end_at: orm.Mapped[datetime.datetime] = orm.mapped_column(sa.DateTime)
+    block_end: orm.Mapped[datetime.datetime] = orm.mapped_column(sa.DateTime)
+    #: True while the lease holds the node (any status but ended and
+    #: cancelled, until the node is back); only holding rows may not
+    #: overlap.
+    holding: orm.Mapped[bool] = orm.mapped_column(sa.Boolean, default=True)
+    #: The node's extra when the lease started, restored at its end.
+    node_extra: orm.Mapped[Any] = orm.mapped_column(JSONEncoded,
+                                                    nullable=True)

@@ -27,7 +27,6 @@ from ferrum.api.views import allocation as allocation_view
 from ferrum.common import exception
 from ferrum.objects import allocation as allocation_obj
 from ferrum.objects import base
-from ferrum.objects import node as node_obj
 
 _MINOR = 52
 #: Sorting by lists or dicts is refused, as in Ironic.
@@ -41,18 +40,6 @@ def _check_version(what: str = '/v1/allocations') -> None:
         raise exception.NotFoundAtVersion(
             what=what, minor=_MINOR, header=microversion.LEGACY_HEADER,
             current=microversion.as_string(microversion.request_version()))
-
-
-def _node(ident: str, status: int = 400) -> node_obj.Node:
-    """The node named by a body or query value: unknown is a 400 there."""
-    try:
-        return node_lookup.get(ident)
-    except exception.NodeNotFound:
-        if status == 404:
-            raise
-        raise exception.InvalidParameterValue(
-            reason='Node %s could not be found; give an existing node UUID '
-                   'or name.' % ident[:255]) from None
 
 
 # ---- reading ---------------------------------------------------------------
@@ -74,7 +61,7 @@ def _filters() -> dict[str, Any]:
                 reason='resource_class must be 1 to 80 characters long.')
         filters['resource_class'] = resource_class
     if args.get('node') is not None:
-        filters['node_id'] = _node(args['node']).id
+        filters['node_id'] = node_lookup.get_named(args['node']).id
     if args.get('owner') is not None:
         microversion.require(60, 'The owner filter')
         filters['owner'] = args['owner']
@@ -123,7 +110,7 @@ def get_node_allocation(node_ident: str) -> dict[str, Any]:
 
 
 def _allocation_of(node_ident: str) -> allocation_obj.Allocation:
-    node = _node(node_ident, status=404)
+    node = node_lookup.get_named(node_ident, status=404)
     allocation = allocation_obj.Allocation.get_by_node(services.db(), node.id)
     if allocation is None:
         raise exception.AllocationNotFound(
@@ -145,19 +132,6 @@ def _check_name(name: str | None) -> None:
             reason='An allocation name cannot look like a UUID: %s' % name)
 
 
-def _candidate_uuids(idents: list[str]) -> list[str]:
-    """Names and UUIDs -> UUIDs, in the order given, without repeats.
-
-    One query, however many candidates: metalsmith sends every node its
-    own filters kept.
-    """
-    found = node_obj.uuids_of(services.db(), idents)
-    missing = [ident for ident in idents if ident not in found]
-    if missing:
-        _node(missing[0])  # the same 400 as for one unknown node
-    return list(dict.fromkeys(found[ident] for ident in idents))
-
-
 def create_allocation() -> flask.Response:
     _check_version()
     values = {key: value for key, value in body.json_body(
@@ -174,11 +148,12 @@ def create_allocation() -> flask.Response:
                 reason='uuid must be a UUID, not "%s".' % values['uuid'][:100])
         values['uuid'] = values['uuid'].lower()
     if 'candidate_nodes' in values:
-        values['candidate_nodes'] = _candidate_uuids(values['candidate_nodes'])
+        values['candidate_nodes'] = node_lookup.candidate_uuids(
+            values['candidate_nodes'])
     node_ident = values.pop('node', None)
     if node_ident is not None:
         allocation = services.rpc().backfill_allocation(
-            _node(node_ident).id, values, traits)
+            node_lookup.get_named(node_ident).id, values, traits)
     elif 'resource_class' not in values:
         raise exception.InvalidParameterValue(
             reason='An allocation needs a "resource_class" (or, from API '

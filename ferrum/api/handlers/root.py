@@ -47,4 +47,13 @@ def v1() -> dict[str, Any]:
         if microversion.at_least(minor):
             document[name] = [_link('self', 'v1', name, ''),
                               _link('bookmark', name, '')]
+    # ferrum's extensions: at every version, and named as such so that a
+    # client can tell them from Ironic's collections.
+    document['leases'] = [_link('self', 'v1', 'leases', ''),
+                          _link('bookmark', 'leases', '')]
+    document['extensions'] = [{'name': 'leases', 'href': listing.base_url()
+                               + 'v1/leases/', 'documentation':
+                               'doc/leases.md',
+                               'description': 'Time-bound, all-or-nothing '
+                                              'reservations of nodes.'}]
     return document

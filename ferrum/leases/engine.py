@@ -1,0 +1,257 @@
+# SPDX-License-Identifier: Apache-2.0
+"""The lease engine: a periodic task on every conductor.
+
+Each run, in this order:
+
+1. adopts the ``starting``/``ending`` leases of conductors whose heartbeat
+   stopped (compare-and-set on ``conductor_affinity``; one live conductor
+   wins each), so a transition cut short by a crash is finished;
+2. claims leases due to end (``active`` or ``error``, end reached) and
+   moves them to ``ending``; ends come before starts, as in Blazar;
+3. claims leases due to start (``pending``, start reached) and starts
+   them;
+4. carries on its own ``starting`` and ``ending`` leases;
+5. fires due ``before_end`` events (once each, whoever tries).
+
+Claims are conditional UPDATEs on the status: of several conductors
+running at once, exactly one moves each lease, and it works on it alone.
+Every step of a transition is idempotent, so the conductor that adopts it
+simply runs it again.
+
+**Start.** Each node gets ``lessee`` = the lease's project, if it is free
+(available, unallocated, unlocked, not in maintenance, without lessee).
+From then on allocations whose ``owner`` is that project may take it
+(Ironic's owner/lessee rule); others may not
+(:func:`ferrum.allocation.candidates.lease_filter`). A node still held by
+someone else is handled by ``[lease] busy_node_policy``.
+
+**End**, per node: the lease's allocations are released, deployed nodes
+undeployed (so they are cleaned), then, once the node is ``available``,
+its lessee is cleared with what the lessee left in ``instance_info`` and
+``extra``, and the lease stops holding it. The lease is ``ended`` when
+every node is back; until then ``last_error`` says what it waits for.
+"""
+
+import datetime
+import logging
+import random
+from typing import Any
+
+from ferrum.allocation import release
+from ferrum.common import exception
+from ferrum.common import state_machine
+from ferrum.common import states
+from ferrum.conductor import context as context_mod
+from ferrum.conductor import provisioning
+from ferrum.leases import selection
+from ferrum.leases import statuses
+from ferrum.objects import conductor as conductor_obj
+from ferrum.objects import lease as lease_obj
+from ferrum.objects import node as node_obj
+from ferrum.periodic import decorators
+
+LOG = logging.getLogger(__name__)
+_TABLE = lease_obj.TABLE
+#: Substitutes tried per busy node.
+_SUBSTITUTES = 3
+
+
+class LeaseEngine:
+    """The periodic task; see the module docstring."""
+
+    @decorators.periodic(spacing=lambda conf: conf.lease.check_interval,
+                         run_immediately=True)
+    def run_leases(self, ctx: context_mod.ConductorContext) -> None:
+        run(ctx)
+
+
+def run(ctx: context_mod.ConductorContext) -> None:
+    """One run of the engine (see the module docstring)."""
+    assert ctx.conductor_id is not None
+    me = ctx.conductor_id
+    _adopt_orphans(ctx)
+    now = ctx.clock()
+    for lease in _claim(ctx, [_TABLE.c.status.in_(sorted(
+            statuses.sources('end'))), _TABLE.c.end_at <= now], 'end'):
+        LOG.info('Lease %(lease)s: ending (its end %(end)s is reached)',
+                 {'lease': lease.uuid, 'end': lease.end_at})
+    for lease in _claim(ctx, [_TABLE.c.status == statuses.PENDING,
+                              _TABLE.c.start_at <= now], 'start'):
+        start(ctx, lease)
+    for lease_id in lease_obj.Lease.ids(ctx.db, [
+            _TABLE.c.status == statuses.STARTING,
+            _TABLE.c.conductor_affinity == me]):
+        start(ctx, lease_obj.Lease.get(ctx.db, lease_id))
+    for lease_id in lease_obj.Lease.ids(ctx.db, [
+            _TABLE.c.status == statuses.ENDING,
+            _TABLE.c.conductor_affinity == me]):
+        end(ctx, lease_obj.Lease.get(ctx.db, lease_id))
+    _before_end(ctx, now)
+
+
+def _claim(ctx: context_mod.ConductorContext, where: list[Any],
+           event: str) -> list[lease_obj.Lease]:
+    """Fire ``event`` on the matching leases this conductor wins."""
+    ids = lease_obj.Lease.ids(ctx.db, where)
+    # Conductors running at once start from different places.
+    random.shuffle(ids)
+    won = []
+    for lease_id in ids:
+        lease = lease_obj.Lease.get(ctx.db, lease_id)
+        if lease.transition(event, ctx.conductor_id):
+            won.append(lease)
+    return won
+
+
+def _adopt_orphans(ctx: context_mod.ConductorContext) -> None:
+    assert ctx.conductor_id is not None
+    silent = {c.id for c in conductor_obj.list_silent(
+        ctx.db, ctx.conf.conductor.heartbeat_timeout)} - {ctx.conductor_id}
+    if not silent:
+        return
+    for lease_id in lease_obj.Lease.ids(ctx.db, [
+            _TABLE.c.status.in_(sorted(statuses.TRANSITIONAL)),
+            _TABLE.c.conductor_affinity.in_(sorted(silent))]):
+        lease = lease_obj.Lease.get(ctx.db, lease_id)
+        dead = lease.conductor_affinity
+        if lease.take_over(dead, ctx.conductor_id):
+            LOG.warning('Lease %(lease)s: took over "%(status)s" from dead '
+                        'conductor %(dead)s',
+                        {'lease': lease.uuid, 'status': lease.status,
+                         'dead': dead})
+
+
+# ---- start --------------------------------------------------------------------
+
+def start(ctx: context_mod.ConductorContext, lease: lease_obj.Lease) -> None:
+    """Give the lease its nodes (see the module docstring); idempotent."""
+    rows = lease.node_rows()
+    busy = [row for row in rows
+            if not lease_obj.hold_node(ctx.db, row, lease.project)]
+    policy = ctx.conf.lease.busy_node_policy
+    if busy and policy == 'substitute':
+        busy = [row for row in busy if not _substitute(ctx, lease, row)]
+    if busy:
+        reasons = '; '.join(_why_busy(ctx, row['node_id']) for row in busy)
+        for row in lease.node_rows():
+            lease_obj.unhold_node(ctx.db, row, lease.project)
+        error = ('The lease could not start: %d of its nodes %s held by '
+                 'someone else (%s), and [lease] busy_node_policy is "%s". '
+                 'Delete the lease, or free the nodes and book again.'
+                 % (len(busy), 'is' if len(busy) == 1 else 'are', reasons,
+                    policy))
+        if lease.transition('fail', None, fence=True, last_error=error):
+            LOG.error('Lease %(lease)s: %(error)s',
+                      {'lease': lease.uuid, 'error': error})
+        return
+    if lease.transition('done', None, fence=True, last_error=None):
+        LOG.info('Lease %(lease)s: active, project %(project)s holds nodes '
+                 '%(nodes)s until %(end)s',
+                 {'lease': lease.uuid, 'project': lease.project,
+                  'nodes': ', '.join(r['node_uuid'] for r in
+                                     lease.node_rows()),
+                  'end': lease.end_at})
+
+
+def _substitute(ctx: context_mod.ConductorContext, lease: lease_obj.Lease,
+                row: Any) -> bool:
+    now = ctx.clock()
+    taken = [r['node_id'] for r in lease.node_rows(holding_only=False)]
+    with ctx.db.reader() as conn:
+        found = selection.pick(conn, selection.Ask.of(lease, now, True),
+                               _SUBSTITUTES, exclude=taken)
+    for node_id in found:
+        if lease_obj.substitute(ctx.db, row, node_id, lease.project, now):
+            LOG.warning('Lease %(lease)s: node %(busy)s was busy at the '
+                        'start; node %(node)s replaces it',
+                        {'lease': lease.uuid, 'busy': row['node_uuid'],
+                         'node': node_obj.Node.get(ctx.db, node_id).uuid})
+            return True
+    return False
+
+
+def _why_busy(ctx: context_mod.ConductorContext, node_id: int) -> str:
+    node = node_obj.Node.get(ctx.db, node_id)
+    if node.maintenance:
+        why = 'in maintenance'
+    elif node.reservation:
+        why = 'locked by %s' % node.reservation
+    elif node.lessee:
+        why = 'leased to %s' % node.lessee
+    elif node.instance_uuid or node.allocation_id:
+        why = 'in use by instance %s' % node.instance_uuid
+    else:
+        why = 'in provision state "%s"' % node.provision_state
+    return 'node %s is %s' % (node.uuid, why)
+
+
+# ---- end ----------------------------------------------------------------------
+
+def end(ctx: context_mod.ConductorContext, lease: lease_obj.Lease) -> None:
+    """Advance the end of ``lease``, node by node; idempotent."""
+    waiting = []
+    for row in lease.node_rows():
+        node = node_obj.Node.get(ctx.db, row['node_id'])
+        if node.lessee != lease.project:
+            # Never given to the lessee (its start failed): nothing to undo.
+            lease_obj.drop_row(ctx.db, row['id'])
+            continue
+        try:
+            step = _end_node(ctx, lease, node, row)
+        except exception.FerrumException as exc:
+            step = 'node %s: %s' % (node.uuid, exc)
+        if step:
+            waiting.append(step)
+    if waiting:
+        lease.record_error('Ending: waiting for %s.' % '; '.join(waiting))
+        return
+    if lease.transition('done', None, fence=True, last_error=None):
+        LOG.info('Lease %(lease)s: ended, its nodes are back',
+                 {'lease': lease.uuid})
+
+
+def _end_node(ctx: context_mod.ConductorContext, lease: lease_obj.Lease,
+              node: node_obj.Node, row: Any) -> str | None:
+    """One step towards giving ``node`` back; None once it is back."""
+    if node.reservation:
+        return 'node %s, locked by %s' % (node.uuid, node.reservation)
+    state = node.provision_state
+    if node.allocation_id is not None and (
+            node.maintenance or state in states.UPDATE_ALLOWED_STATES):
+        LOG.info('Lease %(lease)s: releasing the allocation of node %(node)s',
+                 {'lease': lease.uuid, 'node': node.uuid})
+        release.destroy(ctx, node.allocation_id)
+        node = node_obj.Node.get(ctx.db, node.id)
+    if node.maintenance:
+        return 'node %s, in maintenance' % node.uuid
+    if state_machine.is_allowed(state, 'delete'):
+        LOG.info('Lease %(lease)s: undeploying node %(node)s (%(state)s) so '
+                 'that it is cleaned', {'lease': lease.uuid,
+                                        'node': node.uuid, 'state': state})
+        provisioning.do_provisioning_action(ctx, node.id, 'undeploy')
+        return 'node %s, being undeployed and cleaned' % node.uuid
+    if state == states.MANAGEABLE:
+        provisioning.do_provisioning_action(ctx, node.id, 'provide')
+        return 'node %s, being cleaned' % node.uuid
+    if state == states.AVAILABLE and lease_obj.give_back(
+            ctx.db, row, lease.project):
+        LOG.info('Lease %(lease)s: node %(node)s is back',
+                 {'lease': lease.uuid, 'node': node.uuid})
+        return None
+    return 'node %s, in provision state "%s"' % (node.uuid, state)
+
+
+# ---- before_end ----------------------------------------------------------------
+
+def _before_end(ctx: context_mod.ConductorContext,
+                now: datetime.datetime) -> None:
+    for lease_id in lease_obj.Lease.ids(ctx.db, [
+            _TABLE.c.status == statuses.ACTIVE,
+            _TABLE.c.before_end_fired_at.is_(None),
+            _TABLE.c.before_end_at <= now]):
+        lease = lease_obj.Lease.get(ctx.db, lease_id)
+        if lease.fire_before_end(now):
+            LOG.warning('Lease %(lease)s of project %(project)s ends at '
+                        '%(end)s (before_end event)',
+                        {'lease': lease.uuid, 'project': lease.project,
+                         'end': lease.end_at})

@@ -1,0 +1,503 @@
+# SPDX-License-Identifier: Apache-2.0
+"""Leases and their nodes, and their SQL.
+
+A lease row says what was asked (project, resource class, traits, count or
+candidate nodes, window) and where it stands (``status``, see
+:mod:`ferrum.leases.statuses`). Its ``lease_nodes`` rows say which nodes
+it holds over ``[start_at, block_end)``, ``block_end`` being the end plus
+the cleaning margin.
+
+No node is ever held by two leases over overlapping windows, and that is
+the database's doing, not Python's:
+
+* on PostgreSQL, migration 0006's exclusion constraint refuses the second
+  row whatever the code does; a creator that loses a race gets the
+  constraint's error and picks again (:meth:`Lease.create`);
+* on SQLite, the check (:func:`overlapping`) and the insert run in one
+  ``BEGIN IMMEDIATE`` transaction (:meth:`ferrum.db.api.Database.writer`),
+  so no other writer runs between them.
+
+Status changes are conditional UPDATEs on the status (and, for the
+engine's transitions, on ``conductor_affinity``): of several conductors
+trying one transition, one wins.
+"""
+
+from __future__ import annotations
+
+import builtins
+import datetime
+from collections.abc import Callable, Collection, Mapping, Sequence
+from typing import Any
+
+import sqlalchemy as sa
+from oslo_db import exception as db_exc
+
+from ferrum.common import exception
+from ferrum.db import api as db_api
+from ferrum.db import models
+from ferrum.leases import statuses
+from ferrum.objects import base
+from ferrum.objects import node as node_obj
+
+TABLE: sa.Table = models.Lease.__table__  # type: ignore[assignment]
+NODES: sa.Table = models.LeaseNode.__table__  # type: ignore[assignment]
+FIELDS: tuple[str, ...] = tuple(c.name for c in TABLE.columns)
+_NODE = node_obj.TABLE
+_INSERTED = tuple(name for name in FIELDS if name != 'id')
+#: Picking nodes again after losing them to a concurrent creator: each
+#: loss means another lease took nodes, so this bounds only contention.
+_CREATE_ATTEMPTS = 10
+_NODE_ROWS = sa.select(NODES, _NODE.c.uuid.label('node_uuid')).select_from(
+    NODES.join(_NODE, _NODE.c.id == NODES.c.node_id))
+
+#: Pick nodes for a new lease inside its creating transaction: returns node
+#: ids, or raises LeaseConflict saying why there are not enough.
+Picker = Callable[[sa.Connection, 'Lease'], Sequence[int]]
+
+
+def block_end(end_at: datetime.datetime, margin_s: int) -> datetime.datetime:
+    return end_at + datetime.timedelta(seconds=margin_s)
+
+
+def overlapping(conn: sa.Connection, node_ids: Collection[int] | None,
+                start: datetime.datetime, end: datetime.datetime,
+                exclude_lease: int | None = None) -> set[int]:
+    """Nodes (of ``node_ids``, or any) held by a lease over [start, end)."""
+    query = sa.select(NODES.c.node_id).where(
+        NODES.c.holding, NODES.c.start_at < end, NODES.c.block_end > start)
+    if node_ids is not None:
+        query = query.where(NODES.c.node_id.in_(
+            base.bucketed(sorted(node_ids))))
+    if exclude_lease is not None:
+        query = query.where(NODES.c.lease_id != exclude_lease)
+    return set(conn.execute(query).scalars())
+
+
+def held_clause(start: Any, end: Any) -> sa.ColumnElement[bool]:
+    """Nodes a lease holds over [start, end): for node filters."""
+    return sa.select(NODES.c.id).where(
+        NODES.c.node_id == _NODE.c.id, NODES.c.holding,
+        NODES.c.start_at < end, NODES.c.block_end > start
+    ).offset(0).exists()
+
+
+def is_overlap_error(exc: Exception) -> bool:
+    """Whether ``exc`` is PostgreSQL's exclusion constraint refusing."""
+    original = getattr(exc, 'inner_exception', None) or exc
+    original = getattr(original, 'orig', None) or original
+    return (getattr(original, 'pgcode', None) == '23P01'
+            or 'lease_nodes_no_overlap' in str(original))
+
+
+class Lease(base.Row):
+    """One lease row plus the UUIDs of its nodes."""
+
+    COLUMNS = FIELDS
+    JSON_COLUMNS = frozenset({'traits', 'candidate_nodes', 'extra'})
+    DICT_COLUMNS = frozenset({'extra'})
+
+    id: int
+    uuid: str
+    name: str | None
+    project: str
+    owner: str | None
+    resource_class: str | None
+    traits: list[str] | None
+    candidate_nodes: list[str] | None
+    count: int
+    start_at: datetime.datetime
+    end_at: datetime.datetime
+    cleaning_margin: int
+    status: str
+    before_end_at: datetime.datetime | None
+    before_end_fired_at: datetime.datetime | None
+    last_error: str | None
+    extra: dict[str, Any]
+    conductor_affinity: int | None
+    created_at: datetime.datetime
+    updated_at: datetime.datetime | None
+    nodes: list[str]
+
+    def __init__(self, db: Any, row: Mapping[Any, Any],
+                 nodes: Sequence[str] = ()) -> None:
+        super().__init__(db, row)
+        self.nodes = list(nodes)
+
+    def __repr__(self) -> str:
+        return '<Lease %s %s>' % (self.uuid, self.status)
+
+    @property
+    def block_end(self) -> datetime.datetime:
+        return block_end(self.end_at, self.cleaning_margin)
+
+    # ---- reading ----------------------------------------------------------
+
+    @classmethod
+    def get(cls, db: db_api.Database, ident: int | str) -> Lease:
+        """A lease by id, UUID or (unique) name.
+
+        :raises LeaseNotFound: none matches.
+        :raises InvalidParameterValue: several leases have that name.
+        """
+        column, value = base.ident_column(ident)
+        with db.reader() as conn:
+            rows = conn.execute(sa.select(TABLE).where(
+                TABLE.c[column] == value).limit(2)).mappings().all()
+            if not rows:
+                raise exception.LeaseNotFound(lease=ident)
+            if len(rows) > 1:
+                raise exception.InvalidParameterValue(
+                    reason='Several leases are called "%s"; name the lease '
+                           'by its UUID.' % str(ident)[:255])
+            return cls(db, rows[0], _node_uuids(conn, [rows[0]['id']])[
+                rows[0]['id']])
+
+    @classmethod
+    def list(cls, db: db_api.Database,
+             filters: Mapping[str, Any] | None = None,
+             limit: int | None = None, sort_key: str = 'id',
+             sort_dir: str = 'asc', marker: Lease | None = None
+             ) -> builtins.list[Lease]:
+        """Leases matching ``filters``, paged.
+
+        Filters: ``status`` (a collection), ``project``, ``node_id`` (the
+        lease has or had that node), ``window`` (start, end): leases whose
+        window overlaps it.
+        """
+        query = sa.select(TABLE)
+        for key, value in (filters or {}).items():
+            if key == 'status':
+                query = query.where(TABLE.c.status.in_(sorted(value)))
+            elif key == 'project':
+                query = query.where(TABLE.c.project == value)
+            elif key == 'node_id':
+                query = query.where(sa.select(NODES.c.id).where(
+                    NODES.c.lease_id == TABLE.c.id,
+                    NODES.c.node_id == value).exists())
+            elif key == 'window':
+                query = query.where(TABLE.c.start_at < value[1],
+                                    TABLE.c.end_at > value[0])
+            else:
+                raise exception.InvalidParameterValue(
+                    reason='Unknown lease filter %s' % key)
+        query = base.paginate(query, TABLE, limit, sort_key, sort_dir, marker)
+        with db.reader() as conn:
+            rows = conn.execute(query).mappings().all()
+            nodes = _node_uuids(conn, [row['id'] for row in rows])
+        return [cls(db, row, nodes[row['id']]) for row in rows]
+
+    @staticmethod
+    def ids(db: db_api.Database, where: Sequence[sa.ColumnElement[bool]]
+            ) -> builtins.list[int]:
+        """Ids of the leases matching every clause, oldest start first."""
+        with db.reader() as conn:
+            return list(conn.execute(sa.select(TABLE.c.id).where(
+                *where).order_by(TABLE.c.start_at, TABLE.c.id)).scalars())
+
+    def node_rows(self, holding_only: bool = True
+                  ) -> builtins.list[Mapping[str, Any]]:
+        """The lease's ``lease_nodes`` rows, with ``node_uuid``."""
+        query = _NODE_ROWS.where(NODES.c.lease_id == self.id)
+        if holding_only:
+            query = query.where(NODES.c.holding)
+        with self._db.reader() as conn:
+            return list(conn.execute(query.order_by(NODES.c.id)).mappings())
+
+    # ---- writing ----------------------------------------------------------
+
+    @classmethod
+    def create(cls, db: db_api.Database, values: Mapping[str, Any],
+               pick: Picker) -> Lease:
+        """Insert a lease and its nodes, all or nothing.
+
+        ``pick`` runs in the inserting transaction; on PostgreSQL a
+        concurrent creator may still commit the same node first, and the
+        exclusion constraint then refuses this insert, so the lease is
+        picked again on a fresh transaction.
+
+        :raises LeaseConflict: no nodes enough (from ``pick``), or lost
+            every attempt to concurrent creators.
+        """
+        row: dict[str, Any] = {'uuid': base.new_uuid(),
+                               'status': statuses.PENDING, 'extra': {},
+                               'created_at': base.utcnow()}
+        row.update(values)
+        base.check_columns(row, FIELDS, 'lease')
+        for _attempt in range(_CREATE_ATTEMPTS):
+            try:
+                with db.writer() as conn:
+                    created = conn.execute(
+                        sa.insert(TABLE).values(
+                            {n: row.get(n) for n in _INSERTED}
+                        ).returning(*TABLE.c)).mappings().one()
+                    lease = cls(db, created)
+                    node_ids = list(pick(conn, lease))
+                    conn.execute(sa.insert(NODES), [
+                        {'lease_id': lease.id, 'node_id': node_id,
+                         'project': lease.project,
+                         'start_at': lease.start_at, 'end_at': lease.end_at,
+                         'block_end': lease.block_end, 'holding': True,
+                         'node_extra': None} for node_id in node_ids])
+                    lease.nodes = _node_uuids(conn, [lease.id])[lease.id]
+                return lease
+            except db_exc.DBError as exc:
+                if not is_overlap_error(exc):
+                    raise
+        raise exception.LeaseConflict(reason=(
+            'Other leases kept taking the matching nodes first (%d '
+            'attempts); try again.' % _CREATE_ATTEMPTS))
+
+    def set_end(self, end_at: datetime.datetime,
+                before_end_at: datetime.datetime | None) -> None:
+        """Move the end; an extension checks only the added time.
+
+        The nodes stay the same: they are never swapped under a lease.
+
+        :raises LeaseConflict: another lease holds one of the nodes in the
+            added time, or the lease changed status meanwhile.
+        """
+        new_block = block_end(end_at, self.cleaning_margin)
+        try:
+            with self._db.writer() as conn:
+                if new_block > self.block_end:
+                    node_ids = set(conn.execute(sa.select(
+                        NODES.c.node_id).where(NODES.c.lease_id == self.id,
+                                               NODES.c.holding)).scalars())
+                    taken = overlapping(conn, node_ids, self.block_end,
+                                        new_block, exclude_lease=self.id)
+                    if taken:
+                        raise exception.LeaseConflict(reason=(
+                            'The lease cannot end at %s: %d of its nodes '
+                            'are booked by other leases before then (with '
+                            'the cleaning margin).'
+                            % (end_at.isoformat(), len(taken))))
+                fired = (self.before_end_fired_at
+                         if before_end_at == self.before_end_at else None)
+                done = conn.execute(sa.update(TABLE).where(
+                    TABLE.c.id == self.id, TABLE.c.status == self.status,
+                    TABLE.c.end_at == self.end_at).values(
+                        end_at=end_at, before_end_at=before_end_at,
+                        before_end_fired_at=fired,
+                        updated_at=base.utcnow())).rowcount
+                if not done:
+                    raise exception.LeaseConflict(reason=(
+                        'Lease %s changed meanwhile; read it again.'
+                        % self.uuid))
+                conn.execute(sa.update(NODES).where(
+                    NODES.c.lease_id == self.id).values(
+                        end_at=end_at, block_end=new_block))
+        except db_exc.DBError as exc:
+            if not is_overlap_error(exc):
+                raise
+            raise exception.LeaseConflict(reason=(
+                'The lease cannot end at %s: its nodes are booked by other '
+                'leases before then.' % end_at.isoformat()))
+        self._mark_saved({'end_at': end_at, 'before_end_at': before_end_at,
+                          'before_end_fired_at': fired})
+
+    def save(self) -> None:
+        """Write ``name`` and ``extra`` (the rest has its own methods)."""
+        changes = self.changes()
+        unexpected = set(changes) - {'name', 'extra'}
+        if unexpected:
+            raise ValueError('use set_end/transition for %s'
+                             % sorted(unexpected))
+        if not changes:
+            return
+        with self._db.writer() as conn:
+            conn.execute(sa.update(TABLE).where(TABLE.c.id == self.id).values(
+                updated_at=base.utcnow(), **changes))
+        self._mark_saved(changes)
+
+    def transition(self, event: str, conductor_id: int | None = None,
+                   fence: bool = False, **values: Any) -> bool:
+        """Fire ``event`` if the lease is still as loaded.
+
+        :param conductor_id: the new ``conductor_affinity``.
+        :param fence: also require ``conductor_affinity`` unchanged (the
+            engine finishing its own transition).
+        :returns: whether this call made the change.
+        """
+        target = statuses.next_status(self.status, event)
+        query = sa.update(TABLE).where(TABLE.c.id == self.id,
+                                       TABLE.c.status == self.status)
+        if fence:
+            query = query.where(TABLE.c.conductor_affinity.is_not_distinct_from(
+                self.conductor_affinity))
+        changes = dict(values, status=target, conductor_affinity=conductor_id)
+        with self._db.writer() as conn:
+            if not conn.execute(query.values(
+                    updated_at=base.utcnow(), **changes)).rowcount:
+                return False
+            if target in statuses.FINAL:
+                conn.execute(sa.update(NODES).where(
+                    NODES.c.lease_id == self.id).values(holding=False))
+        self._mark_saved(changes)
+        return True
+
+    def take_over(self, dead: int | None, me: int) -> bool:
+        """Adopt the transition a dead conductor left (compare-and-set)."""
+        with self._db.writer() as conn:
+            won = bool(conn.execute(sa.update(TABLE).where(
+                TABLE.c.id == self.id, TABLE.c.status == self.status,
+                TABLE.c.conductor_affinity.is_not_distinct_from(dead)
+            ).values(conductor_affinity=me)).rowcount == 1)
+        if won:
+            self._mark_saved({'conductor_affinity': me})
+        return won
+
+    def record_error(self, message: str | None) -> None:
+        if message == self.last_error:
+            return
+        with self._db.writer() as conn:
+            conn.execute(sa.update(TABLE).where(TABLE.c.id == self.id).values(
+                last_error=message))
+        self._mark_saved({'last_error': message})
+
+    def fire_before_end(self, now: datetime.datetime) -> bool:
+        """Mark before_end fired, once, however many conductors try."""
+        with self._db.writer() as conn:
+            won = bool(conn.execute(sa.update(TABLE).where(
+                TABLE.c.id == self.id, TABLE.c.status == statuses.ACTIVE,
+                TABLE.c.before_end_fired_at.is_(None),
+                TABLE.c.before_end_at <= now).values(
+                    before_end_fired_at=now)).rowcount == 1)
+        if won:
+            self._mark_saved({'before_end_fired_at': now})
+        return won
+
+
+def _node_uuids(conn: sa.Connection, lease_ids: Sequence[int]
+                ) -> dict[int, list[str]]:
+    result: dict[int, list[str]] = {lease_id: [] for lease_id in lease_ids}
+    if not lease_ids:
+        return result
+    rows = conn.execute(sa.select(NODES.c.lease_id, _NODE.c.uuid).select_from(
+        NODES.join(_NODE, _NODE.c.id == NODES.c.node_id)).where(
+            NODES.c.lease_id.in_(base.bucketed(sorted(lease_ids))))
+        .order_by(NODES.c.id))
+    for lease_id, uuid in rows:
+        result[lease_id].append(uuid)
+    return result
+
+
+def calendar(db: db_api.Database, node_id: int, start: datetime.datetime,
+             end: datetime.datetime) -> builtins.list[sa.RowMapping]:
+    """The windows leases hold ``node_id`` in over [start, end)."""
+    with db.reader() as conn:
+        return list(conn.execute(sa.select(
+            TABLE.c.uuid, TABLE.c.name, TABLE.c.project, TABLE.c.status,
+            NODES.c.start_at, NODES.c.end_at, NODES.c.block_end).select_from(
+                NODES.join(TABLE, TABLE.c.id == NODES.c.lease_id)).where(
+                NODES.c.node_id == node_id, NODES.c.holding,
+                NODES.c.start_at < end, NODES.c.block_end > start)
+            .order_by(NODES.c.start_at)).mappings())
+
+
+# ---- the lease's hold on its nodes (the engine's writes) --------------------
+
+def _free_node() -> sa.ColumnElement[bool]:
+    """A node nobody holds: what a lease start may take."""
+    return sa.and_(_NODE.c.lessee.is_(None), _NODE.c.reservation.is_(None),
+                   _NODE.c.maintenance.is_(False),
+                   _NODE.c.instance_uuid.is_(None),
+                   _NODE.c.allocation_id.is_(None),
+                   _NODE.c.provision_state == 'available')
+
+
+def hold_node(db: db_api.Database, row: Mapping[str, Any],
+              project: str) -> bool:
+    """Make ``project`` the node's lessee if the node is free (or already
+    its), keeping the node's ``extra`` to restore at the end.
+
+    :returns: whether the lease now holds the node.
+    """
+    with db.writer() as conn:
+        extra = conn.execute(sa.select(_NODE.c.extra).where(
+            _NODE.c.id == row['node_id'])).scalar()
+        if not conn.execute(sa.update(_NODE).where(
+                _NODE.c.id == row['node_id'],
+                sa.or_(_NODE.c.lessee == project, _free_node())).values(
+                    lessee=project, updated_at=base.utcnow())).rowcount:
+            return False
+        conn.execute(sa.update(NODES).where(
+            NODES.c.id == row['id'], NODES.c.node_extra.is_(None)).values(
+                node_extra=extra or {}))
+    return True
+
+
+def unhold_node(db: db_api.Database, row: Mapping[str, Any],
+                project: str) -> None:
+    """Undo :func:`hold_node` after a failed start (nothing used it yet)."""
+    with db.writer() as conn:
+        conn.execute(sa.update(_NODE).where(
+            _NODE.c.id == row['node_id'], _NODE.c.lessee == project,
+            _NODE.c.allocation_id.is_(None),
+            _NODE.c.instance_uuid.is_(None)).values(
+                lessee=None, updated_at=base.utcnow()))
+
+
+def substitute(db: db_api.Database, row: Mapping[str, Any], node_id: int,
+               project: str, start: datetime.datetime) -> bool:
+    """Replace the busy node of ``row`` by ``node_id``, if that one is free.
+
+    One transaction: the new row (from ``start``), the new node's lessee,
+    and the old row gone. On PostgreSQL the exclusion constraint re-checks
+    the new row.
+    """
+    try:
+        with db.writer() as conn:
+            extra = conn.execute(sa.select(_NODE.c.extra).where(
+                _NODE.c.id == node_id)).scalar()
+            conn.execute(sa.insert(NODES).values(
+                lease_id=row['lease_id'], node_id=node_id, project=project,
+                start_at=start, end_at=row['end_at'],
+                block_end=row['block_end'], holding=True,
+                node_extra=extra or {}))
+            if not conn.execute(sa.update(_NODE).where(
+                    _NODE.c.id == node_id, _free_node()).values(
+                        lessee=project, updated_at=base.utcnow())).rowcount:
+                raise _Lost()
+            conn.execute(sa.delete(NODES).where(NODES.c.id == row['id']))
+    except _Lost:
+        return False
+    except db_exc.DBError as exc:
+        if not is_overlap_error(exc):
+            raise
+        return False
+    return True
+
+
+class _Lost(Exception):
+    """The substitute was taken meanwhile: roll back."""
+
+
+def give_back(db: db_api.Database, row: Mapping[str, Any],
+              project: str) -> bool:
+    """The node is available and unused: clear the lessee and what the
+    lessee left (``instance_info``; ``extra`` back to its value at the
+    start), and stop holding it.
+
+    :returns: whether the node is back.
+    """
+    with db.writer() as conn:
+        if not conn.execute(sa.update(_NODE).where(
+                _NODE.c.id == row['node_id'], _NODE.c.lessee == project,
+                _NODE.c.reservation.is_(None),
+                _NODE.c.instance_uuid.is_(None),
+                _NODE.c.allocation_id.is_(None),
+                _NODE.c.provision_state == 'available').values(
+                    lessee=None, instance_info={},
+                    extra=row['node_extra'] or {},
+                    updated_at=base.utcnow())).rowcount:
+            return False
+        conn.execute(sa.update(NODES).where(NODES.c.id == row['id']).values(
+            holding=False))
+    return True
+
+
+def drop_row(db: db_api.Database, row_id: int) -> None:
+    """Stop holding a node the lease never had (its start failed)."""
+    with db.writer() as conn:
+        conn.execute(sa.update(NODES).where(NODES.c.id == row_id).values(
+            holding=False))
