@@ -82,7 +82,14 @@ def held_clause(start: Any, end: Any) -> sa.ColumnElement[bool]:
 
 
 def is_overlap_error(exc: Exception) -> bool:
-    """Whether ``exc`` is PostgreSQL's exclusion constraint refusing."""
+    """Whether ``exc`` is PostgreSQL's exclusion constraint refusing.
+
+    Two transactions inserting rows for the same nodes may also wait on
+    each other's rows while checking the constraint: PostgreSQL then
+    aborts one as a deadlock, which is the same race, lost.
+    """
+    if isinstance(exc, db_exc.DBDeadlock):
+        return True
     original = getattr(exc, 'inner_exception', None) or exc
     original = getattr(original, 'orig', None) or original
     return (getattr(original, 'pgcode', None) == '23P01'
@@ -231,7 +238,9 @@ class Lease(base.Row):
                             {n: row.get(n) for n in _INSERTED}
                         ).returning(*TABLE.c)).mappings().one()
                     lease = cls(db, created)
-                    node_ids = list(pick(conn, lease))
+                    # In id order, so that concurrent creators meet on
+                    # their first common node rather than deadlock.
+                    node_ids = sorted(pick(conn, lease))
                     conn.execute(sa.insert(NODES), [
                         {'lease_id': lease.id, 'node_id': node_id,
                          'project': lease.project,
