@@ -6,17 +6,20 @@ from oslo_config import cfg
 GROUP = 'lease'
 
 opts: list[cfg.Opt] = [
-    cfg.IntOpt('max_duration', default=30 * 24 * 3600, min=0, mutable=True,
+    cfg.IntOpt('max_duration', default=30 * 24 * 3600, min=0,
+               mutable=True,
                help='Longest lease, in seconds, from its start to its end. '
                     'A longer lease, or an extension past it, is refused '
                     'with HTTP 400. 0 means no limit.'),
-    cfg.IntOpt('cleaning_margin', default=300, min=0, mutable=True,
+    cfg.IntOpt('cleaning_margin', default=300, min=0, max=7 * 24 * 3600,
+               mutable=True,
                help='Seconds after a lease ends during which its nodes '
                     'cannot start another lease: the time their undeploy '
                     'and cleaning take. It is part of the window the '
                     'database guards against overlap, fixed when the lease '
                     'is created. 0 allows back-to-back leases.'),
-    cfg.IntOpt('guard_time', default=600, min=0, mutable=True,
+    cfg.IntOpt('guard_time', default=600, min=0, max=7 * 24 * 3600,
+               mutable=True,
                help='Seconds before a lease starts during which its nodes '
                     'are no longer offered to allocations of other projects, '
                     'so that they are free when the lease starts. 0 hides '
@@ -26,7 +29,8 @@ opts: list[cfg.Opt] = [
                     '(clock skew, a slow client); an earlier start is '
                     'refused with HTTP 400. 0 refuses any start in the '
                     'past.'),
-    cfg.IntOpt('before_end', default=3600, min=0, mutable=True,
+    cfg.IntOpt('before_end', default=3600, min=0, max=365 * 24 * 3600,
+               mutable=True,
                help='Seconds before a lease ends when its "before_end" '
                     'event fires (logged and shown on the lease as '
                     'before_end_fired_at), unless the lease gives its own '

@@ -19,13 +19,14 @@ def parse(what: str, value: str) -> datetime.datetime:
     """An ISO 8601 time as naive UTC, or a 400 naming ``what``."""
     try:
         parsed = datetime.datetime.fromisoformat(value.replace('Z', '+00:00'))
-    except (ValueError, AttributeError):
+        if parsed.tzinfo is not None:
+            parsed = parsed.astimezone(datetime.timezone.utc).replace(
+                tzinfo=None)
+    except (ValueError, AttributeError, OverflowError):
         raise exception.InvalidParameterValue(
             reason='%s must be an ISO 8601 time such as '
                    '"2026-12-01T18:00:00Z", not "%s".' % (what,
                                                           str(value)[:60]))
-    if parsed.tzinfo is not None:
-        parsed = parsed.astimezone(datetime.timezone.utc).replace(tzinfo=None)
     if not datetime.datetime(1970, 1, 2) <= parsed <= datetime.datetime(
             9999, 1, 1):
         raise exception.InvalidParameterValue(

@@ -14,6 +14,7 @@ text). Every answer must be below 500, free of tracebacks, and every error must
 have Ironic's body: ``{"error_message": "<JSON string with faultstring>"}``.
 """
 
+import datetime
 import json
 import re
 import urllib.parse
@@ -64,6 +65,7 @@ class World:
         self.node: dict[str, Any] = {}
         self.port: dict[str, Any] = {}
         self.allocation: dict[str, Any] = {}
+        self.lease: dict[str, Any] = {}
         self.count = 0
 
     def __repr__(self) -> str:
@@ -101,6 +103,7 @@ class World:
             self.port = response.get_json()
         self._ensure_vif()
         self._ensure_allocation()
+        self._ensure_lease()
 
     def _ensure_vif(self) -> None:
         # Attached, or already attached (409): either way there is one to
@@ -122,6 +125,26 @@ class World:
         assert response.status_code == 201, response.get_data()
         self.allocation = response.get_json()
 
+    def _ensure_lease(self) -> None:
+        """A pending lease (on a node of its own) to read, patch, delete."""
+        if self.lease and self.client.get(
+                '/v1/leases/' + self.lease['uuid']).get_json().get(
+                    'status') == 'pending':
+            return
+        self.count += 1
+        response = self.client.post('/v1/nodes', headers=V, json={
+            'driver': 'fake-hardware', 'resource_class': 'fuzz-lease'})
+        assert response.status_code == 201, response.get_data()
+        start = datetime.datetime.now(datetime.timezone.utc) + (
+            datetime.timedelta(days=1 + self.count))
+        response = self.client.post('/v1/leases', json={
+            'project': 'fuzz', 'name': 'fuzz-lease-%d' % self.count,
+            'candidate_nodes': [response.get_json()['uuid']],
+            'start': start.isoformat(),
+            'end': (start + datetime.timedelta(hours=1)).isoformat()})
+        assert response.status_code == 201, response.get_data()
+        self.lease = response.get_json()
+
     def resolve(self, value: Any) -> str:
         if not isinstance(value, Real):
             return str(value)
@@ -135,6 +158,8 @@ class World:
             'allocation_uuid': self.allocation.get('uuid', ''),
             'allocation_name': self.allocation.get('name') or '',
             'vif_id': FUZZ_VIF,
+            'lease_uuid': self.lease.get('uuid', ''),
+            'lease_name': self.lease.get('name') or '',
         }[value.kind]
 
 
@@ -179,7 +204,8 @@ _BODY_KEYS = [
     'management_interface', 'deploy_interface', 'node_uuid', 'address',
     'local_link_connection', 'pxe_enabled', 'physical_network',
     'is_smartnic', 'portgroup_uuid', 'disable_ramdisk', 'deploy_steps',
-    'resource_class', 'traits', 'candidate_nodes', 'node', 'state']
+    'resource_class', 'traits', 'candidate_nodes', 'node', 'state',
+    'project', 'count', 'start', 'end', 'before_end']
 _PLAUSIBLE = st.sampled_from([
     'active', 'deleted', 'manage', 'provide', 'clean', 'abort', 'adopt',
     'inspect', 'rebuild', 'rescue', 'undeploy', 'deploy', 'power on',
@@ -188,7 +214,8 @@ _PLAUSIBLE = st.sampled_from([
     [{'interface': 'deploy', 'step': 'erase_devices'}], {'a': 'b'},
     '52:54:00:12:34:56', 'not-a-mac', '00000000-0000-0000-0000-000000000000',
     Real('node_uuid'), 0, -1, 2 ** 63, True, None, NUL, SURROGATE,
-    {NUL: SURROGATE}, 1e308])
+    {NUL: SURROGATE}, 1e308, 'fuzz', 'fuzz-lease', '2099-01-01T00:00:00Z',
+    '2026-11-25T00:00:00', '9999-12-31T23:59:59-14:00', 'now', 3])
 STRUCTURED = st.dictionaries(st.sampled_from(_BODY_KEYS),
                              _PLAUSIBLE | JSON, max_size=5)
 
@@ -252,7 +279,7 @@ _REALS = {'node': ['node_uuid', 'node_name'], 'port': ['port_uuid'],
           'trait': ['trait'], 'driver': ['driver'],
           'hostname': ['conductor'], 'conductor': ['conductor'],
           'allocation': ['allocation_uuid', 'allocation_name'],
-          'vif': ['vif_id']}
+          'vif': ['vif_id'], 'lease': ['lease_uuid', 'lease_name']}
 
 
 def _segment_for(param: str) -> st.SearchStrategy[Any]:
@@ -291,7 +318,8 @@ _QUERY_KEYS = [
     'provision_state', 'maintenance', 'associated', 'instance_uuid',
     'driver', 'resource_class', 'fault', 'conductor_group', 'owner',
     'description_contains', 'retired', 'lessee', 'node', 'node_uuid',
-    'address', 'type', 'reset_interfaces', 'portgroup', 'shard', 'state']
+    'address', 'type', 'reset_interfaces', 'portgroup', 'shard', 'state',
+    'status', 'project', 'start', 'end']
 _QUERY_VALUES = st.one_of(
     st.sampled_from([
         '', '0', '1', '-1', '1000000000000', '1.5', 'true', 'false', 'True',
@@ -300,7 +328,8 @@ _QUERY_VALUES = st.one_of(
         ',', 'nonsense,uuid', 'enroll', 'available', 'fake-hardware',
         'dynamic', 'classic', '00000000-0000-0000-0000-000000000000',
         Real('node_uuid'), Real('node_name'), Real('port_uuid'),
-        Real('allocation_uuid'), 'allocating', 'error', '%', '%zz', 'x' * 300, NUL, '\x00']),
+        Real('allocation_uuid'), Real('lease_uuid'), 'pending,active',
+        '2026-12-01T00:00:00Z', '2026-13-01', 'allocating', 'error', '%', '%zz', 'x' * 300, NUL, '\x00']),
     st.text(max_size=30))
 QUERIES = st.lists(st.tuples(st.sampled_from(_QUERY_KEYS)
                              | st.text(max_size=10), _QUERY_VALUES),
@@ -320,7 +349,8 @@ _PATCH_PATHS = st.one_of(
         '/id', '/traits', '/traits/0', '/maintenance', '/reservation',
         '/created_at', '/links', '/ports', '/node_uuid', '/address',
         '/local_link_connection/port_id', '/pxe_enabled',
-        '/physical_network', '/', '', 'name', '//', '/-', '/0']),
+        '/physical_network', '/end', '/start', '/nodes', '/count', '/status',
+        '/', '', 'name', '//', '/-', '/0']),
     st.text(max_size=20))
 _PATCH_OPS = st.fixed_dictionaries(
     {'op': st.sampled_from(['add', 'replace', 'remove', 'move', 'copy',
@@ -351,6 +381,8 @@ _TYPED = {
         'switch_id': st.sampled_from(['00:11:22:33:44:55', 'x']),
         'port_id': _NAMES, 'switch_info': _NAMES}),
     '/is_smartnic': st.booleans(),
+    '/end': st.sampled_from(['2099-01-01T00:00:00Z', '2000-01-01T00:00:00Z',
+                             'soon', '9999-12-31T23:59:59+14:00']),
     '/node_uuid': st.sampled_from([Real('node_uuid'),
                                    '00000000-0000-0000-0000-000000000000']),
 }

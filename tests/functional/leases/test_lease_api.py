@@ -46,6 +46,9 @@ def test_bad_input_is_400(site):
         dict(project='p', candidate_nodes=['no-such-node'], end=later(60)),
         dict(project='p', end=later(60)),
         dict(project='p', resource_class='gold', end='tomorrow'),
+        dict(project='p', resource_class='gold',
+             end='9999-12-31T23:59:59-14:00'),
+        dict(project='p', resource_class='gold', count=1001, end=later(60)),
     ]
     for case in cases:
         resp = site.post(**case)
