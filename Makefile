@@ -19,8 +19,8 @@ $(STAMP): $(BIN)/python setup.cfg pyproject.toml
 	$(BIN)/pip install -q -e .
 	touch $@
 
-$(TEST_STAMP): $(STAMP) tests/thirdparty_driver/setup.cfg
-	$(BIN)/pip install -q -e '.[test]' -e tests/thirdparty_driver
+$(TEST_STAMP): $(STAMP) tests/thirdparty_driver/setup.cfg client/setup.cfg
+	$(BIN)/pip install -q -e '.[test]' -e tests/thirdparty_driver -e client
 	touch $@
 
 run: $(STAMP)

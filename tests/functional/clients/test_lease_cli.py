@@ -1,0 +1,106 @@
+# SPDX-License-Identifier: Apache-2.0
+"""``baremetal lease ...`` (the ferrum-client plugin) through the real
+``baremetal`` command, and its Python client, against a running ferrum."""
+
+import datetime
+import os
+
+import pytest
+
+from tests.conftest import require_real
+from tests.functional.clients import conftest
+from tests.functional.clients.test_baremetal_cli import BAREMETAL, Baremetal
+
+
+@pytest.fixture
+def cli(ferrum_sqlite_url, tmp_path):
+    """The CLI on the SQLite ferrum: each command is a process start, and
+    the API below it is tested on both backends in tests/functional/leases.
+    """
+    if not os.access(BAREMETAL, os.X_OK):
+        require_real('the baremetal CLI (python-ironicclient)')
+    try:
+        import ferrum_client  # noqa: F401
+    except ImportError:
+        require_real('ferrum-client (pip install -e client/)')
+    return Baremetal(ferrum_sqlite_url, str(tmp_path))
+
+
+def _at(hours):
+    when = datetime.datetime.now(datetime.timezone.utc) + datetime.timedelta(
+        hours=hours)
+    return when.replace(microsecond=0).isoformat()
+
+
+def test_lease_commands(cli):
+    rc = conftest.unique('cli-lease')
+    nodes = [cli.json('node', 'create', '--driver', 'fake-hardware',
+                      '--resource-class', rc)['uuid'] for _ in range(3)]
+    name = conftest.unique('lease')
+    lease = cli.json('lease', 'create', '--project', 'demo',
+                     '--resource-class', rc, '--count', '2',
+                     '--start-time', _at(24), '--end-time', _at(26),
+                     '--name', name, '--extra', 'purpose=ci')
+    assert lease['status'] == 'pending'
+    assert len(lease['nodes']) == 2 and set(lease['nodes']) <= set(nodes)
+    assert lease['extra'] == {'purpose': 'ci'}
+
+    refused = cli.fails('lease', 'create', '--project', 'other',
+                        '--resource-class', rc, '--count', '2',
+                        '--start-time', _at(25), '--end-time', _at(27))
+    assert 'Not enough nodes for this lease: 2 wanted, 1 found' in refused
+    assert 'booked by other leases' in refused
+    bad = cli.fails('lease', 'create', '--project', 'other',
+                    '--resource-class', rc, '--end-time', _at(-1))
+    assert 'must end after it starts' in bad
+
+    listed = cli.json('lease', 'list', '--project', 'demo',
+                      '--status', 'pending')
+    assert name in [entry['name'] for entry in listed]
+    cli('lease', 'set', name, '--end-time', _at(27), '--extra', 'owner=ops')
+    shown = cli.json('lease', 'show', name)
+    assert shown['end'].startswith(_at(27)[:16])
+    assert shown['extra'] == {'purpose': 'ci', 'owner': 'ops'}
+
+    assert 'Deleted lease %s' % name in cli('lease', 'delete', name)
+    assert cli.json('lease', 'show', lease['uuid'])['status'] == 'cancelled'
+    assert 'could not be found' in cli.fails('lease', 'show', 'no-such')
+
+
+def test_python_client_calendar(cli):
+    from ferrum_client import client
+    leases = client.LeaseClient.for_endpoint(cli.url)
+    rc = conftest.unique('py-lease')
+    node = cli.json('node', 'create', '--driver', 'fake-hardware',
+                    '--resource-class', rc)['uuid']
+    made = leases.create(project='demo', resource_class=rc, start=_at(2),
+                         end=_at(3))
+    calendar = leases.calendar(node, start=_at(1), end=_at(4))
+    assert [entry['uuid'] for entry in calendar['leases']] == [made['uuid']]
+    assert len(calendar['free']) == 2
+    with pytest.raises(client.LeaseError) as caught:
+        leases.create(project='demo', resource_class=rc, count=0, end=_at(3))
+    assert caught.value.status == 400
+    assert 'count must be 1' in str(caught.value)
+    leases.delete(made['uuid'])
+    assert leases.get(made['uuid'])['status'] == 'cancelled'
+
+
+def test_client_needs_nothing_of_the_server():
+    """ferrum-client installs without ferrum's dependencies: it imports
+    with ferrum, Flask, SQLAlchemy and oslo.db blocked."""
+    import configparser
+    import subprocess
+    import sys
+    setup = configparser.ConfigParser()
+    setup.read(os.path.join(os.path.dirname(__file__), '..', '..', '..',
+                            'client', 'setup.cfg'))
+    requires = setup['options']['install_requires'].split()
+    assert not [r for r in requires if r.lower().startswith(
+        ('ferrum', 'flask', 'sqlalchemy', 'oslo.db', 'alembic'))], requires
+    blocked = ('ferrum', 'flask', 'sqlalchemy', 'oslo_db', 'alembic')
+    result = subprocess.run([sys.executable, '-c', (
+        'import sys\nfor name in %r: sys.modules[name] = None\n'
+        'import ferrum_client.cli, ferrum_client.client' % (blocked,))],
+        capture_output=True, text=True, timeout=60, check=False)
+    assert result.returncode == 0, result.stderr
