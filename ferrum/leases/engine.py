@@ -35,6 +35,7 @@ every node is back; until then ``last_error`` says what it waits for.
 import datetime
 import logging
 import random
+from collections.abc import Iterator
 from typing import Any
 
 from ferrum.allocation import release
@@ -90,17 +91,18 @@ def run(ctx: context_mod.ConductorContext) -> None:
 
 
 def _claim(ctx: context_mod.ConductorContext, where: list[Any],
-           event: str) -> list[lease_obj.Lease]:
-    """Fire ``event`` on the matching leases this conductor wins."""
+           event: str) -> Iterator[lease_obj.Lease]:
+    """Fire ``event`` on the matching leases, yielding each one this
+    conductor wins before trying the next: conductors running at once
+    share the leases instead of one claiming them all first."""
     ids = lease_obj.Lease.ids(ctx.db, where)
     # Conductors running at once start from different places.
     random.shuffle(ids)
-    won = []
     for lease_id in ids:
         lease = lease_obj.Lease.get(ctx.db, lease_id)
-        if lease.transition(event, ctx.conductor_id):
-            won.append(lease)
-    return won
+        if lease.status in statuses.sources(event) and lease.transition(
+                event, ctx.conductor_id):
+            yield lease
 
 
 def _adopt_orphans(ctx: context_mod.ConductorContext) -> None:

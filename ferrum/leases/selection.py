@@ -15,6 +15,7 @@ samples are, so concurrent creators rarely reach for the same nodes.
 
 import dataclasses
 import datetime
+import functools
 import random
 from collections.abc import Sequence
 from typing import Any
@@ -31,6 +32,7 @@ from ferrum.objects import trait as trait_obj
 
 _NODES = node_obj.TABLE
 _TRAITS = trait_obj.TABLE
+_MAX_ID = sa.select(sa.func.max(_NODES.c.id))
 
 
 @dataclasses.dataclass(frozen=True)
@@ -62,44 +64,95 @@ def free_now_clause() -> sa.ColumnElement[bool]:
                    _NODES.c.reservation.is_(None))
 
 
-def _filters(ask: Ask) -> tuple[list[candidates.Filter], dict[str, Any]]:
-    words: dict[str, Any] = {'rc': ask.resource_class,
-                             'candidates': len(ask.candidate_nodes or ()),
-                             'owner': ask.owner}
+@dataclasses.dataclass(frozen=True)
+class _Shape:
+    resource_class: bool
+    candidates: bool
+    owner: bool
+    traits: int
+    free_now: bool
+    exclude: bool
+
+
+@dataclasses.dataclass(frozen=True)
+class _Statements:
+    filters: tuple[candidates.Filter, ...]
+    from_pivot: sa.Select[Any]
+    before_pivot: sa.Select[Any]
+    explain: sa.Select[Any]
+
+
+def _bind(name: str, **kwargs: Any) -> Any:
+    return sa.bindparam(name, **kwargs)
+
+
+@functools.lru_cache(maxsize=128)
+def _statements(shape: _Shape) -> _Statements:
+    """The filters and queries of one shape of ask, built once: building
+    a statement costs more than running it on SQLite."""
     found: list[candidates.Filter] = []
-    if ask.resource_class is not None:
+    if shape.resource_class:
         found.append(candidates.Filter(
-            _NODES.c.resource_class == ask.resource_class,
+            _NODES.c.resource_class == _bind('b_rc'),
             'have resource class "%(rc)s"', 'with another resource class'))
-    if ask.candidate_nodes is not None:
+    if shape.candidates:
         found.append(candidates.Filter(
-            _NODES.c.uuid.in_(base.bucketed(list(ask.candidate_nodes))),
+            _NODES.c.uuid.in_(_bind('b_uuids', expanding=True)),
             'are among the %(candidates)d candidate nodes',
             'not among the candidate nodes'))
-    if ask.owner is not None:
+    if shape.owner:
         found.append(candidates.Filter(
-            _NODES.c.owner == ask.owner, 'have owner "%(owner)s"',
+            _NODES.c.owner == _bind('b_owner'), 'have owner "%(owner)s"',
             'with another owner'))
     found.append(candidates.Filter(
         sa.and_(_NODES.c.maintenance.is_(False), _NODES.c.retired.is_(False)),
         'are not in maintenance or retired', 'in maintenance or retired'))
-    for index, trait in enumerate(sorted(set(ask.traits))):
-        words['trait_%d' % index] = trait
+    for index in range(shape.traits):
         found.append(candidates.Filter(
             sa.select(_TRAITS.c.node_id).where(
-                _TRAITS.c.node_id == _NODES.c.id, _TRAITS.c.trait == trait
+                _TRAITS.c.node_id == _NODES.c.id,
+                _TRAITS.c.trait == _bind('b_trait_%d' % index)
             ).offset(0).exists(),
             'have trait %%(trait_%d)s' % index,
             'without trait %%(trait_%d)s' % index))
-    if ask.free_now:
+    if shape.free_now:
         found.append(candidates.Filter(
             free_now_clause(), 'are free now',
             'in use now (deployed, allocated, busy or not available)'))
     found.append(candidates.Filter(
-        ~lease_obj.held_clause(ask.start, ask.block_end),
+        ~lease_obj.held_clause(_bind('b_start', type_=sa.DateTime),
+                               _bind('b_block_end', type_=sa.DateTime)),
         'are free over the window', 'booked by other leases over the window '
         '(cleaning margin included)'))
-    return found, words
+    clauses = [f.clause for f in found]
+    if shape.exclude:
+        clauses.append(_NODES.c.id.not_in(_bind('b_exclude', expanding=True)))
+    query = sa.select(_NODES.c.id).where(*clauses).order_by(
+        _NODES.c.id).limit(_bind('b_limit'))
+    pivot = _bind('b_pivot', type_=sa.Integer)
+    return _Statements(tuple(found), query.where(_NODES.c.id >= pivot),
+                       query.where(_NODES.c.id < pivot),
+                       candidates.count_statement(found))
+
+
+def _prepare(ask: Ask, exclude: Sequence[int] = ()
+             ) -> tuple[_Statements, dict[str, Any], dict[str, Any]]:
+    """(statements, bound values, words for the explanation) of ``ask``."""
+    traits = sorted(set(ask.traits))
+    shape = _Shape(ask.resource_class is not None,
+                   ask.candidate_nodes is not None, ask.owner is not None,
+                   len(traits), ask.free_now, bool(exclude))
+    params: dict[str, Any] = {
+        'b_rc': ask.resource_class, 'b_owner': ask.owner,
+        'b_start': ask.start, 'b_block_end': ask.block_end,
+        'b_uuids': base.bucketed(list(ask.candidate_nodes or ())),
+        'b_exclude': base.bucketed(sorted(exclude))}
+    words: dict[str, Any] = {'rc': ask.resource_class,
+                             'candidates': len(ask.candidate_nodes or ()),
+                             'owner': ask.owner}
+    for index, trait in enumerate(traits):
+        params['b_trait_%d' % index] = words['trait_%d' % index] = trait
+    return _statements(shape), params, words
 
 
 def pick(conn: sa.Connection, ask: Ask, count: int,
@@ -107,26 +160,21 @@ def pick(conn: sa.Connection, ask: Ask, count: int,
          rng: random.Random | None = None) -> list[int]:
     """Ids of ``count`` matching nodes, or fewer if there are not enough."""
     rng = rng or random.Random()
-    filters, _words = _filters(ask)
-    clauses = [f.clause for f in filters]
-    if exclude:
-        clauses.append(_NODES.c.id.not_in(base.bucketed(sorted(exclude))))
-    max_id = conn.execute(sa.select(sa.func.max(_NODES.c.id))).scalar() or 0
-    pivot = int(rng.random() * max_id)
-    query = sa.select(_NODES.c.id).where(*clauses).order_by(_NODES.c.id)
-    found = list(conn.execute(query.where(_NODES.c.id >= pivot).limit(count))
-                 .scalars())
+    statements, params, _words = _prepare(ask, exclude)
+    max_id = conn.execute(_MAX_ID).scalar() or 0
+    params.update(b_pivot=int(rng.random() * max_id), b_limit=count)
+    found = list(conn.execute(statements.from_pivot, params).scalars())
     if len(found) < count:
-        found += conn.execute(query.where(_NODES.c.id < pivot).limit(
-            count - len(found))).scalars()
+        params['b_limit'] = count - len(found)
+        found += conn.execute(statements.before_pivot, params).scalars()
     return found
 
 
 def explain(conn: sa.Connection, ask: Ask) -> str:
     """How many nodes each filter kept, in words."""
-    filters, words = _filters(ask)
-    row = conn.execute(candidates.count_statement(filters)).one()
-    return candidates.describe(row, filters, words)
+    statements, params, words = _prepare(ask)
+    row = conn.execute(statements.explain, params).one()
+    return candidates.describe(row, statements.filters, words)
 
 
 def pick_all(conn: sa.Connection, ask: Ask, count: int) -> list[int]:

@@ -47,6 +47,9 @@ _INSERTED = tuple(name for name in FIELDS if name != 'id')
 #: Picking nodes again after losing them to a concurrent creator: each
 #: loss means another lease took nodes, so this bounds only contention.
 _CREATE_ATTEMPTS = 10
+_INSERT = sa.insert(TABLE).values(
+    {name: sa.bindparam(name) for name in _INSERTED}).returning(*TABLE.c)
+_INSERT_NODE = sa.insert(NODES)
 _NODE_ROWS = sa.select(NODES, _NODE.c.uuid.label('node_uuid')).select_from(
     NODES.join(_NODE, _NODE.c.id == NODES.c.node_id))
 
@@ -233,15 +236,13 @@ class Lease(base.Row):
         for _attempt in range(_CREATE_ATTEMPTS):
             try:
                 with db.writer() as conn:
-                    created = conn.execute(
-                        sa.insert(TABLE).values(
-                            {n: row.get(n) for n in _INSERTED}
-                        ).returning(*TABLE.c)).mappings().one()
+                    created = conn.execute(_INSERT, {
+                        n: row.get(n) for n in _INSERTED}).mappings().one()
                     lease = cls(db, created)
                     # In id order, so that concurrent creators meet on
                     # their first common node rather than deadlock.
                     node_ids = sorted(pick(conn, lease))
-                    conn.execute(sa.insert(NODES), [
+                    conn.execute(_INSERT_NODE, [
                         {'lease_id': lease.id, 'node_id': node_id,
                          'project': lease.project,
                          'start_at': lease.start_at, 'end_at': lease.end_at,

@@ -1,0 +1,226 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
+"""Benchmark: lease creation under concurrency, and the engine at scale.
+
+In one process, on ``--database-url`` (default: SQLite in a temporary
+directory) or ``--throwaway-postgres``:
+
+1. enrolls ``--nodes`` available fake-hardware nodes (bulk insert) and
+   books ``--future-leases`` leases of 1 to 5 nodes in the next 30 days
+   (not timed);
+2. for each lease size (1, 10, 100 nodes), ``--concurrency`` threads send
+   ``--requests`` ``POST /v1/leases`` in all through the real WSGI
+   application (Flask's client, no sockets), each for a random window in
+   the next 30 days: ``create_<size>`` gives p50/p95 latency of the
+   answers 201, and how many were 201 and 409;
+3. counts overlapping windows with an independent SQL query over every
+   pair of holding rows of one node (``overlaps``, must be 0);
+4. books ``--due`` one-node leases that all start at the same second,
+   starts the conductor's periodic tasks (lease engine every
+   ``[lease] check_interval`` = 1 s) and measures ``due_active_s``, the
+   time from that second until all are active; then ends them all at
+   once and measures ``due_back_s``, until all are ended with their nodes
+   back (the nodes were not deployed, so no cleaning is waited for).
+
+Prints one JSON line.
+"""
+
+import argparse
+import concurrent.futures
+import contextlib
+import datetime
+import json
+import os
+import random
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import sqlalchemy as sa
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import deployment  # noqa: E402  (--throwaway-postgres is shared)
+
+from ferrum import conf as ferrum_conf  # noqa: E402
+from ferrum.api import app as api_app  # noqa: E402
+from ferrum.conductor import rpcapi  # noqa: E402
+from ferrum.conductor import service  # noqa: E402
+from ferrum.db import api as db_api  # noqa: E402
+from ferrum.db import migration  # noqa: E402
+from ferrum.leases import selection  # noqa: E402
+from ferrum.objects import base  # noqa: E402
+from ferrum.objects import lease as lease_obj  # noqa: E402
+from ferrum.objects import node as node_obj  # noqa: E402
+
+_FAKE = {'%s_interface' % kind: 'fake' for kind in (
+    'power', 'management', 'boot', 'deploy', 'inspect', 'vendor')}
+OVERLAPS = sa.text(
+    'SELECT COUNT(*) FROM lease_nodes a JOIN lease_nodes b '
+    'ON a.node_id = b.node_id AND a.id < b.id WHERE a.holding AND b.holding '
+    'AND a.start_at < b.block_end AND b.start_at < a.block_end')
+
+
+def _enroll(db: db_api.Database, count: int) -> None:
+    now = base.utcnow()
+    rows = [dict(_FAKE, uuid=base.new_uuid(), driver='fake-hardware',
+                 provision_state='available', power_state='power off',
+                 resource_class='bench', maintenance=False, retired=False,
+                 protected=False, conductor_group='', created_at=now,
+                 network_interface='noop') for _ in range(count)]
+    with db.writer() as conn:
+        conn.execute(sa.insert(node_obj.TABLE), rows)
+
+
+def _book(db: db_api.Database, count: int, start: datetime.datetime,
+          end: datetime.datetime, margin: int) -> lease_obj.Lease:
+    values = {'project': 'bench', 'resource_class': 'bench', 'count': count,
+              'traits': [], 'start_at': start, 'end_at': end,
+              'cleaning_margin': margin}
+
+    def pick(conn: sa.Connection, lease: lease_obj.Lease) -> list[int]:
+        return selection.pick_all(
+            conn, selection.Ask.of(lease, lease.start_at, False), count)
+    return lease_obj.Lease.create(db, values, pick)
+
+
+def _window(rng: random.Random) -> tuple[datetime.datetime,
+                                         datetime.datetime]:
+    start = base.utcnow().replace(microsecond=0) + datetime.timedelta(
+        minutes=rng.randrange(24 * 60, 30 * 24 * 60))
+    return start, start + datetime.timedelta(minutes=rng.randrange(60, 480))
+
+
+def _iso(when: datetime.datetime) -> str:
+    return when.isoformat() + 'Z'
+
+
+def _create_phase(app: Any, size: int, requests: int,
+                  concurrency: int) -> dict[str, Any]:
+    def one(seed: int) -> tuple[int, float]:
+        start, end = _window(random.Random(seed))
+        client = app.test_client()
+        began = time.perf_counter()
+        response = client.post('/v1/leases', json={
+            'project': 'bench', 'resource_class': 'bench', 'count': size,
+            'start': _iso(start), 'end': _iso(end)})
+        return response.status_code, time.perf_counter() - began
+
+    with concurrent.futures.ThreadPoolExecutor(concurrency) as pool:
+        results = list(pool.map(one, range(size * 100000,
+                                           size * 100000 + requests)))
+    ok = sorted(latency for code, latency in results if code == 201)
+    quantiles = (statistics.quantiles(ok, n=20) if len(ok) > 1
+                 else ok * 19)
+    return {'p50_ms': round(statistics.median(ok) * 1000, 1) if ok else None,
+            'p95_ms': round(quantiles[18] * 1000, 1) if ok else None,
+            'created': len(ok),
+            'refused_409': sum(1 for code, _ in results if code == 409),
+            'other': sorted({code for code, _ in results} - {201, 409})}
+
+
+def _wait(db: db_api.Database, ids: list[int], status: str,
+          timeout: float) -> float:
+    table = lease_obj.TABLE
+    while True:
+        with db.reader() as conn:
+            left = conn.execute(sa.select(sa.func.count()).where(
+                table.c.id.in_(ids), table.c.status != status)).scalar()
+        if not left:
+            return time.time()
+        if time.time() > timeout:
+            raise SystemExit('%d leases never reached %s' % (left, status))
+        time.sleep(0.05)
+
+
+def _due_phase(conductor: service.ConductorService, db: db_api.Database,
+               due: int) -> dict[str, Any]:
+    now = base.utcnow().replace(microsecond=0)
+    start = now + datetime.timedelta(seconds=5 + due // 200)
+    leases = [_book(db, 1, start, start + datetime.timedelta(hours=1), 0)
+              for _ in range(due)]
+    ids = [lease.id for lease in leases]
+    conductor.start_periodics()
+    epoch = datetime.datetime(1970, 1, 1)
+    start_s = (start - epoch).total_seconds()
+    while time.time() < start_s:
+        time.sleep(0.05)
+    active = _wait(db, ids, 'active', start_s + 300) - start_s
+    ended_at = time.time()
+    ending = base.utcnow()
+    for lease in leases:
+        lease = lease_obj.Lease.get(db, lease.id)
+        lease.set_end(max(ending, lease.start_at), lease.before_end_at)
+    back = _wait(db, ids, 'ended', ended_at + 300) - ended_at
+    return {'due': due, 'due_active_s': round(active, 2),
+            'due_back_s': round(back, 2)}
+
+
+def run(url: str | None, args: argparse.Namespace) -> dict[str, Any]:
+    conf = ferrum_conf.new_conf()
+    conf.set_override('state_path', tempfile.mkdtemp(prefix='ferrum-bench-'))
+    conf.set_override('host', 'bench-conductor')
+    conf.set_override('check_interval', 1, 'lease')
+    conf.set_override('sync_power_state_interval', 0, 'conductor')
+    db = db_api.Database(conf, url=url)
+    migration.upgrade(db.engine)
+    _enroll(db, args.nodes)
+    rng = random.Random(0)
+    for _ in range(args.future_leases):
+        _book(db, rng.randint(1, 5), *_window(rng),
+              conf.lease.cleaning_margin)
+    conductor = service.ConductorService(conf, db=db)
+    conductor.start(start_periodics=False)
+    assert conductor.manager is not None
+    app = api_app.create_app(conf, db,
+                             rpcapi.LocalConductorAPI(conductor.manager))
+    result: dict[str, Any] = {
+        'benchmark': 'leases', 'database': db.engine.dialect.name,
+        'nodes': args.nodes, 'future_leases': args.future_leases,
+        'concurrency': args.concurrency, 'requests': args.requests}
+    try:
+        for size in (1, 10, 100):
+            result['create_%d' % size] = _create_phase(
+                app, size, args.requests, args.concurrency)
+        with db.engine.connect() as conn:
+            result['overlaps'] = conn.execute(OVERLAPS).scalar()
+        result.update(_due_phase(conductor, db, args.due))
+    finally:
+        conductor.stop()
+        db.dispose()
+    return result
+
+
+@contextlib.contextmanager
+def _database(args: argparse.Namespace) -> Iterator[str | None]:
+    if args.throwaway_postgres:
+        with deployment._throwaway_postgres() as url:
+            yield url
+    else:
+        yield args.database_url
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    source = parser.add_mutually_exclusive_group()
+    source.add_argument('--database-url',
+                        help='database URL (default: a temporary SQLite)')
+    source.add_argument('--throwaway-postgres', action='store_true',
+                        help='start a PostgreSQL cluster for this run')
+    parser.add_argument('--nodes', type=int, default=10000)
+    parser.add_argument('--future-leases', type=int, default=1000)
+    parser.add_argument('--concurrency', type=int, default=8)
+    parser.add_argument('--requests', type=int, default=200,
+                        help='POSTs per lease size')
+    parser.add_argument('--due', type=int, default=1000)
+    args = parser.parse_args()
+    with _database(args) as url:
+        result = run(url, args)
+    print(json.dumps(result))
+    return 0 if result['overlaps'] == 0 else 1
+
+
+if __name__ == '__main__':
+    sys.exit(main())
