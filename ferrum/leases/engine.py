@@ -48,6 +48,7 @@ from ferrum.leases import selection
 from ferrum.leases import statuses
 from ferrum.objects import conductor as conductor_obj
 from ferrum.objects import lease as lease_obj
+from ferrum.objects import lease_node
 from ferrum.objects import node as node_obj
 from ferrum.periodic import decorators
 
@@ -79,14 +80,14 @@ def run(ctx: context_mod.ConductorContext) -> None:
     for lease in _claim(ctx, [_TABLE.c.status == statuses.PENDING,
                               _TABLE.c.start_at <= now], 'start'):
         start(ctx, lease)
-    for lease_id in lease_obj.Lease.ids(ctx.db, [
+    for lease in lease_obj.Lease.matching(ctx.db, [
             _TABLE.c.status == statuses.STARTING,
             _TABLE.c.conductor_affinity == me]):
-        start(ctx, lease_obj.Lease.get(ctx.db, lease_id))
-    for lease_id in lease_obj.Lease.ids(ctx.db, [
+        start(ctx, lease)
+    for lease in lease_obj.Lease.matching(ctx.db, [
             _TABLE.c.status == statuses.ENDING,
             _TABLE.c.conductor_affinity == me]):
-        end(ctx, lease_obj.Lease.get(ctx.db, lease_id))
+        end(ctx, lease)
     _before_end(ctx, now)
 
 
@@ -95,13 +96,12 @@ def _claim(ctx: context_mod.ConductorContext, where: list[Any],
     """Fire ``event`` on the matching leases, yielding each one this
     conductor wins before trying the next: conductors running at once
     share the leases instead of one claiming them all first."""
-    ids = lease_obj.Lease.ids(ctx.db, where)
+    leases = lease_obj.Lease.matching(ctx.db, where)
     # Conductors running at once start from different places.
-    random.shuffle(ids)
-    for lease_id in ids:
-        lease = lease_obj.Lease.get(ctx.db, lease_id)
-        if lease.status in statuses.sources(event) and lease.transition(
-                event, ctx.conductor_id):
+    random.shuffle(leases)
+    for lease in leases:
+        # The status may be stale by now: the conditional UPDATE decides.
+        if lease.transition(event, ctx.conductor_id):
             yield lease
 
 
@@ -111,10 +111,9 @@ def _adopt_orphans(ctx: context_mod.ConductorContext) -> None:
         ctx.db, ctx.conf.conductor.heartbeat_timeout)} - {ctx.conductor_id}
     if not silent:
         return
-    for lease_id in lease_obj.Lease.ids(ctx.db, [
+    for lease in lease_obj.Lease.matching(ctx.db, [
             _TABLE.c.status.in_(sorted(statuses.TRANSITIONAL)),
             _TABLE.c.conductor_affinity.in_(sorted(silent))]):
-        lease = lease_obj.Lease.get(ctx.db, lease_id)
         dead = lease.conductor_affinity
         if lease.take_over(dead, ctx.conductor_id):
             LOG.warning('Lease %(lease)s: took over "%(status)s" from dead '
@@ -128,15 +127,14 @@ def _adopt_orphans(ctx: context_mod.ConductorContext) -> None:
 def start(ctx: context_mod.ConductorContext, lease: lease_obj.Lease) -> None:
     """Give the lease its nodes (see the module docstring); idempotent."""
     rows = lease.node_rows()
-    busy = [row for row in rows
-            if not lease_obj.hold_node(ctx.db, row, lease.project)]
+    busy = lease_node.hold_nodes(ctx.db, rows, lease.project)
     policy = ctx.conf.lease.busy_node_policy
     if busy and policy == 'substitute':
         busy = [row for row in busy if not _substitute(ctx, lease, row)]
     if busy:
         reasons = '; '.join(_why_busy(ctx, row['node_id']) for row in busy)
         for row in lease.node_rows():
-            lease_obj.unhold_node(ctx.db, row, lease.project)
+            lease_node.unhold_node(ctx.db, row, lease.project)
         error = ('The lease could not start: %d of its nodes %s held by '
                  'someone else (%s), and [lease] busy_node_policy is "%s". '
                  'Delete the lease, or free the nodes and book again.'
@@ -147,12 +145,10 @@ def start(ctx: context_mod.ConductorContext, lease: lease_obj.Lease) -> None:
                       {'lease': lease.uuid, 'error': error})
         return
     if lease.transition('done', None, fence=True, last_error=None):
-        LOG.info('Lease %(lease)s: active, project %(project)s holds nodes '
-                 '%(nodes)s until %(end)s',
+        LOG.info('Lease %(lease)s: active, project %(project)s holds '
+                 '%(count)d nodes until %(end)s',
                  {'lease': lease.uuid, 'project': lease.project,
-                  'nodes': ', '.join(r['node_uuid'] for r in
-                                     lease.node_rows()),
-                  'end': lease.end_at})
+                  'count': len(rows), 'end': lease.end_at})
 
 
 def _substitute(ctx: context_mod.ConductorContext, lease: lease_obj.Lease,
@@ -163,7 +159,7 @@ def _substitute(ctx: context_mod.ConductorContext, lease: lease_obj.Lease,
         found = selection.pick(conn, selection.Ask.of(lease, now, True),
                                _SUBSTITUTES, exclude=taken)
     for node_id in found:
-        if lease_obj.substitute(ctx.db, row, node_id, lease.project, now):
+        if lease_node.substitute(ctx.db, row, node_id, lease.project, now):
             LOG.warning('Lease %(lease)s: node %(busy)s was busy at the '
                         'start; node %(node)s replaces it',
                         {'lease': lease.uuid, 'busy': row['node_uuid'],
@@ -192,66 +188,70 @@ def _why_busy(ctx: context_mod.ConductorContext, node_id: int) -> str:
 def end(ctx: context_mod.ConductorContext, lease: lease_obj.Lease) -> None:
     """Advance the end of ``lease``, node by node; idempotent."""
     waiting = []
+    ready = []
     for row in lease.node_rows():
-        node = node_obj.Node.get(ctx.db, row['node_id'])
-        if node.lessee != lease.project:
+        if row['lessee'] != lease.project:
             # Never given to the lessee (its start failed): nothing to undo.
-            lease_obj.drop_row(ctx.db, row['id'])
-            continue
-        try:
-            step = _end_node(ctx, lease, node, row)
-        except exception.FerrumException as exc:
-            step = 'node %s: %s' % (node.uuid, exc)
-        if step:
-            waiting.append(step)
+            lease_node.drop_row(ctx.db, row['id'])
+        elif _is_free(row):
+            ready.append(row)
+        else:
+            try:
+                waiting.append(_end_node(ctx, lease, row))
+            except exception.FerrumException as exc:
+                waiting.append('node %s: %s' % (row['node_uuid'], exc))
+    if ready and lease_node.give_back_all(ctx.db, ready, lease.project) < len(
+            ready):
+        waiting.append('nodes that changed meanwhile')
     if waiting:
         lease.record_error('Ending: waiting for %s.' % '; '.join(waiting))
         return
     if lease.transition('done', None, fence=True, last_error=None):
-        LOG.info('Lease %(lease)s: ended, its nodes are back',
-                 {'lease': lease.uuid})
+        LOG.info('Lease %(lease)s: ended, its %(count)d nodes are back',
+                 {'lease': lease.uuid, 'count': len(ready)})
+
+
+def _is_free(row: Any) -> bool:
+    """Available and unused: the node can go back at once."""
+    return (row['provision_state'] == states.AVAILABLE
+            and not row['maintenance'] and row['reservation'] is None
+            and row['allocation_id'] is None and row['instance_uuid'] is None)
 
 
 def _end_node(ctx: context_mod.ConductorContext, lease: lease_obj.Lease,
-              node: node_obj.Node, row: Any) -> str | None:
-    """One step towards giving ``node`` back; None once it is back."""
-    if node.reservation:
-        return 'node %s, locked by %s' % (node.uuid, node.reservation)
-    state = node.provision_state
-    if node.allocation_id is not None and (
-            node.maintenance or state in states.UPDATE_ALLOWED_STATES):
+              row: Any) -> str:
+    """One step towards giving the node back; what the lease waits for."""
+    uuid, state = row['node_uuid'], row['provision_state']
+    if row['reservation']:
+        return 'node %s, locked by %s' % (uuid, row['reservation'])
+    if row['allocation_id'] is not None and (
+            row['maintenance'] or state in states.UPDATE_ALLOWED_STATES):
         LOG.info('Lease %(lease)s: releasing the allocation of node %(node)s',
-                 {'lease': lease.uuid, 'node': node.uuid})
-        release.destroy(ctx, node.allocation_id)
-        node = node_obj.Node.get(ctx.db, node.id)
-    if node.maintenance:
-        return 'node %s, in maintenance' % node.uuid
+                 {'lease': lease.uuid, 'node': uuid})
+        release.destroy(ctx, row['allocation_id'])
+        return 'node %s, its allocation released' % uuid
+    if row['maintenance']:
+        return 'node %s, in maintenance' % uuid
     if state_machine.is_allowed(state, 'delete'):
         LOG.info('Lease %(lease)s: undeploying node %(node)s (%(state)s) so '
                  'that it is cleaned', {'lease': lease.uuid,
-                                        'node': node.uuid, 'state': state})
-        provisioning.do_provisioning_action(ctx, node.id, 'undeploy')
-        return 'node %s, being undeployed and cleaned' % node.uuid
+                                        'node': uuid, 'state': state})
+        provisioning.do_provisioning_action(ctx, row['node_id'], 'undeploy')
+        return 'node %s, being undeployed and cleaned' % uuid
     if state == states.MANAGEABLE:
-        provisioning.do_provisioning_action(ctx, node.id, 'provide')
-        return 'node %s, being cleaned' % node.uuid
-    if state == states.AVAILABLE and lease_obj.give_back(
-            ctx.db, row, lease.project):
-        LOG.info('Lease %(lease)s: node %(node)s is back',
-                 {'lease': lease.uuid, 'node': node.uuid})
-        return None
-    return 'node %s, in provision state "%s"' % (node.uuid, state)
+        provisioning.do_provisioning_action(ctx, row['node_id'], 'provide')
+        return 'node %s, being cleaned' % uuid
+    return 'node %s, in provision state "%s"' % (uuid, state)
 
 
 # ---- before_end ----------------------------------------------------------------
 
 def _before_end(ctx: context_mod.ConductorContext,
                 now: datetime.datetime) -> None:
-    for lease_id in lease_obj.Lease.ids(ctx.db, [
+    for lease in lease_obj.Lease.matching(ctx.db, [
             _TABLE.c.status == statuses.ACTIVE,
             _TABLE.c.before_end_fired_at.is_(None),
             _TABLE.c.before_end_at <= now]):
-        lease = lease_obj.Lease.get(ctx.db, lease_id)
         if lease.fire_before_end(now):
             LOG.warning('Lease %(lease)s of project %(project)s ends at '
                         '%(end)s (before_end event)',

@@ -17,7 +17,8 @@ the database's doing, not Python's:
   ``BEGIN IMMEDIATE`` transaction (:meth:`ferrum.db.api.Database.writer`),
   so no other writer runs between them.
 
-Status changes are conditional UPDATEs on the status (and, for the
+The engine's writes to the nodes themselves are in
+:mod:`ferrum.objects.lease_node`. Status changes are conditional UPDATEs on the status (and, for the
 engine's transitions, on ``conductor_affinity``): of several conductors
 trying one transition, one wins.
 """
@@ -50,8 +51,12 @@ _CREATE_ATTEMPTS = 10
 _INSERT = sa.insert(TABLE).values(
     {name: sa.bindparam(name) for name in _INSERTED}).returning(*TABLE.c)
 _INSERT_NODE = sa.insert(NODES)
-_NODE_ROWS = sa.select(NODES, _NODE.c.uuid.label('node_uuid')).select_from(
-    NODES.join(_NODE, _NODE.c.id == NODES.c.node_id))
+#: A lease's node rows with what the engine decides on about each node.
+_NODE_ROWS = sa.select(
+    NODES, _NODE.c.uuid.label('node_uuid'), _NODE.c.lessee,
+    _NODE.c.reservation, _NODE.c.allocation_id, _NODE.c.instance_uuid,
+    _NODE.c.maintenance, _NODE.c.provision_state).select_from(
+        NODES.join(_NODE, _NODE.c.id == NODES.c.node_id))
 
 #: Pick nodes for a new lease inside its creating transaction: returns node
 #: ids, or raises LeaseConflict saying why there are not enough.
@@ -196,13 +201,16 @@ class Lease(base.Row):
             nodes = _node_uuids(conn, [row['id'] for row in rows])
         return [cls(db, row, nodes[row['id']]) for row in rows]
 
-    @staticmethod
-    def ids(db: db_api.Database, where: Sequence[sa.ColumnElement[bool]]
-            ) -> builtins.list[int]:
-        """Ids of the leases matching every clause, oldest start first."""
+    @classmethod
+    def matching(cls, db: db_api.Database,
+                 where: Sequence[sa.ColumnElement[bool]]
+                 ) -> builtins.list[Lease]:
+        """The leases matching every clause, oldest start first, in one
+        query (without their ``nodes``, which the engine reads apart)."""
         with db.reader() as conn:
-            return list(conn.execute(sa.select(TABLE.c.id).where(
-                *where).order_by(TABLE.c.start_at, TABLE.c.id)).scalars())
+            return [cls(db, row) for row in conn.execute(
+                sa.select(TABLE).where(*where).order_by(
+                    TABLE.c.start_at, TABLE.c.id)).mappings()]
 
     def node_rows(self, holding_only: bool = True
                   ) -> builtins.list[Mapping[str, Any]]:
@@ -402,112 +410,3 @@ def calendar(db: db_api.Database, node_id: int, start: datetime.datetime,
                 NODES.c.node_id == node_id, NODES.c.holding,
                 NODES.c.start_at < end, NODES.c.block_end > start)
             .order_by(NODES.c.start_at)).mappings())
-
-
-# ---- the lease's hold on its nodes (the engine's writes) --------------------
-
-def _free_node() -> sa.ColumnElement[bool]:
-    """A node nobody holds: what a lease start may take."""
-    return sa.and_(_NODE.c.lessee.is_(None), _NODE.c.reservation.is_(None),
-                   _NODE.c.maintenance.is_(False),
-                   _NODE.c.instance_uuid.is_(None),
-                   _NODE.c.allocation_id.is_(None),
-                   _NODE.c.provision_state == 'available')
-
-
-def hold_node(db: db_api.Database, row: Mapping[str, Any],
-              project: str) -> bool:
-    """Make ``project`` the node's lessee if the node is free (or already
-    its), keeping the node's ``extra`` to restore at the end.
-
-    :returns: whether the lease now holds the node.
-    """
-    with db.writer() as conn:
-        extra = conn.execute(sa.select(_NODE.c.extra).where(
-            _NODE.c.id == row['node_id'])).scalar()
-        if not conn.execute(sa.update(_NODE).where(
-                _NODE.c.id == row['node_id'],
-                sa.or_(_NODE.c.lessee == project, _free_node())).values(
-                    lessee=project, updated_at=base.utcnow())).rowcount:
-            return False
-        conn.execute(sa.update(NODES).where(
-            NODES.c.id == row['id'], NODES.c.node_extra.is_(None)).values(
-                node_extra=extra or {}))
-    return True
-
-
-def unhold_node(db: db_api.Database, row: Mapping[str, Any],
-                project: str) -> None:
-    """Undo :func:`hold_node` after a failed start (nothing used it yet)."""
-    with db.writer() as conn:
-        conn.execute(sa.update(_NODE).where(
-            _NODE.c.id == row['node_id'], _NODE.c.lessee == project,
-            _NODE.c.allocation_id.is_(None),
-            _NODE.c.instance_uuid.is_(None)).values(
-                lessee=None, updated_at=base.utcnow()))
-
-
-def substitute(db: db_api.Database, row: Mapping[str, Any], node_id: int,
-               project: str, start: datetime.datetime) -> bool:
-    """Replace the busy node of ``row`` by ``node_id``, if that one is free.
-
-    One transaction: the new row (from ``start``), the new node's lessee,
-    and the old row gone. On PostgreSQL the exclusion constraint re-checks
-    the new row.
-    """
-    try:
-        with db.writer() as conn:
-            extra = conn.execute(sa.select(_NODE.c.extra).where(
-                _NODE.c.id == node_id)).scalar()
-            conn.execute(sa.insert(NODES).values(
-                lease_id=row['lease_id'], node_id=node_id, project=project,
-                start_at=start, end_at=row['end_at'],
-                block_end=row['block_end'], holding=True,
-                node_extra=extra or {}))
-            if not conn.execute(sa.update(_NODE).where(
-                    _NODE.c.id == node_id, _free_node()).values(
-                        lessee=project, updated_at=base.utcnow())).rowcount:
-                raise _Lost()
-            conn.execute(sa.delete(NODES).where(NODES.c.id == row['id']))
-    except _Lost:
-        return False
-    except db_exc.DBError as exc:
-        if not is_overlap_error(exc):
-            raise
-        return False
-    return True
-
-
-class _Lost(Exception):
-    """The substitute was taken meanwhile: roll back."""
-
-
-def give_back(db: db_api.Database, row: Mapping[str, Any],
-              project: str) -> bool:
-    """The node is available and unused: clear the lessee and what the
-    lessee left (``instance_info``; ``extra`` back to its value at the
-    start), and stop holding it.
-
-    :returns: whether the node is back.
-    """
-    with db.writer() as conn:
-        if not conn.execute(sa.update(_NODE).where(
-                _NODE.c.id == row['node_id'], _NODE.c.lessee == project,
-                _NODE.c.reservation.is_(None),
-                _NODE.c.instance_uuid.is_(None),
-                _NODE.c.allocation_id.is_(None),
-                _NODE.c.provision_state == 'available').values(
-                    lessee=None, instance_info={},
-                    extra=row['node_extra'] or {},
-                    updated_at=base.utcnow())).rowcount:
-            return False
-        conn.execute(sa.update(NODES).where(NODES.c.id == row['id']).values(
-            holding=False))
-    return True
-
-
-def drop_row(db: db_api.Database, row_id: int) -> None:
-    """Stop holding a node the lease never had (its start failed)."""
-    with db.writer() as conn:
-        conn.execute(sa.update(NODES).where(NODES.c.id == row_id).values(
-            holding=False))

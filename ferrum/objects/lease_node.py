@@ -1,0 +1,156 @@
+# SPDX-License-Identifier: Apache-2.0
+"""A lease's hold on its nodes: the lease engine's writes to nodes.
+
+Each function is one transaction of conditional UPDATEs, so it is safe
+to run again after a crash and never overwrites a node someone else took
+meanwhile. The rows are ``lease_nodes`` rows as
+:meth:`ferrum.objects.lease.Lease.node_rows` returns them.
+"""
+
+import datetime
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import sqlalchemy as sa
+from oslo_db import exception as db_exc
+
+from ferrum.db import api as db_api
+from ferrum.db import models
+from ferrum.objects import base
+from ferrum.objects import lease as lease_obj
+from ferrum.objects import node as node_obj
+
+NODES = lease_obj.NODES
+_NODE = node_obj.TABLE
+is_overlap_error = lease_obj.is_overlap_error
+
+
+def _free_node() -> sa.ColumnElement[bool]:
+    """A node nobody holds: what a lease start may take."""
+    return sa.and_(_NODE.c.lessee.is_(None), _NODE.c.reservation.is_(None),
+                   _NODE.c.maintenance.is_(False),
+                   _NODE.c.instance_uuid.is_(None),
+                   _NODE.c.allocation_id.is_(None),
+                   _NODE.c.provision_state == 'available')
+
+
+_HOLD = sa.update(_NODE).where(
+    _NODE.c.id == sa.bindparam('b_node'),
+    sa.or_(_NODE.c.lessee == sa.bindparam('b_project'), _free_node())
+).values(lessee=sa.bindparam('b_project'), updated_at=sa.bindparam('b_now'))
+_KEEP_EXTRA = sa.update(NODES).where(
+    NODES.c.id == sa.bindparam('b_row'), NODES.c.node_extra.is_(None)
+).values(node_extra=sa.bindparam('b_extra', type_=models.JSONEncoded()))
+
+
+def hold_nodes(db: db_api.Database, rows: Sequence[Mapping[str, Any]],
+               project: str) -> list[Mapping[str, Any]]:
+    """Make ``project`` the lessee of every free node of ``rows`` (or of
+    those already its), keeping each node's ``extra`` to restore at the
+    end; one transaction.
+
+    :returns: the rows whose node is held by someone else.
+    """
+    if not rows:
+        return []
+    busy = []
+    now = base.utcnow()
+    with db.writer() as conn:
+        extras = dict(conn.execute(sa.select(_NODE.c.id, _NODE.c.extra).where(
+            _NODE.c.id.in_(base.bucketed(sorted(r['node_id'] for r in rows))
+                           ))).all())
+        for row in rows:
+            if not conn.execute(_HOLD, {'b_node': row['node_id'],
+                                        'b_project': project,
+                                        'b_now': now}).rowcount:
+                busy.append(row)
+                continue
+            conn.execute(_KEEP_EXTRA, {'b_row': row['id'], 'b_extra':
+                                       extras.get(row['node_id']) or {}})
+    return busy
+
+
+def unhold_node(db: db_api.Database, row: Mapping[str, Any],
+                project: str) -> None:
+    """Undo :func:`hold_node` after a failed start (nothing used it yet)."""
+    with db.writer() as conn:
+        conn.execute(sa.update(_NODE).where(
+            _NODE.c.id == row['node_id'], _NODE.c.lessee == project,
+            _NODE.c.allocation_id.is_(None),
+            _NODE.c.instance_uuid.is_(None)).values(
+                lessee=None, updated_at=base.utcnow()))
+
+
+def substitute(db: db_api.Database, row: Mapping[str, Any], node_id: int,
+               project: str, start: datetime.datetime) -> bool:
+    """Replace the busy node of ``row`` by ``node_id``, if that one is free.
+
+    One transaction: the new row (from ``start``), the new node's lessee,
+    and the old row gone. On PostgreSQL the exclusion constraint re-checks
+    the new row.
+    """
+    try:
+        with db.writer() as conn:
+            extra = conn.execute(sa.select(_NODE.c.extra).where(
+                _NODE.c.id == node_id)).scalar()
+            conn.execute(sa.insert(NODES).values(
+                lease_id=row['lease_id'], node_id=node_id, project=project,
+                start_at=start, end_at=row['end_at'],
+                block_end=row['block_end'], holding=True,
+                node_extra=extra or {}))
+            if not conn.execute(sa.update(_NODE).where(
+                    _NODE.c.id == node_id, _free_node()).values(
+                        lessee=project, updated_at=base.utcnow())).rowcount:
+                raise _Lost()
+            conn.execute(sa.delete(NODES).where(NODES.c.id == row['id']))
+    except _Lost:
+        return False
+    except db_exc.DBError as exc:
+        if not is_overlap_error(exc):
+            raise
+        return False
+    return True
+
+
+class _Lost(Exception):
+    """The substitute was taken meanwhile: roll back."""
+
+
+_GIVE_BACK = sa.update(_NODE).where(
+    _NODE.c.id == sa.bindparam('b_node'),
+    _NODE.c.lessee == sa.bindparam('b_project'),
+    _NODE.c.reservation.is_(None), _NODE.c.instance_uuid.is_(None),
+    _NODE.c.allocation_id.is_(None),
+    _NODE.c.provision_state == 'available').values(
+        lessee=None, instance_info=sa.bindparam('b_info'),
+        extra=sa.bindparam('b_extra'), updated_at=sa.bindparam('b_now'))
+_LET_GO = sa.update(NODES).where(NODES.c.id == sa.bindparam('b_row')).values(
+    holding=False)
+
+
+def give_back_all(db: db_api.Database, rows: Sequence[Mapping[str, Any]],
+                  project: str) -> int:
+    """Give back the nodes of ``rows`` that are available and unused: clear
+    the lessee and what the lessee left (``instance_info``; ``extra`` back
+    to its value at the start), and stop holding them. One transaction.
+
+    :returns: how many nodes are back.
+    """
+    back = 0
+    now = base.utcnow()
+    with db.writer() as conn:
+        for row in rows:
+            if conn.execute(_GIVE_BACK, {
+                    'b_node': row['node_id'], 'b_project': project,
+                    'b_info': {}, 'b_extra': row['node_extra'] or {},
+                    'b_now': now}).rowcount:
+                conn.execute(_LET_GO, {'b_row': row['id']})
+                back += 1
+    return back
+
+
+def drop_row(db: db_api.Database, row_id: int) -> None:
+    """Stop holding a node the lease never had (its start failed)."""
+    with db.writer() as conn:
+        conn.execute(sa.update(NODES).where(NODES.c.id == row_id).values(
+            holding=False))
