@@ -32,7 +32,7 @@ from ferrum.objects import trait as trait_obj
 
 _NODES = node_obj.TABLE
 _TRAITS = trait_obj.TABLE
-_MAX_ID = sa.select(sa.func.max(_NODES.c.id))
+_MAX_ID = sa.select(sa.func.max(_NODES.c.id)).scalar_subquery()
 
 
 @dataclasses.dataclass(frozen=True)
@@ -129,7 +129,10 @@ def _statements(shape: _Shape) -> _Statements:
         clauses.append(_NODES.c.id.not_in(_bind('b_exclude', expanding=True)))
     query = sa.select(_NODES.c.id).where(*clauses).order_by(
         _NODES.c.id).limit(_bind('b_limit'))
-    pivot = _bind('b_pivot', type_=sa.Integer)
+    # A random fraction of the highest id, inside the query (as the
+    # allocation sample does): one round trip less than asking for it.
+    pivot = sa.cast(_bind('b_fraction', type_=sa.Float) * _MAX_ID,
+                    sa.Integer)
     return _Statements(tuple(found), query.where(_NODES.c.id >= pivot),
                        query.where(_NODES.c.id < pivot),
                        candidates.count_statement(found))
@@ -161,8 +164,7 @@ def pick(conn: sa.Connection, ask: Ask, count: int,
     """Ids of ``count`` matching nodes, or fewer if there are not enough."""
     rng = rng or random.Random()
     statements, params, _words = _prepare(ask, exclude)
-    max_id = conn.execute(_MAX_ID).scalar() or 0
-    params.update(b_pivot=int(rng.random() * max_id), b_limit=count)
+    params.update(b_fraction=rng.random(), b_limit=count)
     found = list(conn.execute(statements.from_pivot, params).scalars())
     if len(found) < count:
         params['b_limit'] = count - len(found)
