@@ -167,7 +167,8 @@ def lease_filter(owner: bool) -> Filter:
                                                type_=sa.DateTime))
     if owner:
         held = held.where(_LEASE_NODES.c.project != sa.bindparam('b_owner'))
-    return Filter(~held.offset(0).exists(), 'are not leased to another project',
+    return Filter(~held.offset(0).exists(),
+                  'are not leased to another project',
                   'leased, or about to be, to another project')
 
 

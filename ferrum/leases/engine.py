@@ -122,7 +122,7 @@ def _adopt_orphans(ctx: context_mod.ConductorContext) -> None:
                          'dead': dead})
 
 
-# ---- start --------------------------------------------------------------------
+# ---- start ------------------------------------------------------------------
 
 def start(ctx: context_mod.ConductorContext, lease: lease_obj.Lease) -> None:
     """Give the lease its nodes (see the module docstring); idempotent."""
@@ -183,7 +183,7 @@ def _why_busy(ctx: context_mod.ConductorContext, node_id: int) -> str:
     return 'node %s is %s' % (node.uuid, why)
 
 
-# ---- end ----------------------------------------------------------------------
+# ---- end --------------------------------------------------------------------
 
 def end(ctx: context_mod.ConductorContext, lease: lease_obj.Lease) -> None:
     """Advance the end of ``lease``, node by node; idempotent."""
@@ -244,7 +244,7 @@ def _end_node(ctx: context_mod.ConductorContext, lease: lease_obj.Lease,
     return 'node %s, in provision state "%s"' % (uuid, state)
 
 
-# ---- before_end ----------------------------------------------------------------
+# ---- before_end -------------------------------------------------------------
 
 def _before_end(ctx: context_mod.ConductorContext,
                 now: datetime.datetime) -> None:

@@ -18,8 +18,9 @@ the database's doing, not Python's:
   so no other writer runs between them.
 
 The engine's writes to the nodes themselves are in
-:mod:`ferrum.objects.lease_node`. Status changes are conditional UPDATEs on the status (and, for the
-engine's transitions, on ``conductor_affinity``): of several conductors
+:mod:`ferrum.objects.lease_node`. Status changes are conditional UPDATEs
+on the status (and, for the engine's transitions, on
+``conductor_affinity``): of several conductors
 trying one transition, one wins.
 """
 
@@ -340,8 +341,9 @@ class Lease(base.Row):
         query = sa.update(TABLE).where(TABLE.c.id == self.id,
                                        TABLE.c.status == self.status)
         if fence:
-            query = query.where(TABLE.c.conductor_affinity.is_not_distinct_from(
-                self.conductor_affinity))
+            query = query.where(
+                TABLE.c.conductor_affinity.is_not_distinct_from(
+                    self.conductor_affinity))
         changes = dict(values, status=target, conductor_affinity=conductor_id)
         with self._db.writer() as conn:
             if not conn.execute(query.values(
