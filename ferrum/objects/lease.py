@@ -52,12 +52,14 @@ _CREATE_ATTEMPTS = 10
 _INSERT = sa.insert(TABLE).values(
     {name: sa.bindparam(name) for name in _INSERTED}).returning(*TABLE.c)
 _INSERT_NODE = sa.insert(NODES)
-#: A lease's node rows with what the engine decides on about each node.
-_NODE_ROWS = sa.select(
-    NODES, _NODE.c.uuid.label('node_uuid'), _NODE.c.lessee,
+#: What the engine decides on about each node of a lease, read apart from
+#: the lease's rows: as a join, PostgreSQL hashed every node (15 ms at
+#: 10,000 nodes) until autovacuum had analyzed the tables.
+_NODE_STATE = sa.select(
+    _NODE.c.id, _NODE.c.uuid.label('node_uuid'), _NODE.c.lessee,
     _NODE.c.reservation, _NODE.c.allocation_id, _NODE.c.instance_uuid,
-    _NODE.c.maintenance, _NODE.c.provision_state).select_from(
-        NODES.join(_NODE, _NODE.c.id == NODES.c.node_id))
+    _NODE.c.maintenance, _NODE.c.provision_state).where(
+        _NODE.c.id.in_(sa.bindparam('b_ids', expanding=True)))
 
 #: Pick nodes for a new lease inside its creating transaction: returns node
 #: ids, or raises LeaseConflict saying why there are not enough.
@@ -215,12 +217,22 @@ class Lease(base.Row):
 
     def node_rows(self, holding_only: bool = True
                   ) -> builtins.list[Mapping[str, Any]]:
-        """The lease's ``lease_nodes`` rows, with ``node_uuid``."""
-        query = _NODE_ROWS.where(NODES.c.lease_id == self.id)
+        """The lease's ``lease_nodes`` rows, each with its node's
+        ``node_uuid``, ``lessee``, ``reservation``, ``allocation_id``,
+        ``instance_uuid``, ``maintenance`` and ``provision_state``."""
+        query = sa.select(NODES).where(NODES.c.lease_id == self.id)
         if holding_only:
             query = query.where(NODES.c.holding)
         with self._db.reader() as conn:
-            return list(conn.execute(query.order_by(NODES.c.id)).mappings())
+            rows = conn.execute(query.order_by(NODES.c.id)).mappings().all()
+            if not rows:
+                return []
+            nodes = {node['id']: node for node in conn.execute(
+                _NODE_STATE, {'b_ids': base.bucketed(sorted(
+                    row['node_id'] for row in rows))}).mappings()}
+        return [dict(row, **{key: value for key, value in
+                             nodes[row['node_id']].items() if key != 'id'})
+                for row in rows]
 
     # ---- writing ----------------------------------------------------------
 
