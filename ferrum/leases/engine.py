@@ -127,7 +127,13 @@ def _adopt_orphans(ctx: context_mod.ConductorContext) -> None:
 def start(ctx: context_mod.ConductorContext, lease: lease_obj.Lease) -> None:
     """Give the lease its nodes (see the module docstring); idempotent."""
     rows = lease.node_rows()
-    busy = lease_node.hold_nodes(ctx.db, rows, lease.project)
+    activated: list[bool] = []
+
+    def activate() -> None:
+        activated.append(lease.transition('done', None, fence=True,
+                                          last_error=None))
+    busy = lease_node.hold_nodes(ctx.db, lease.id, rows, lease.project,
+                                 then=activate)
     policy = ctx.conf.lease.busy_node_policy
     if busy and policy == 'substitute':
         busy = [row for row in busy if not _substitute(ctx, lease, row)]
@@ -144,7 +150,8 @@ def start(ctx: context_mod.ConductorContext, lease: lease_obj.Lease) -> None:
             LOG.error('Lease %(lease)s: %(error)s',
                       {'lease': lease.uuid, 'error': error})
         return
-    if lease.transition('done', None, fence=True, last_error=None):
+    if activated[0] if activated else lease.transition(
+            'done', None, fence=True, last_error=None):
         LOG.info('Lease %(lease)s: active, project %(project)s holds '
                  '%(count)d nodes until %(end)s',
                  {'lease': lease.uuid, 'project': lease.project,

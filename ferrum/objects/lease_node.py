@@ -8,7 +8,7 @@ meanwhile. The rows are ``lease_nodes`` rows as
 """
 
 import datetime
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import sqlalchemy as sa
@@ -38,35 +38,40 @@ _HOLD = sa.update(_NODE).where(
     _NODE.c.id == sa.bindparam('b_node'),
     sa.or_(_NODE.c.lessee == sa.bindparam('b_project'), _free_node())
 ).values(lessee=sa.bindparam('b_project'), updated_at=sa.bindparam('b_now'))
+#: Each node's extra as the lessee found it, copied as stored (JSON text),
+#: once: NULL is "not copied yet", so a NULL extra is copied as "{}".
 _KEEP_EXTRA = sa.update(NODES).where(
-    NODES.c.id == sa.bindparam('b_row'), NODES.c.node_extra.is_(None)
-).values(node_extra=sa.bindparam('b_extra', type_=models.JSONEncoded()))
+    NODES.c.lease_id == sa.bindparam('b_lease'), NODES.c.holding,
+    NODES.c.node_extra.is_(None)).values(
+        node_extra=sa.type_coerce(sa.func.coalesce(sa.select(
+            sa.type_coerce(_NODE.c.extra, sa.Text)).where(
+                _NODE.c.id == NODES.c.node_id).scalar_subquery(), '{}'),
+            sa.Text))
 
 
-def hold_nodes(db: db_api.Database, rows: Sequence[Mapping[str, Any]],
-               project: str) -> list[Mapping[str, Any]]:
-    """Make ``project`` the lessee of every free node of ``rows`` (or of
-    those already its), keeping each node's ``extra`` to restore at the
-    end; one transaction.
+def hold_nodes(db: db_api.Database, lease_id: int,
+               rows: Sequence[Mapping[str, Any]], project: str,
+               then: Callable[[], object] | None = None
+               ) -> list[Mapping[str, Any]]:
+    """Make ``project`` the lessee of every free node of ``rows`` (the
+    lease's holding rows) or of those already its, keeping each node's
+    ``extra`` to restore at the end; one transaction.
 
+    :param then: called in that transaction when every node is held (the
+        engine marks the lease active there: one commit per start).
     :returns: the rows whose node is held by someone else.
     """
-    if not rows:
-        return []
     busy = []
     now = base.utcnow()
     with db.writer() as conn:
-        extras = dict(conn.execute(sa.select(_NODE.c.id, _NODE.c.extra).where(
-            _NODE.c.id.in_(base.bucketed(sorted(r['node_id'] for r in rows))
-                           ))).all())
+        conn.execute(_KEEP_EXTRA, {'b_lease': lease_id})
         for row in rows:
             if not conn.execute(_HOLD, {'b_node': row['node_id'],
                                         'b_project': project,
                                         'b_now': now}).rowcount:
                 busy.append(row)
-                continue
-            conn.execute(_KEEP_EXTRA, {'b_row': row['id'], 'b_extra':
-                                       extras.get(row['node_id']) or {}})
+        if not busy and then is not None:
+            then()
     return busy
 
 
