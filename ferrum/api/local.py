@@ -14,6 +14,7 @@ from oslo_config import cfg
 from ferrum.api import app as api_app
 from ferrum.conductor import service
 from ferrum.db import api as db_api
+from ferrum.leases import engine as lease_engine
 
 
 class LocalAPI:
@@ -23,7 +24,8 @@ class LocalAPI:
                  db: db_api.Database | None = None) -> None:
         self.conf = conf
         self.db = db or db_api.Database(conf)
-        self.conductor = service.ConductorService(conf, db=self.db)
+        self.conductor = service.ConductorService(
+            conf, db=self.db, extra_periodics=[lease_engine.LeaseEngine()])
 
     def start(self) -> flask.Flask:
         """Start the conductor, then build the API app on it.

@@ -14,6 +14,7 @@ from ferrum import conf as ferrum_conf
 from ferrum.api import server
 from ferrum.cmd import service_runner
 from ferrum.conductor import service
+from ferrum.leases import engine as lease_engine
 from ferrum.rpc import server as rpc_server
 
 
@@ -24,7 +25,8 @@ def _started(conductor: service.ConductorService) -> None:
 def main(argv: list[str] | None = None) -> int:
     conf = ferrum_conf.load_for_program(
         argv if argv is not None else sys.argv[1:])
-    conductor = service.ConductorService(conf)
+    conductor = service.ConductorService(
+        conf, extra_periodics=[lease_engine.LeaseEngine()])
     if conf.rpc_transport != 'json-rpc':
         return service_runner.run(conf, lambda: _started(conductor),
                                   conductor.stop, 'ferrum-conductor')

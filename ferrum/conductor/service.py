@@ -26,7 +26,7 @@ import datetime
 import logging
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 from futurist import periodics
 from oslo_config import cfg
@@ -47,7 +47,6 @@ from ferrum.db import api as db_api
 from ferrum.db import migration
 from ferrum.drivers import loader
 from ferrum.inventory import worker as placement_sync
-from ferrum.leases import engine as lease_engine
 from ferrum.objects import base
 from ferrum.objects import conductor as conductor_obj
 from ferrum.periodic import worker as periodic_worker
@@ -64,8 +63,12 @@ class ConductorService:
     def __init__(self, conf: cfg.ConfigOpts,
                  clock: Callable[[], datetime.datetime] = base.utcnow,
                  db: db_api.Database | None = None,
-                 sleep: Callable[[float], None] = time.sleep) -> None:
+                 sleep: Callable[[float], None] = time.sleep,
+                 extra_periodics: Sequence[object] = ()) -> None:
+        """:param extra_periodics: more objects with periodic tasks, from the
+            layers above the conductor (the lease engine)."""
         self.conf = conf
+        self._extra_periodics = list(extra_periodics)
         self._clock = clock
         self._sleep = sleep
         self._db = db
@@ -131,7 +134,7 @@ class ConductorService:
                                  recovery.DeadConductors(),
                                  takeover.AllocationTakeover(),
                                  node_takeover.NodeTakeover(),
-                                 lease_engine.LeaseEngine()]
+                                 *self._extra_periodics]
         if self.placement is not None:
             objects.append(placement_sync.Reconcile(self.placement))
         return objects + list(

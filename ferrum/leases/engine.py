@@ -40,12 +40,12 @@ from typing import Any
 
 from ferrum.allocation import release
 from ferrum.common import exception
+from ferrum.common import lease_statuses as statuses
 from ferrum.common import state_machine
 from ferrum.common import states
 from ferrum.conductor import context as context_mod
 from ferrum.conductor import provisioning
 from ferrum.leases import selection
-from ferrum.leases import statuses
 from ferrum.objects import conductor as conductor_obj
 from ferrum.objects import lease as lease_obj
 from ferrum.objects import lease_node
@@ -69,7 +69,6 @@ class LeaseEngine:
 
 def run(ctx: context_mod.ConductorContext) -> None:
     """One run of the engine (see the module docstring)."""
-    assert ctx.conductor_id is not None
     me = ctx.conductor_id
     _adopt_orphans(ctx)
     now = ctx.clock()
@@ -106,7 +105,6 @@ def _claim(ctx: context_mod.ConductorContext, where: list[Any],
 
 
 def _adopt_orphans(ctx: context_mod.ConductorContext) -> None:
-    assert ctx.conductor_id is not None
     silent = {c.id for c in conductor_obj.list_silent(
         ctx.db, ctx.conf.conductor.heartbeat_timeout)} - {ctx.conductor_id}
     if not silent:

@@ -26,7 +26,8 @@ def parse(what: str, value: str) -> datetime.datetime:
         raise exception.InvalidParameterValue(
             reason='%s must be an ISO 8601 time such as '
                    '"2026-12-01T18:00:00Z", not "%s".' % (what,
-                                                          str(value)[:60]))
+                                                          str(value)[:60])
+        ) from None
     if not datetime.datetime(1970, 1, 2) <= parsed <= datetime.datetime(
             9999, 1, 1):
         raise exception.InvalidParameterValue(

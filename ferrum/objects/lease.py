@@ -3,7 +3,7 @@
 
 A lease row says what was asked (project, resource class, traits, count or
 candidate nodes, window) and where it stands (``status``, see
-:mod:`ferrum.leases.statuses`). Its ``lease_nodes`` rows say which nodes
+:mod:`ferrum.common.lease_statuses`). Its ``lease_nodes`` rows say which nodes
 it holds over ``[start_at, block_end)``, ``block_end`` being the end plus
 the cleaning margin.
 
@@ -35,9 +35,9 @@ import sqlalchemy as sa
 from oslo_db import exception as db_exc
 
 from ferrum.common import exception
+from ferrum.common import lease_statuses as statuses
 from ferrum.db import api as db_api
 from ferrum.db import models
-from ferrum.leases import statuses
 from ferrum.objects import base
 from ferrum.objects import node as node_obj
 
@@ -322,7 +322,7 @@ class Lease(base.Row):
                 raise
             raise exception.LeaseConflict(reason=(
                 'The lease cannot end at %s: its nodes are booked by other '
-                'leases before then.' % end_at.isoformat()))
+                'leases before then.' % end_at.isoformat())) from exc
         self._mark_saved({'end_at': end_at, 'before_end_at': before_end_at,
                           'before_end_fired_at': fired})
 

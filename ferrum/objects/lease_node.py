@@ -15,7 +15,6 @@ import sqlalchemy as sa
 from oslo_db import exception as db_exc
 
 from ferrum.db import api as db_api
-from ferrum.db import models
 from ferrum.objects import base
 from ferrum.objects import lease as lease_obj
 from ferrum.objects import node as node_obj

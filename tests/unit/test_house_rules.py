@@ -56,10 +56,13 @@ LAYERS = {
                   'inventory', 'objects', 'periodic'},
     'allocation': {'common', 'conductor', 'db', 'objects', 'periodic'},
     'rpc': {'common', 'conductor', 'conf', 'db', 'objects'},
+    # Above the conductor: its engine drives conductor verbs, and the
+    # programs that start a conductor hand it the engine's periodic task.
+    'leases': {'allocation', 'common', 'conductor', 'objects', 'periodic'},
     'api': {'common', 'conductor', 'conf', 'db', 'drivers', 'inventory',
-            'objects', 'rpc'},
+            'leases', 'objects', 'rpc'},
     'cmd': {'api', 'common', 'conductor', 'conf', 'db', 'drivers',
-            'inventory', 'objects', 'rpc'},
+            'inventory', 'leases', 'objects', 'rpc'},
     'testing': {'common', 'conductor', 'conf', 'db', 'drivers', 'objects',
                 'periodic'},
     'ferrum': set(),  # ferrum/__init__.py

@@ -46,10 +46,10 @@ import deployment  # noqa: E402  (--throwaway-postgres is shared)
 
 from ferrum import conf as ferrum_conf  # noqa: E402
 from ferrum.api import app as api_app  # noqa: E402
-from ferrum.conductor import rpcapi  # noqa: E402
 from ferrum.conductor import service  # noqa: E402
 from ferrum.db import api as db_api  # noqa: E402
 from ferrum.db import migration  # noqa: E402
+from ferrum.leases import engine  # noqa: E402
 from ferrum.leases import selection  # noqa: E402
 from ferrum.objects import base  # noqa: E402
 from ferrum.objects import lease as lease_obj  # noqa: E402
@@ -171,11 +171,12 @@ def run(url: str | None, args: argparse.Namespace) -> dict[str, Any]:
     for _ in range(args.future_leases):
         _book(db, rng.randint(1, 5), *_window(rng),
               conf.lease.cleaning_margin)
-    conductor = service.ConductorService(conf, db=db)
+    conductor = service.ConductorService(
+        conf, db=db, extra_periodics=[engine.LeaseEngine()])
     conductor.start(start_periodics=False)
     assert conductor.manager is not None
     app = api_app.create_app(conf, db,
-                             rpcapi.LocalConductorAPI(conductor.manager))
+                             conductor.manager)
     result: dict[str, Any] = {
         'benchmark': 'leases', 'database': db.engine.dialect.name,
         'nodes': args.nodes, 'future_leases': args.future_leases,

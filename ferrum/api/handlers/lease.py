@@ -23,8 +23,8 @@ from ferrum.api.schemas import lease as lease_schema
 from ferrum.api.schemas import trait as trait_schema
 from ferrum.api.views import lease as lease_view
 from ferrum.common import exception
+from ferrum.common import lease_statuses as statuses
 from ferrum.leases import selection
-from ferrum.leases import statuses
 from ferrum.leases import windows
 from ferrum.objects import base
 from ferrum.objects import lease as lease_obj
@@ -188,7 +188,7 @@ def create_lease() -> flask.Response:
     except db_exc.DBDuplicateEntry:
         raise exception.LeaseConflict(
             reason='A lease with uuid %s already exists; choose another.'
-                   % values.get('uuid'))
+                   % values.get('uuid')) from None
     return listing.created('leases', lease.uuid,
                            lease_view.render(lease, lease_view.FIELDS))
 

@@ -11,7 +11,7 @@ from typing import Any
 
 from ferrum.api.schemas import allocation as allocation_schema
 from ferrum.api.schemas import node as node_schema
-from ferrum.leases import statuses
+from ferrum.common import lease_statuses as statuses
 
 #: The most nodes one lease may hold: a pod, not a whole fleet per request.
 MAX_COUNT = 1000

@@ -11,7 +11,6 @@ import pytest
 from oslo_config import cfg
 
 from ferrum.api import app as api_app
-from ferrum.conductor import rpcapi
 from ferrum.conductor import service
 from ferrum.db import api as db_api
 from ferrum.db import migration
@@ -77,7 +76,7 @@ def site(request: pytest.FixtureRequest, conf: cfg.ConfigOpts,
     conductor = service.ConductorService(conf, db=database)
     conductor.start(start_periodics=False)
     app = api_app.create_app(conf, database,
-                             rpcapi.LocalConductorAPI(conductor.manager))
+                             conductor.manager)
     try:
         yield Site(request.param, conductor, database, app.test_client())
     finally:

@@ -9,7 +9,7 @@ from ferrum.allocation import allocator
 from ferrum.common import states
 from ferrum.leases import engine
 from ferrum.objects import node as node_obj
-from tests.functional.conductor.flows import settled
+from tests.functional.conductor.flows import resume, settled
 from tests.functional.leases.conftest import fault, later
 
 
@@ -63,7 +63,7 @@ def test_start_use_and_end(site):
     # The deployed node went through tear-down into (async) cleaning.
     node = settled(site.db, used.id, states.CLEANWAIT)
     assert node.allocation_id is None and node.instance_uuid is None
-    manager.continue_cleaning(node.uuid)
+    resume(manager, node)
     settled(site.db, used.id, states.AVAILABLE)
     engine.run(ctx)
     shown = _lease(site, lease['uuid'])

@@ -5,7 +5,7 @@ import datetime
 
 import pytest
 
-from ferrum.leases import statuses
+from ferrum.common import lease_statuses as statuses
 from ferrum.leases import windows
 
 GOLDEN = {

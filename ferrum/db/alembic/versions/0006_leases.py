@@ -12,9 +12,8 @@ Revision ID: 0006
 Revises: 0005
 """
 
-from alembic import op
 import sqlalchemy as sa
-
+from alembic import op
 
 revision = '0006'
 down_revision = '0005'
