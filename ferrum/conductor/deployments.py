@@ -35,17 +35,14 @@ def do_deploy(task: task_manager.Task) -> None:
 
 
 def finish_deploy(task: task_manager.Task) -> None:
+    """The workload is on: ``active``. Also what follows when the driver
+    ends ``wait call-back`` (the node resumed to ``deploying``)."""
     task.node.power_state = states.POWER_ON
     # Which conductor set the workload up: when the hash ring gives the
     # node to another one, that one takes it over (conductor/takeover.py).
     task.node.conductor_affinity = task.ctx.conductor_id
     task.node.deploy_step = None
     task.process_event('done')
-
-
-def continue_deploy(task: task_manager.Task) -> None:
-    """The driver ended ``wait call-back`` (node resumed to ``deploying``)."""
-    finish_deploy(task)
 
 
 def fail_deploy(task: task_manager.Task, error: str) -> None:

@@ -80,11 +80,9 @@ def _check_unprotected(task: task_manager.Task, action: str) -> None:
             % (task.node.uuid, action)))
 
 
-def _deploy(task: task_manager.Task, args: dict[str, Any]) -> None:
+def _start_deploy(task: task_manager.Task, args: dict[str, Any],
+                  event: str) -> None:
     """``active`` (and ``deploy``) and ``rebuild``: the same flow."""
-    event = 'rebuild' if args.get('_rebuild') else 'deploy'
-    if event == 'rebuild':
-        _check_unprotected(task, 'rebuilt')
     task.driver.power.validate(task)
     task.driver.deploy.validate(task)
     task.driver.boot.validate(task)
@@ -96,8 +94,13 @@ def _deploy(task: task_manager.Task, args: dict[str, Any]) -> None:
     task.spawn_after(deployments.do_deploy, task)
 
 
+def _deploy(task: task_manager.Task, args: dict[str, Any]) -> None:
+    _start_deploy(task, args, 'deploy')
+
+
 def _rebuild(task: task_manager.Task, args: dict[str, Any]) -> None:
-    _deploy(task, dict(args, _rebuild=True))
+    _check_unprotected(task, 'rebuilt')
+    _start_deploy(task, args, 'rebuild')
 
 
 def _undeploy(task: task_manager.Task, _args: dict[str, Any]) -> None:
