@@ -35,7 +35,7 @@ every node is back; until then ``last_error`` says what it waits for.
 import datetime
 import logging
 import random
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 from ferrum.allocation import release
@@ -56,6 +56,12 @@ LOG = logging.getLogger(__name__)
 _TABLE = lease_obj.TABLE
 #: Substitutes tried per busy node.
 _SUBSTITUTES = 3
+#: Leases claimed, read and ended together, and the most nodes they may
+#: have: a batch costs a few statements, where one lease at a time cost
+#: 7 round trips a lease (1,000 leases ending at once: 4.7 s on
+#: PostgreSQL).
+_BATCH = 100
+_BATCH_NODES = 2000
 
 
 class LeaseEngine:
@@ -72,36 +78,56 @@ def run(ctx: context_mod.ConductorContext) -> None:
     me = ctx.conductor_id
     _adopt_orphans(ctx)
     now = ctx.clock()
-    for lease in _claim(ctx, [_TABLE.c.status.in_(sorted(
-            statuses.sources('end'))), _TABLE.c.end_at <= now], 'end'):
-        LOG.info('Lease %(lease)s: ending (its end %(end)s is reached)',
-                 {'lease': lease.uuid, 'end': lease.end_at})
-    for lease in _claim(ctx, [_TABLE.c.status == statuses.PENDING,
-                              _TABLE.c.start_at <= now], 'start'):
-        start(ctx, lease)
-    for lease in lease_obj.Lease.matching(ctx.db, [
-            _TABLE.c.status == statuses.STARTING,
-            _TABLE.c.conductor_affinity == me]):
-        start(ctx, lease)
-    for lease in lease_obj.Lease.matching(ctx.db, [
+    for batch in _claim(ctx, [_TABLE.c.end_at <= now], 'end'):
+        for lease in batch:
+            LOG.info('Lease %(lease)s: ending (its end %(end)s is reached)',
+                     {'lease': lease.uuid, 'end': lease.end_at})
+    for batch in _claim(ctx, [_TABLE.c.start_at <= now], 'start'):
+        _start_all(ctx, batch)
+    _start_all(ctx, lease_obj.Lease.matching(ctx.db, [
+        _TABLE.c.status == statuses.STARTING,
+        _TABLE.c.conductor_affinity == me]))
+    for batch in _batches(lease_obj.Lease.matching(ctx.db, [
             _TABLE.c.status == statuses.ENDING,
-            _TABLE.c.conductor_affinity == me]):
-        end(ctx, lease)
+            _TABLE.c.conductor_affinity == me])):
+        end_all(ctx, batch)
     _before_end(ctx, now)
 
 
+def _batches(leases: Sequence[lease_obj.Lease]
+             ) -> Iterator[list[lease_obj.Lease]]:
+    """``leases`` in runs of at most :data:`_BATCH` leases and
+    :data:`_BATCH_NODES` nodes (one run is one claim, one read of the
+    rows, one give-back)."""
+    batch: list[lease_obj.Lease] = []
+    nodes = 0
+    for lease in leases:
+        if batch and (len(batch) >= _BATCH
+                      or nodes + lease.count > _BATCH_NODES):
+            yield batch
+            batch, nodes = [], 0
+        batch.append(lease)
+        nodes += lease.count
+    if batch:
+        yield batch
+
+
 def _claim(ctx: context_mod.ConductorContext, where: list[Any],
-           event: str) -> Iterator[lease_obj.Lease]:
-    """Fire ``event`` on the matching leases, yielding each one this
-    conductor wins before trying the next: conductors running at once
-    share the leases instead of one claiming them all first."""
-    leases = lease_obj.Lease.matching(ctx.db, where)
+           event: str) -> Iterator[list[lease_obj.Lease]]:
+    """Fire ``event`` on the due leases, a batch at a time, yielding each
+    batch this conductor wins before claiming the next: conductors
+    running at once share the leases instead of one claiming them all."""
+    sources = sorted(statuses.sources(event))
+    leases = lease_obj.Lease.matching(
+        ctx.db, [_TABLE.c.status.in_(sources), *where])
     # Conductors running at once start from different places.
     random.shuffle(leases)
-    for lease in leases:
-        # The status may be stale by now: the conditional UPDATE decides.
-        if lease.transition(event, ctx.conductor_id):
-            yield lease
+    for batch in _batches(leases):
+        # The statuses may be stale by now: the conditional UPDATE decides.
+        won = lease_obj.Lease.claim(ctx.db, [lease.id for lease in batch],
+                                    event, ctx.conductor_id, where)
+        if won:
+            yield won
 
 
 def _adopt_orphans(ctx: context_mod.ConductorContext) -> None:
@@ -122,9 +148,22 @@ def _adopt_orphans(ctx: context_mod.ConductorContext) -> None:
 
 # ---- start ------------------------------------------------------------------
 
-def start(ctx: context_mod.ConductorContext, lease: lease_obj.Lease) -> None:
-    """Give the lease its nodes (see the module docstring); idempotent."""
-    rows = lease.node_rows()
+def _start_all(ctx: context_mod.ConductorContext,
+               leases: Sequence[lease_obj.Lease]) -> None:
+    for batch in _batches(leases):
+        rows = lease_obj.node_rows_of(ctx.db, [lease.id for lease in batch])
+        for lease in batch:
+            start(ctx, lease, rows[lease.id])
+
+
+def start(ctx: context_mod.ConductorContext, lease: lease_obj.Lease,
+          rows: Sequence[Mapping[str, Any]] | None = None) -> None:
+    """Give the lease its nodes (see the module docstring); idempotent.
+
+    :param rows: the lease's holding rows, if already read.
+    """
+    if rows is None:
+        rows = lease.node_rows()
     activated: list[bool] = []
 
     def activate() -> None:
@@ -163,12 +202,12 @@ def _substitute(ctx: context_mod.ConductorContext, lease: lease_obj.Lease,
     with ctx.db.reader() as conn:
         found = selection.pick(conn, selection.Ask.of(lease, now, True),
                                _SUBSTITUTES, exclude=taken)
-    for node_id in found:
+    for node_id, node_uuid in found:
         if lease_node.substitute(ctx.db, row, node_id, lease.project, now):
             LOG.warning('Lease %(lease)s: node %(busy)s was busy at the '
                         'start; node %(node)s replaces it',
                         {'lease': lease.uuid, 'busy': row['node_uuid'],
-                         'node': node_obj.Node.get(ctx.db, node_id).uuid})
+                         'node': node_uuid})
             return True
     return False
 
@@ -190,30 +229,49 @@ def _why_busy(ctx: context_mod.ConductorContext, node_id: int) -> str:
 
 # ---- end --------------------------------------------------------------------
 
-def end(ctx: context_mod.ConductorContext, lease: lease_obj.Lease) -> None:
-    """Advance the end of ``lease``, node by node; idempotent."""
-    waiting = []
-    ready = []
-    for row in lease.node_rows():
-        if row['lessee'] != lease.project:
-            # Never given to the lessee (its start failed): nothing to undo.
-            lease_node.drop_row(ctx.db, row['id'])
-        elif _is_free(row):
-            ready.append(row)
-        else:
-            try:
-                waiting.append(_end_node(ctx, lease, row))
-            except exception.FerrumException as exc:
-                waiting.append('node %s: %s' % (row['node_uuid'], exc))
-    if ready and lease_node.give_back_all(ctx.db, ready, lease.project) < len(
-            ready):
-        waiting.append('nodes that changed meanwhile')
-    if waiting:
-        lease.record_error('Ending: waiting for %s.' % '; '.join(waiting))
-        return
-    if lease.transition('done', None, fence=True, last_error=None):
-        LOG.info('Lease %(lease)s: ended, its %(count)d nodes are back',
-                 {'lease': lease.uuid, 'count': len(ready)})
+def end_all(ctx: context_mod.ConductorContext,
+            leases: Sequence[lease_obj.Lease]) -> None:
+    """Advance the end of ``leases`` (``ending``, carried by this
+    conductor), node by node; idempotent.
+
+    The free nodes of all of them go back in one transaction, which also
+    ends the leases that had nothing else to wait for.
+    """
+    rows = lease_obj.node_rows_of(ctx.db, [lease.id for lease in leases])
+    waiting: dict[int, list[str]] = {}
+    ready: list[Mapping[str, Any]] = []
+    never_given = []
+    for lease in leases:
+        waits = waiting[lease.id] = []
+        for row in rows[lease.id]:
+            if row['lessee'] != lease.project:
+                # Never given to the lessee (its start failed): nothing to
+                # undo.
+                never_given.append(row['id'])
+            elif _is_free(row):
+                ready.append(row)
+            else:
+                try:
+                    waits.append(_end_node(ctx, lease, row))
+                except exception.FerrumException as exc:
+                    waits.append('node %s: %s' % (row['node_uuid'], exc))
+    with ctx.db.writer():
+        lease_node.drop_rows(ctx.db, never_given)
+        back = lease_node.give_back_all(ctx.db, ready)
+        for row in ready:
+            if row['id'] not in back:
+                waiting[row['lease_id']].append(
+                    'node %s, which changed meanwhile' % row['node_uuid'])
+        done = lease_obj.Lease.finish(
+            ctx.db, [lease for lease in leases if not waiting[lease.id]],
+            'done', ctx.conductor_id)
+    for lease in leases:
+        if lease.id in done:
+            LOG.info('Lease %(lease)s: ended, its %(count)d nodes are back',
+                     {'lease': lease.uuid, 'count': len(rows[lease.id])})
+        elif waiting[lease.id]:
+            lease.record_error('Ending: waiting for %s.'
+                               % '; '.join(waiting[lease.id]))
 
 
 def _is_free(row: Any) -> bool:

@@ -32,7 +32,12 @@ from ferrum.objects import trait as trait_obj
 
 _NODES = node_obj.TABLE
 _TRAITS = trait_obj.TABLE
-_MAX_ID = sa.select(sa.func.max(_NODES.c.id)).scalar_subquery()
+#: The highest node id, as the last entry of the primary key rather than
+#: ``max(id)``: before the nodes are analyzed, PostgreSQL computed the
+#: aggregate by reading every entry (1.1 ms of a 1.2 ms pick at 10,000
+#: nodes) instead of taking the index's last one.
+_MAX_ID = sa.select(_NODES.c.id).order_by(
+    _NODES.c.id.desc()).limit(1).scalar_subquery()
 
 
 @dataclasses.dataclass(frozen=True)
@@ -127,7 +132,7 @@ def _statements(shape: _Shape) -> _Statements:
     clauses = [f.clause for f in found]
     if shape.exclude:
         clauses.append(_NODES.c.id.not_in(_bind('b_exclude', expanding=True)))
-    query = sa.select(_NODES.c.id).where(*clauses).order_by(
+    query = sa.select(_NODES.c.id, _NODES.c.uuid).where(*clauses).order_by(
         _NODES.c.id).limit(_bind('b_limit'))
     # A random fraction of the highest id, inside the query (as the
     # allocation sample does): one round trip less than asking for it.
@@ -160,15 +165,18 @@ def _prepare(ask: Ask, exclude: Sequence[int] = ()
 
 def pick(conn: sa.Connection, ask: Ask, count: int,
          exclude: Sequence[int] = (),
-         rng: random.Random | None = None) -> list[int]:
-    """Ids of ``count`` matching nodes, or fewer if there are not enough."""
+         rng: random.Random | None = None) -> list[tuple[int, str]]:
+    """(id, uuid) of ``count`` matching nodes, or fewer if there are not
+    enough."""
     rng = rng or random.Random()
     statements, params, _words = _prepare(ask, exclude)
     params.update(b_fraction=rng.random(), b_limit=count)
-    found = list(conn.execute(statements.from_pivot, params).scalars())
+    found = [(row.id, row.uuid) for row in conn.execute(
+        statements.from_pivot, params)]
     if len(found) < count:
         params['b_limit'] = count - len(found)
-        found += conn.execute(statements.before_pivot, params).scalars()
+        found += [(row.id, row.uuid) for row in conn.execute(
+            statements.before_pivot, params)]
     return found
 
 
@@ -179,7 +187,8 @@ def explain(conn: sa.Connection, ask: Ask) -> str:
     return candidates.describe(row, statements.filters, words)
 
 
-def pick_all(conn: sa.Connection, ask: Ask, count: int) -> list[int]:
+def pick_all(conn: sa.Connection, ask: Ask, count: int
+             ) -> list[tuple[int, str]]:
     """``count`` nodes, or LeaseConflict (409) saying what matched."""
     found = pick(conn, ask, count)
     if len(found) < count:

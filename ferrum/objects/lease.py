@@ -61,9 +61,10 @@ _NODE_STATE = sa.select(
     _NODE.c.maintenance, _NODE.c.provision_state).where(
         _NODE.c.id.in_(sa.bindparam('b_ids', expanding=True)))
 
-#: Pick nodes for a new lease inside its creating transaction: returns node
-#: ids, or raises LeaseConflict saying why there are not enough.
-Picker = Callable[[sa.Connection, 'Lease'], Sequence[int]]
+#: Pick nodes for a new lease inside its creating transaction: returns
+#: (id, uuid) of each node, or raises LeaseConflict saying why there are
+#: not enough.
+Picker = Callable[[sa.Connection, 'Lease'], Sequence[tuple[int, str]]]
 
 
 def block_end(end_at: datetime.datetime, margin_s: int) -> datetime.datetime:
@@ -217,22 +218,8 @@ class Lease(base.Row):
 
     def node_rows(self, holding_only: bool = True
                   ) -> builtins.list[Mapping[str, Any]]:
-        """The lease's ``lease_nodes`` rows, each with its node's
-        ``node_uuid``, ``lessee``, ``reservation``, ``allocation_id``,
-        ``instance_uuid``, ``maintenance`` and ``provision_state``."""
-        query = sa.select(NODES).where(NODES.c.lease_id == self.id)
-        if holding_only:
-            query = query.where(NODES.c.holding)
-        with self._db.reader() as conn:
-            rows = conn.execute(query.order_by(NODES.c.id)).mappings().all()
-            if not rows:
-                return []
-            nodes = {node['id']: node for node in conn.execute(
-                _NODE_STATE, {'b_ids': base.bucketed(sorted(
-                    row['node_id'] for row in rows))}).mappings()}
-        return [dict(row, **{key: value for key, value in
-                             nodes[row['node_id']].items() if key != 'id'})
-                for row in rows]
+        """The lease's ``lease_nodes`` rows, as :func:`node_rows_of`."""
+        return node_rows_of(self._db, [self.id], holding_only)[self.id]
 
     # ---- writing ----------------------------------------------------------
 
@@ -262,14 +249,14 @@ class Lease(base.Row):
                     lease = cls(db, created)
                     # In id order, so that concurrent creators meet on
                     # their first common node rather than deadlock.
-                    node_ids = sorted(pick(conn, lease))
+                    picked = sorted(pick(conn, lease))
                     conn.execute(_INSERT_NODE, [
                         {'lease_id': lease.id, 'node_id': node_id,
                          'project': lease.project,
                          'start_at': lease.start_at, 'end_at': lease.end_at,
                          'block_end': lease.block_end, 'holding': True,
-                         'node_extra': None} for node_id in node_ids])
-                    lease.nodes = _node_uuids(conn, [lease.id])[lease.id]
+                         'node_extra': None} for node_id, _uuid in picked])
+                    lease.nodes = [uuid for _id, uuid in picked]
                 return lease
             except db_exc.DBError as exc:
                 if not is_overlap_error(exc):
@@ -367,6 +354,60 @@ class Lease(base.Row):
         self._mark_saved(changes)
         return True
 
+    @classmethod
+    def claim(cls, db: db_api.Database, ids: Collection[int], event: str,
+              conductor_id: int, where: Sequence[sa.ColumnElement[bool]]
+              ) -> builtins.list[Lease]:
+        """Fire ``event`` on those of ``ids`` still in a status it leaves
+        and matching ``where``, naming ``conductor_id``: one conditional
+        UPDATE, so of several conductors claiming at once each lease goes
+        to exactly one (the others' UPDATE no longer matches it).
+
+        :returns: the leases this call moved (without their ``nodes``).
+        """
+        sources = sorted(statuses.sources(event))
+        (target,) = {statuses.next_status(s, event) for s in sources}
+        if not ids:
+            return []
+        with db.writer() as conn:
+            rows = conn.execute(sa.update(TABLE).where(
+                TABLE.c.id.in_(base.bucketed(sorted(ids))),
+                TABLE.c.status.in_(sources), *where).values(
+                    status=target, conductor_affinity=conductor_id,
+                    updated_at=base.utcnow()).returning(*TABLE.c)
+            ).mappings().all()
+        return [cls(db, row) for row in rows]
+
+    @classmethod
+    def finish(cls, db: db_api.Database, leases: Collection[Lease],
+               event: str, conductor_id: int) -> set[int]:
+        """Fire ``event`` on ``leases``, which this conductor carries (their
+        status as loaded and ``conductor_affinity`` = ``conductor_id``),
+        in one UPDATE per status; a final status lets their nodes go.
+
+        :returns: the ids of the leases this call moved.
+        """
+        moved: set[int] = set()
+        by_status: dict[str, builtins.list[int]] = {}
+        for lease in leases:
+            by_status.setdefault(lease.status, []).append(lease.id)
+        with db.writer() as conn:
+            for status, ids in sorted(by_status.items()):
+                target = statuses.next_status(status, event)
+                done = set(conn.execute(sa.update(TABLE).where(
+                    TABLE.c.id.in_(base.bucketed(sorted(ids))),
+                    TABLE.c.status == status,
+                    TABLE.c.conductor_affinity == conductor_id).values(
+                        status=target, conductor_affinity=None,
+                        last_error=None, updated_at=base.utcnow()
+                ).returning(TABLE.c.id)).scalars())
+                if done and target in statuses.FINAL:
+                    conn.execute(sa.update(NODES).where(
+                        NODES.c.lease_id.in_(base.bucketed(sorted(done)))
+                    ).values(holding=False))
+                moved |= done
+        return moved
+
     def take_over(self, dead: int | None, me: int) -> bool:
         """Adopt the transition a dead conductor left (compare-and-set)."""
         with self._db.writer() as conn:
@@ -417,6 +458,35 @@ def _node_uuids(conn: sa.Connection, lease_ids: Sequence[int]
         'b_ids': base.bucketed(sorted(lease_ids))})
     for lease_id, uuid in rows:
         result[lease_id].append(uuid)
+    return result
+
+
+def node_rows_of(db: db_api.Database, lease_ids: Collection[int],
+                 holding_only: bool = True
+                 ) -> dict[int, builtins.list[Mapping[str, Any]]]:
+    """The ``lease_nodes`` rows of each lease, each row with its node's
+    ``node_uuid``, ``lessee``, ``reservation``, ``allocation_id``,
+    ``instance_uuid``, ``maintenance`` and ``provision_state``: two
+    queries, however many leases."""
+    result: dict[int, builtins.list[Mapping[str, Any]]] = {
+        lease_id: [] for lease_id in lease_ids}
+    if not lease_ids:
+        return result
+    query = sa.select(NODES).where(NODES.c.lease_id.in_(
+        base.bucketed(sorted(lease_ids))))
+    if holding_only:
+        query = query.where(NODES.c.holding)
+    with db.reader() as conn:
+        rows = conn.execute(query.order_by(NODES.c.id)).mappings().all()
+        if not rows:
+            return result
+        nodes = {node['id']: node for node in conn.execute(
+            _NODE_STATE, {'b_ids': base.bucketed(sorted(
+                {row['node_id'] for row in rows}))}).mappings()}
+    for row in rows:
+        result[row['lease_id']].append(dict(row, **{
+            key: value for key, value in nodes[row['node_id']].items()
+            if key != 'id'}))
     return result
 
 

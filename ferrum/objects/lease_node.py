@@ -120,41 +120,58 @@ class _Lost(Exception):
     """The substitute was taken meanwhile: roll back."""
 
 
+#: One UPDATE for the nodes of many rows: per node, PostgreSQL planned the
+#: single-node form on ``nodes_provision_state_idx`` while the table was
+#: not yet analyzed, reading every available node (1.5 ms each at 10,000).
+#: The lessee must be the row's project; ``extra`` goes back to the copy
+#: the start kept (stored JSON text, copied as is).
 _GIVE_BACK = sa.update(_NODE).where(
-    _NODE.c.id == sa.bindparam('b_node'),
-    _NODE.c.lessee == sa.bindparam('b_project'),
+    _NODE.c.id == NODES.c.node_id,
+    NODES.c.id.in_(sa.bindparam('b_rows', expanding=True)),
+    _NODE.c.lessee == NODES.c.project,
     _NODE.c.reservation.is_(None), _NODE.c.instance_uuid.is_(None),
     _NODE.c.allocation_id.is_(None),
     _NODE.c.provision_state == 'available').values(
-        lessee=None, instance_info=sa.bindparam('b_info'),
-        extra=sa.bindparam('b_extra'), updated_at=sa.bindparam('b_now'))
-_LET_GO = sa.update(NODES).where(NODES.c.id == sa.bindparam('b_row')).values(
-    holding=False)
+        lessee=None, instance_info={},
+        extra=sa.func.coalesce(sa.type_coerce(NODES.c.node_extra, sa.Text),
+                               '{}'),
+        updated_at=sa.bindparam('b_now', type_=sa.DateTime)
+).returning(_NODE.c.id)
+_LET_GO = sa.update(NODES).where(
+    NODES.c.id.in_(sa.bindparam('b_rows', expanding=True))).values(
+        holding=False)
 
 
-def give_back_all(db: db_api.Database, rows: Sequence[Mapping[str, Any]],
-                  project: str) -> int:
-    """Give back the nodes of ``rows`` that are available and unused: clear
-    the lessee and what the lessee left (``instance_info``; ``extra`` back
-    to its value at the start), and stop holding them. One transaction.
+def give_back_all(db: db_api.Database, rows: Sequence[Mapping[str, Any]]
+                  ) -> set[int]:
+    """Give back the nodes of ``rows`` (of one lease or several) that are
+    available and unused: clear the lessee and what the lessee left
+    (``instance_info``; ``extra`` back to its value at the start), and
+    stop holding them. One transaction of two statements.
 
-    :returns: how many nodes are back.
+    :returns: the ids of the rows whose node is back.
     """
-    back = 0
-    now = base.utcnow()
+    by_node: dict[int, Mapping[str, Any]] = {}
+    for row in rows:
+        # Two rows of one node (two leases of a project ending together):
+        # the second waits for the next run, when the node is free again.
+        by_node.setdefault(row['node_id'], row)
+    if not by_node:
+        return set()
     with db.writer() as conn:
-        for row in rows:
-            if conn.execute(_GIVE_BACK, {
-                    'b_node': row['node_id'], 'b_project': project,
-                    'b_info': {}, 'b_extra': row['node_extra'] or {},
-                    'b_now': now}).rowcount:
-                conn.execute(_LET_GO, {'b_row': row['id']})
-                back += 1
+        nodes = conn.execute(_GIVE_BACK, {
+            'b_rows': base.bucketed(sorted(
+                row['id'] for row in by_node.values())),
+            'b_now': base.utcnow()}).scalars().all()
+        back = {by_node[node_id]['id'] for node_id in nodes}
+        if back:
+            conn.execute(_LET_GO, {'b_rows': base.bucketed(sorted(back))})
     return back
 
 
-def drop_row(db: db_api.Database, row_id: int) -> None:
-    """Stop holding a node the lease never had (its start failed)."""
+def drop_rows(db: db_api.Database, row_ids: Sequence[int]) -> None:
+    """Stop holding nodes the lease never had (its start failed)."""
+    if not row_ids:
+        return
     with db.writer() as conn:
-        conn.execute(sa.update(NODES).where(NODES.c.id == row_id).values(
-            holding=False))
+        conn.execute(_LET_GO, {'b_rows': base.bucketed(sorted(row_ids))})

@@ -15,12 +15,21 @@ directory) or ``--throwaway-postgres``:
    answers 201, and how many were 201 and 409;
 3. counts overlapping windows with an independent SQL query over every
    pair of holding rows of one node (``overlaps``, must be 0);
-4. books ``--due`` one-node leases that all start at the same second,
-   starts the conductor's periodic tasks (lease engine every
-   ``[lease] check_interval`` = 1 s) and measures ``due_active_s``, the
-   time from that second until all are active; then ends them all at
-   once and measures ``due_back_s``, until all are ended with their nodes
-   back (the nodes were not deployed, so no cleaning is waited for).
+4. books ``--due`` one-node leases that all start at the same second and
+   end ``--due-length`` seconds later, at the same second; starts the
+   conductor's periodic tasks (the lease engine every ``[lease]
+   check_interval``, default settings) and measures ``due_active_s``, the
+   time from that start until all are active. Then the lessee of
+   ``--deployed`` of them "deploys" its node (provision state ``active``,
+   an instance, ``instance_info`` and ``extra`` set in SQL), so that the
+   end must undeploy it and clean it on fake hardware. From the common
+   end second it measures ``due_back_s``, until every lease is ended with
+   its node back, and ``back_after_clean_max_s``: the longest a node
+   waited between the end of its cleaning (its last provision change;
+   for a node that needed none, the end of its lease) and being back
+   (lessee cleared, the node's ``updated_at``); ``not_back`` counts
+   nodes still leased, held, with an instance or with the lessee's
+   ``extra`` (must be 0).
 
 Prints one JSON line.
 """
@@ -80,7 +89,8 @@ def _book(db: db_api.Database, count: int, start: datetime.datetime,
               'traits': [], 'start_at': start, 'end_at': end,
               'cleaning_margin': margin}
 
-    def pick(conn: sa.Connection, lease: lease_obj.Lease) -> list[int]:
+    def pick(conn: sa.Connection,
+             lease: lease_obj.Lease) -> list[tuple[int, str]]:
         return selection.pick_all(
             conn, selection.Ask.of(lease, lease.start_at, False), count)
     return lease_obj.Lease.create(db, values, pick)
@@ -135,34 +145,73 @@ def _wait(db: db_api.Database, ids: list[int], status: str,
         time.sleep(0.05)
 
 
+def _seconds(when: datetime.datetime) -> float:
+    return (when - datetime.datetime(1970, 1, 1)).total_seconds()
+
+
+def _until(when: datetime.datetime) -> None:
+    while time.time() < _seconds(when):
+        time.sleep(0.05)
+
+
+def _deploy(db: db_api.Database, leases: list[lease_obj.Lease]) -> None:
+    """What a lessee leaves on a node it deployed (set in SQL, as the
+    enrollment is): the end must undeploy, clean and wipe it."""
+    table = node_obj.TABLE
+    with db.writer() as conn:
+        for lease in leases:
+            conn.execute(sa.update(table).where(
+                table.c.uuid == lease.nodes[0]).values(
+                    provision_state='active', instance_uuid=base.new_uuid(),
+                    instance_info={'image_source': 'bench'},
+                    extra={'lessee': 'was here'}))
+
+
+def _after_end(db: db_api.Database, ids: list[int],
+               end: datetime.datetime) -> tuple[float, int]:
+    """(the longest wait of a node between the end of cleaning, or the end
+    of its lease when it needed none, and being back; nodes not back or
+    not wiped)."""
+    nodes, rows = node_obj.TABLE, lease_obj.NODES
+    with db.reader() as conn:
+        found = conn.execute(sa.select(
+            nodes.c.updated_at, nodes.c.provision_updated_at,
+            nodes.c.lessee, nodes.c.instance_uuid, nodes.c.extra,
+            rows.c.holding).where(
+                nodes.c.id == rows.c.node_id,
+                rows.c.lease_id.in_(ids))).all()
+    longest = max((row.updated_at - max(end, row.provision_updated_at or end)
+                   ).total_seconds() for row in found)
+    wrong = sum(1 for row in found if row.lessee is not None or row.holding
+                or row.instance_uuid is not None or row.extra)
+    return longest, wrong
+
+
 def _due_phase(conductor: service.ConductorService, db: db_api.Database,
-               due: int) -> dict[str, Any]:
+               due: int, deployed: int, length: int) -> dict[str, Any]:
     now = base.utcnow().replace(microsecond=0)
     start = now + datetime.timedelta(seconds=5 + due // 200)
-    leases = [_book(db, 1, start, start + datetime.timedelta(hours=1), 0)
-              for _ in range(due)]
+    end = start + datetime.timedelta(seconds=length)
+    leases = [_book(db, 1, start, end, 0) for _ in range(due)]
     ids = [lease.id for lease in leases]
     conductor.start_periodics()
-    epoch = datetime.datetime(1970, 1, 1)
-    start_s = (start - epoch).total_seconds()
-    while time.time() < start_s:
-        time.sleep(0.05)
-    active = _wait(db, ids, 'active', start_s + 300) - start_s
-    ended_at = time.time()
-    ending = base.utcnow()
-    for lease in leases:
-        lease = lease_obj.Lease.get(db, lease.id)
-        lease.set_end(max(ending, lease.start_at), lease.before_end_at)
-    back = _wait(db, ids, 'ended', ended_at + 300) - ended_at
+    _until(start)
+    active = _wait(db, ids, 'active', _seconds(start) + 300) - _seconds(
+        start)
+    _deploy(db, leases[:deployed])
+    _until(end)
+    back = _wait(db, ids, 'ended', _seconds(end) + 300) - _seconds(end)
+    longest, wrong = _after_end(db, ids, end)
     return {'due': due, 'due_active_s': round(active, 2),
-            'due_back_s': round(back, 2)}
+            'due_deployed': deployed, 'due_back_s': round(back, 2),
+            'back_after_clean_max_s': round(longest, 2),
+            'not_back': wrong}
 
 
 def run(url: str | None, args: argparse.Namespace) -> dict[str, Any]:
     conf = ferrum_conf.new_conf()
     conf.set_override('state_path', tempfile.mkdtemp(prefix='ferrum-bench-'))
     conf.set_override('host', 'bench-conductor')
-    conf.set_override('check_interval', 1, 'lease')
     conf.set_override('sync_power_state_interval', 0, 'conductor')
     db = db_api.Database(conf, url=url)
     migration.upgrade(db.engine)
@@ -187,7 +236,8 @@ def run(url: str | None, args: argparse.Namespace) -> dict[str, Any]:
                 app, size, args.requests, args.concurrency)
         with db.engine.connect() as conn:
             result['overlaps'] = conn.execute(OVERLAPS).scalar()
-        result.update(_due_phase(conductor, db, args.due))
+        result.update(_due_phase(conductor, db, args.due, args.deployed,
+                                 args.due_length))
     finally:
         conductor.stop()
         db.dispose()
@@ -216,11 +266,16 @@ def main() -> int:
     parser.add_argument('--requests', type=int, default=200,
                         help='POSTs per lease size')
     parser.add_argument('--due', type=int, default=1000)
+    parser.add_argument('--deployed', type=int, default=100,
+                        help='due leases whose node the lessee deployed')
+    parser.add_argument('--due-length', type=int, default=20,
+                        help='seconds from the due leases\' start to their '
+                             'common end')
     args = parser.parse_args()
     with _database(args) as url:
         result = run(url, args)
     print(json.dumps(result))
-    return 0 if result['overlaps'] == 0 else 1
+    return 0 if result['overlaps'] == 0 and not result['not_back'] else 1
 
 
 if __name__ == '__main__':

@@ -178,7 +178,7 @@ def create_lease() -> flask.Response:
     free_now = start <= now + datetime.timedelta(
         seconds=conf.lease.guard_time)
 
-    def pick(conn: Any, lease: lease_obj.Lease) -> list[int]:
+    def pick(conn: Any, lease: lease_obj.Lease) -> list[tuple[int, str]]:
         return selection.pick_all(
             conn, selection.Ask.of(lease, lease.start_at, free_now),
             lease.count)

@@ -1,0 +1,141 @@
+# SPDX-License-Identifier: Apache-2.0
+"""The engine's batches: many leases claimed by one UPDATE, exactly once
+whoever claims at the same time; many ended in one run, each waiting
+only for its own nodes; a node of two rows given back once; and the
+node pick's plan on PostgreSQL before the tables are analyzed.
+"""
+
+import concurrent.futures
+import datetime
+
+import sqlalchemy as sa
+
+from ferrum.common import states
+from ferrum.leases import engine
+from ferrum.leases import selection
+from ferrum.objects import base
+from ferrum.objects import lease as lease_obj
+from ferrum.objects import lease_node
+from ferrum.objects import node as node_obj
+from tests.functional.conductor.flows import resume, settled
+from tests.functional.leases.conftest import FAKE, iso, later
+
+_TABLE = lease_obj.TABLE
+
+
+def _lease(site, uuid):
+    return site.client.get('/v1/leases/%s' % uuid).json
+
+
+def _book(site, nodes, **values):
+    made = []
+    for node in nodes:
+        resp = site.post(project='tenant', candidate_nodes=[node.uuid],
+                         **dict({'end': later(3600)}, **values))
+        assert resp.status_code == 201, resp.json
+        made.append(resp.json)
+    return made
+
+
+def test_racing_claims_take_each_lease_once(site):
+    leases = _book(site, site.nodes(12))
+    ids = [lease_obj.Lease.get(site.db, lease['uuid']).id
+           for lease in leases]
+    me = site.conductor.ctx.conductor_id
+    due = [_TABLE.c.start_at <= base.utcnow()]
+
+    def claim(_):
+        return [lease.id for lease in lease_obj.Lease.claim(
+            site.db, ids, 'start', me, due)]
+    with concurrent.futures.ThreadPoolExecutor(4) as pool:
+        won = [i for claimed in pool.map(claim, range(4)) for i in claimed]
+    assert sorted(won) == sorted(ids)
+    assert {lease_obj.Lease.get(site.db, i).status for i in ids} == {
+        'starting'}
+    # Claimed already: nothing left for a late conductor.
+    assert claim(None) == []
+
+
+def test_a_claim_rechecks_the_condition(site):
+    (lease,) = _book(site, site.nodes(1), start=later(600))
+    lease_id = lease_obj.Lease.get(site.db, lease['uuid']).id
+    now = base.utcnow()
+    assert lease_obj.Lease.claim(site.db, [lease_id], 'start',
+                                 site.conductor.ctx.conductor_id,
+                                 [_TABLE.c.start_at <= now]) == []
+    assert _lease(site, lease['uuid'])['status'] == 'pending'
+
+
+def test_one_run_ends_many_leases_each_waiting_for_its_own(site):
+    ctx, manager = site.conductor.ctx, site.conductor.manager
+    free = site.nodes(5, extra={'rack': 'r1'})
+    (deployed,) = site.nodes(1, driver_info={'fake_async': ['erase_devices']})
+    leases = _book(site, free + [deployed])
+    engine.run(ctx)
+    assert {_lease(site, lease['uuid'])['status'] for lease in leases} == {
+        'active'}
+    for node in free:
+        node = node_obj.Node.get(site.db, node.id)
+        node.extra['tenant'] = 'was here'
+        node.save()
+    manager.do_provisioning_action(deployed.id, 'deploy')
+    settled(site.db, deployed.id, states.ACTIVE)
+
+    for lease in leases:
+        assert site.client.delete(
+            '/v1/leases/%s' % lease['uuid']).status_code == 204
+    engine.run(ctx)
+    shown = [_lease(site, lease['uuid']) for lease in leases]
+    assert [lease['status'] for lease in shown] == ['ended'] * 5 + [
+        'ending']
+    assert 'being undeployed and cleaned' in shown[-1]['last_error']
+    assert all(lease['last_error'] is None for lease in shown[:5])
+    for node in free:
+        node = node_obj.Node.get(site.db, node.id)
+        assert (node.lessee, node.extra) == (None, {'rack': 'r1'})
+    with site.db.reader() as conn:
+        holding = conn.execute(sa.select(lease_obj.NODES.c.node_id).where(
+            lease_obj.NODES.c.holding)).scalars().all()
+    assert holding == [deployed.id]
+
+    node = settled(site.db, deployed.id, states.CLEANWAIT)
+    resume(manager, node)
+    settled(site.db, deployed.id, states.AVAILABLE)
+    engine.run(ctx)
+    assert _lease(site, leases[-1]['uuid'])['status'] == 'ended'
+    assert node_obj.Node.get(site.db, deployed.id).lessee is None
+
+
+def test_a_node_in_two_rows_goes_back_once(site):
+    (node,) = site.nodes(1)
+    first, second = (lease_obj.Lease.get(site.db, lease['uuid']) for lease in
+                     _book(site, [node]) + _book(
+                         site, [node], start=later(7200), end=later(9000)))
+    engine.run(site.conductor.ctx)
+    assert node_obj.Node.get(site.db, node.id).lessee == 'tenant'
+    rows = first.node_rows() + second.node_rows()
+    assert lease_node.give_back_all(site.db, rows) == {rows[0]['id']}
+    assert node_obj.Node.get(site.db, node.id).lessee is None
+    assert [row['id'] for row in first.node_rows() + second.node_rows()
+            ] == [rows[1]['id']]
+
+
+def test_the_pick_reads_one_index_entry_for_the_highest_id(pg_db):
+    """Fresh tables are not analyzed yet; ``max(id)`` then read every
+    entry of the primary key."""
+    now = base.utcnow()
+    with pg_db.writer() as conn:
+        conn.execute(sa.insert(node_obj.TABLE), [
+            dict(FAKE, uuid=base.new_uuid(), maintenance=False, retired=False,
+                 protected=False, conductor_group='', created_at=now,
+                 network_interface='noop') for _ in range(2000)])
+    with pg_db.reader() as conn:
+        plan = '\n'.join(row[0] for row in conn.exec_driver_sql(
+            'EXPLAIN ANALYZE %s' % sa.select(selection._MAX_ID).compile(
+                pg_db.engine, compile_kwargs={'literal_binds': True})))
+        found = selection.pick(conn, selection.Ask(
+            'gold', [], None, None, now, now + datetime.timedelta(hours=1),
+            False), 3)
+    assert 'Index Only Scan Backward' in plan, plan
+    assert 'rows=2000' not in plan, plan
+    assert len(found) == 3
