@@ -201,7 +201,8 @@ def start(task: task_manager.Task, action: str,
 
 def do_provisioning_action(ctx: context_mod.ConductorContext,
                            node_id: int | str, action: str,
-                           args: dict[str, Any] | None = None) -> None:
+                           args: dict[str, Any] | None = None,
+                           wait: bool = True) -> None:
     """Start ``action`` (an API provision target) on a node.
 
     Returns once the work is handed to a worker and has finished, or
@@ -209,9 +210,14 @@ def do_provisioning_action(ctx: context_mod.ConductorContext,
     how it goes. Raises as :func:`start` does, and
     :class:`~ferrum.common.exception.NoFreeConductorWorker` when no worker
     is free (then nothing was changed).
+
+    :param wait: False returns once the work is handed on: for a caller
+        that starts many nodes in a row (the lease engine), where each
+        wait would hold up the next node.
     """
     verb = VERBS.get(action)
     purpose = verb.purpose if verb is not None else 'provision action'
     with task_manager.acquire(ctx, node_id, purpose=purpose) as task:
         start(task, action, args or {})
-    task.wait_for_worker(ctx.conf.conductor.action_wait_timeout)
+    if wait:
+        task.wait_for_worker(ctx.conf.conductor.action_wait_timeout)

@@ -299,10 +299,12 @@ def _end_node(ctx: context_mod.ConductorContext, lease: lease_obj.Lease,
         LOG.info('Lease %(lease)s: undeploying node %(node)s (%(state)s) so '
                  'that it is cleaned', {'lease': lease.uuid,
                                         'node': uuid, 'state': state})
-        provisioning.do_provisioning_action(ctx, row['node_id'], 'undeploy')
+        provisioning.do_provisioning_action(ctx, row['node_id'], 'undeploy',
+                                            wait=False)
         return 'node %s, being undeployed and cleaned' % uuid
     if state == states.MANAGEABLE:
-        provisioning.do_provisioning_action(ctx, row['node_id'], 'provide')
+        provisioning.do_provisioning_action(ctx, row['node_id'], 'provide',
+                                            wait=False)
         return 'node %s, being cleaned' % uuid
     return 'node %s, in provision state "%s"' % (uuid, state)
 

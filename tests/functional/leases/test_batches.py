@@ -7,16 +7,19 @@ node pick's plan on PostgreSQL before the tables are analyzed.
 
 import concurrent.futures
 import datetime
+import threading
 
 import sqlalchemy as sa
 
 from ferrum.common import states
+from ferrum.drivers.fake import interfaces as fake_interfaces
 from ferrum.leases import engine
 from ferrum.leases import selection
 from ferrum.objects import base
 from ferrum.objects import lease as lease_obj
 from ferrum.objects import lease_node
 from ferrum.objects import node as node_obj
+from tests.conftest import wait_for
 from tests.functional.conductor.flows import resume, settled
 from tests.functional.leases.conftest import FAKE, iso, later
 
@@ -139,3 +142,40 @@ def test_the_pick_reads_one_index_entry_for_the_highest_id(pg_db):
     assert 'Index Only Scan Backward' in plan, plan
     assert 'rows=2000' not in plan, plan
     assert len(found) == 3
+
+
+def test_the_engine_does_not_wait_for_each_undeploy(site, conf, monkeypatch):
+    """One run kicks every deployed node of an ending lease: a tear-down
+    that takes long (real hardware) holds up no other node."""
+    conf.set_override('action_wait_timeout', 3600, 'conductor')
+    ctx, manager = site.conductor.ctx, site.conductor.manager
+    nodes = site.nodes(3)
+    (lease,) = [site.post(project='tenant', count=3, end=later(3600),
+                          candidate_nodes=[n.uuid for n in nodes]).json]
+    engine.run(ctx)
+    for node in nodes:
+        manager.do_provisioning_action(node.id, 'deploy')
+        settled(site.db, node.id, states.ACTIVE)
+    release = threading.Event()
+
+    def slow_tear_down(self, task):
+        assert release.wait(60)
+    monkeypatch.setattr(fake_interfaces.FakeDeploy, 'tear_down',
+                        slow_tear_down)
+    assert site.client.delete('/v1/leases/%s' % lease['uuid']
+                              ).status_code == 204
+    run = threading.Thread(target=engine.run, args=(ctx,))
+    try:
+        run.start()
+        wait_for(lambda: all(
+            node_obj.Node.get(site.db, node.id).provision_state
+            == states.DELETING for node in nodes),
+            what='every node being torn down at once')
+    finally:
+        release.set()
+        if run.is_alive():
+            run.join(60)
+    for node in nodes:
+        settled(site.db, node.id, states.AVAILABLE)
+    engine.run(ctx)
+    assert _lease(site, lease['uuid'])['status'] == 'ended'
