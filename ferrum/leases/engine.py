@@ -13,8 +13,10 @@ Each run, in this order:
 4. carries on its own ``starting`` and ``ending`` leases;
 5. fires due ``before_end`` events (once each, whoever tries).
 
-Claims are conditional UPDATEs on the status: of several conductors
-running at once, exactly one moves each lease, and it works on it alone.
+Claims are conditional UPDATEs on the status, one per batch of leases:
+of several conductors running at once, exactly one moves each lease, and
+it works on it alone. Batches also read the nodes of many leases at once
+and give back every free node of their ending leases in one transaction.
 Every step of a transition is idempotent, so the conductor that adopts it
 simply runs it again.
 
