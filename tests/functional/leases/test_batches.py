@@ -179,3 +179,28 @@ def test_the_engine_does_not_wait_for_each_undeploy(site, conf, monkeypatch):
         settled(site.db, node.id, states.AVAILABLE)
     engine.run(ctx)
     assert _lease(site, lease['uuid'])['status'] == 'ended'
+
+
+def test_the_projects_next_lease_keeps_the_node(site):
+    """Lease B of the same project starts on the node as lease A ends
+    (margin 0): B's start takes the node as the project's own, and A's
+    end must not clear the lessee under B."""
+    (node,) = site.nodes(1)
+    (first,) = _book(site, [node])
+    engine.run(site.conductor.ctx)
+    assert site.client.delete('/v1/leases/%s' % first['uuid']
+                              ).status_code == 204
+    (second,) = _book(site, [node])
+    engine.run(site.conductor.ctx)
+    assert _lease(site, first['uuid'])['status'] == 'ended'
+    assert _lease(site, second['uuid'])['status'] == 'active'
+    assert node_obj.Node.get(site.db, node.id).lessee == 'tenant'
+    with site.db.reader() as conn:
+        holding = conn.execute(sa.select(lease_obj.NODES.c.lease_id).where(
+            lease_obj.NODES.c.holding)).scalars().all()
+    assert holding == [lease_obj.Lease.get(site.db, second['uuid']).id]
+    assert site.client.delete('/v1/leases/%s' % second['uuid']
+                              ).status_code == 204
+    engine.run(site.conductor.ctx)
+    assert _lease(site, second['uuid'])['status'] == 'ended'
+    assert node_obj.Node.get(site.db, node.id).lessee is None
