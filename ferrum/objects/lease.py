@@ -349,8 +349,7 @@ class Lease(base.Row):
                     updated_at=base.utcnow(), **changes)).rowcount:
                 return False
             if target in statuses.FINAL:
-                conn.execute(sa.update(NODES).where(
-                    NODES.c.lease_id == self.id).values(holding=False))
+                _let_go(conn, [self.id])
         self._mark_saved(changes)
         return True
 
@@ -402,9 +401,7 @@ class Lease(base.Row):
                         last_error=None, updated_at=base.utcnow()
                 ).returning(TABLE.c.id)).scalars())
                 if done and target in statuses.FINAL:
-                    conn.execute(sa.update(NODES).where(
-                        NODES.c.lease_id.in_(base.bucketed(sorted(done)))
-                    ).values(holding=False))
+                    _let_go(conn, done)
                 moved |= done
         return moved
 
@@ -459,6 +456,12 @@ def _node_uuids(conn: sa.Connection, lease_ids: Sequence[int]
     for lease_id, uuid in rows:
         result[lease_id].append(uuid)
     return result
+
+
+def _let_go(conn: sa.Connection, lease_ids: Collection[int]) -> None:
+    """Leases in a final status stop holding their nodes' windows."""
+    conn.execute(sa.update(NODES).where(NODES.c.lease_id.in_(
+        base.bucketed(sorted(lease_ids)))).values(holding=False))
 
 
 def node_rows_of(db: db_api.Database, lease_ids: Collection[int],
