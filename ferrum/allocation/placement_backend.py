@@ -142,6 +142,15 @@ def fail(ctx: context_mod.ConductorContext,
         consumers.record(ctx.db, [allocation.uuid])
 
 
+def queue_release(ctx: context_mod.ConductorContext,
+                  allocation_ids: list[int]) -> None:
+    """Queue the release of these allocations' consumers (joining the
+    caller's transaction); nothing with the database backend."""
+    if ctx.placement is not None:
+        consumers.record(ctx.db, allocation_obj.uuids_by_id(
+            ctx.db, allocation_ids).values())
+
+
 def refused_note(count: int) -> str:
     """The part of last_error about nodes Placement refused."""
     if not count:
