@@ -298,3 +298,29 @@ def test_queued_releases_are_drained_by_the_sync_worker(backend, db,
     wait_for(lambda: consumers.backlog(db) == 0,
              what='the release queue to drain')
     assert holders(pclient, node.uuid) == set()
+
+
+@pytest.mark.parametrize('state', ['available', 'maintenance'])
+def test_postgresql_one_statement_release_queues_the_consumer(
+        pconf, pg_db, pclient, one_call_at_a_time, state):
+    """The release that frees the node inside a CTE (the fast path) and
+    the general path both queue and release the consumer."""
+    pconf.set_override('backend', 'placement', group='allocation')
+    svc = service.ConductorService(pconf, db=pg_db)
+    svc.start(start_periodics=False)
+    try:
+        (node,) = nodes(pg_db, 1)
+        allocation = svc.manager.create_allocation(
+            {'resource_class': 'bm'}, [])
+        assert allocation.state == 'active', allocation.last_error
+        if state == 'maintenance':
+            svc.manager.set_maintenance(node.uuid, True, 'broken')
+        svc.manager.destroy_allocation(allocation.uuid)
+        assert holders(pclient, node.uuid) == set()
+        assert consumers.backlog(pg_db) == 0
+        converged(pg_db)
+        assert reserved(pclient, node.uuid) == int(state == 'maintenance')
+        no_drift(pconf, pg_db, pclient)
+    finally:
+        svc.stop()
+        consumers.uninstall(pg_db)
