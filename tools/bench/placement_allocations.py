@@ -22,7 +22,9 @@ threads:
 3. ``ferrum``: the neutral allocation flow of tools/bench/allocations.py,
    through ferrum's REST API (``POST /v1/allocations`` with resource class
    ``bench`` and trait ``CUSTOM_BENCH``, in-process WSGI) until every node
-   is allocated; then checked from both sides (no node held by two
+   is allocated (``--reserve-held``: with issue 19's rule that a node an
+   allocation holds is reserved too, for comparison); then checked from
+   both sides (no node held by two
    allocations, every allocation's node holding its consumer and no
    other), audited (providers and consumers), and deleted
    (``DELETE /v1/allocations``), timed.
@@ -60,6 +62,7 @@ from ferrum.db import api as db_api  # noqa: E402
 from ferrum.db import migration  # noqa: E402
 from ferrum.inventory import audit  # noqa: E402
 from ferrum.inventory import consumer_audit  # noqa: E402
+from ferrum.inventory import mapping  # noqa: E402
 from ferrum.inventory import outbox  # noqa: E402
 from ferrum.objects import node as node_obj  # noqa: E402
 from ferrum.objects import trait as trait_obj  # noqa: E402
@@ -247,7 +250,14 @@ def main() -> int:
     parser.add_argument('--placement-db-url',
                         help='Placement database (default: SQLite)')
     parser.add_argument('--placement-workers', type=int, default=1)
+    parser.add_argument('--reserve-held', action='store_true',
+                        help='keep issue 19\'s rule with this backend (a '
+                             'node an allocation holds is reserved too): '
+                             'for comparison only')
     args = parser.parse_args()
+    if args.reserve_held:
+        reserved = mapping.reserved
+        mapping.reserved = lambda node, claims=False: reserved(node)
     tmp = tempfile.mkdtemp(prefix='ferrum-bench-')
     proc, url = placement_sync._start_placement(
         os.path.join(tmp, 'placement'), args.placement_db_url,
@@ -278,7 +288,8 @@ def main() -> int:
         placement_sync._wait_drained(db)
         double = _double(db, client)
         consumers = consumer_audit.drift(conf, db, client)
-        drift = audit.drift(db, client, deep=True, claims=True)
+        drift = audit.drift(db, client, deep=True,
+                            claims=not args.reserve_held)
         delete_s, delete_failures = _delete(app, made, args.concurrency)
         conductor.stop()
     finally:
@@ -291,6 +302,7 @@ def main() -> int:
         'placement_database': ('sqlite' if not args.placement_db_url
                                else 'postgresql'),
         'placement_workers': args.placement_workers,
+        'reserve_held': args.reserve_held,
         'nodes': args.nodes, 'concurrency': args.concurrency,
         'allocs_per_s': round(rate, 1),
         'p50_latency_s': _percentile(latencies, 0.50),
