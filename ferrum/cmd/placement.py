@@ -43,6 +43,7 @@ def _status(conf: cfg.ConfigOpts, db: db_api.Database) -> int:
     state = status.summary(conf, db)
     print(json.dumps(state, indent=2))
     in_sync = (not state['backlog']['changes'] and not state['problems']
+               and not state['consumer_releases']
                and all(c['placement'] == 'ok' for c in state['conductors']))
     return 0 if in_sync else 1
 

@@ -40,6 +40,8 @@ VERSION = '%d.%d' % NEEDED
 #: Placement's error code for a generation that moved under the caller.
 CONCURRENT_UPDATE = 'placement.concurrent_update'
 INVENTORY_IN_USE = 'placement.inventory.inuse'
+#: Deleting a provider that consumers still hold.
+PROVIDER_IN_USE = 'placement.resource_provider.inuse'
 
 
 class PlacementUnavailable(exception.TemporaryFailure):

@@ -238,7 +238,18 @@ class Pusher:
         """The node is gone from the database: delete its provider if ours."""
         traits = self.client.get(_url(uuid, '/traits'), not_found_ok=True)
         if traits is not None and mapping.MANAGED in traits['traits']:
-            self.client.delete(_url(uuid))
+            try:
+                self.client.delete(_url(uuid))
+            except client_mod.PlacementConflict as exc:
+                if exc.error_code != client_mod.PROVIDER_IN_USE:
+                    raise
+                # Still held: the consumer of an allocation deleted with
+                # the node, whose release is on its way, or a claim by
+                # another service on a node that no longer exists. Both
+                # go with the provider, as in nova's cascade delete.
+                for consumer in sorted(self.client.consumers_of(uuid)):
+                    self.client.release(consumer)
+                self.client.delete(_url(uuid))
             records.forget(self.db, uuid)
             return DELETED
         records.forget(self.db, uuid)

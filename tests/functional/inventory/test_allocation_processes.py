@@ -21,6 +21,7 @@ from ferrum.allocation import takeover
 from ferrum.conductor import service
 from ferrum.inventory import client as client_mod
 from ferrum.inventory import consumers
+from ferrum.inventory import status
 from ferrum.objects import allocation as allocation_obj
 from ferrum.objects import conductor as conductor_obj
 from ferrum.objects import node as node_obj
@@ -133,6 +134,7 @@ def test_placement_killed_mid_run(backend, db, gconf, placement_process):
     assert 'Placement could not be reached' in failed.last_error
     manager.destroy_allocation(kept.uuid)  # ferrum's side goes on
     assert consumers.backlog(db) >= 1  # kept's consumer, queued
+    assert status.summary(gconf, db)['consumer_releases'] >= 1
     placement_process.start()
     client = client_mod.PlacementClient(gconf)
     wait_for(lambda: consumers.backlog(db) == 0, timeout=60,

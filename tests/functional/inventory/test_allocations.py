@@ -202,6 +202,21 @@ def test_node_deletion_releases_its_consumer(backend, db, pclient, pconf):
     no_drift(pconf, db, pclient)
 
 
+def test_a_deleted_node_s_provider_goes_with_its_consumers(backend, db,
+                                                            pclient, pconf):
+    """Whichever comes first, the consumer's release or the provider's
+    deletion, the provider goes (as in nova's cascade delete)."""
+    (node,) = nodes(db, 1)
+    stray = str(uuid.uuid4())
+    consumers.claim(pconf, pclient, stray, node.uuid, 'bm', None)
+    backend.manager.destroy_node(node.uuid)
+    converged(db)
+    assert pclient.get('/resource_providers/%s' % node.uuid,
+                       not_found_ok=True) is None
+    assert pclient.consumer(stray)['allocations'] == {}
+    no_drift(pconf, db, pclient)
+
+
 def test_backfill_creates_the_consumer_of_an_active_node(backend, db,
                                                          pclient, pconf):
     (node,) = nodes(db, 1, provision_state='active')
