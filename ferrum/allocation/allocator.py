@@ -138,6 +138,11 @@ def _first_tries_in_placement(ctx: context_mod.ConductorContext,
         return True
     except exception.AllocationGone:
         return True
+    except Exception as exc:
+        # The worker's run handles every failure (and a database outage).
+        LOG.warning('Allocation %(alloc)s: the first tries failed '
+                    '(%(error)s); retrying on a worker',
+                    {'alloc': allocation.uuid, 'error': exc})
     finally:
         ctx.inflight.allocation_ended(allocation.id)
     return False

@@ -85,7 +85,8 @@ def detach(task: task_manager.Task) -> None:
     if node.allocation_id is None:
         return
     allocation_id = node.allocation_id
-    uuids = allocation_obj.uuids_by_id(task.ctx.db, [allocation_id])
+    uuids = (allocation_obj.uuids_by_id(task.ctx.db, [allocation_id])
+             if task.ctx.placement is not None else {})
     node.instance_info = allocation_obj.released_node_values(
         node.instance_info)['instance_info']
     node.allocation_id = None
