@@ -339,3 +339,24 @@ def test_postgresql_one_statement_release_queues_the_consumer(
     finally:
         svc.stop()
         consumers.uninstall(pg_db)
+
+
+def test_audit_command_checks_and_heals_consumers(backend, db, pclient,
+                                                  pconf, tmp_path, capsys):
+    from ferrum.cmd import placement as placement_cmd
+    (node,) = nodes(db, 1)
+    stray = str(uuid.uuid4())
+    consumers.claim(pconf, pclient, stray, node.uuid, 'bm', None)
+    config = tmp_path / 'ferrum.conf'
+    config.write_text(
+        '[DEFAULT]\nstate_path = %s\n[allocation]\nbackend = placement\n'
+        '[placement]\nauth_type = admin_token\nendpoint = %s\n'
+        'token = admin\n' % (tmp_path, pconf.placement.endpoint))
+    assert placement_cmd.main(['--config-file', str(config), 'audit']) == 3
+    assert '%s consumer-orphan' % node.uuid in capsys.readouterr().out
+    assert placement_cmd.main(['--config-file', str(config), 'audit',
+                               '--heal']) == 0
+    out = capsys.readouterr().out
+    assert '%s healed: released' % stray in out
+    assert '0 nodes with drift' in out
+    assert holders(pclient, node.uuid) == set()
