@@ -29,8 +29,10 @@ from typing import Any
 from oslo_db import exception as db_exc
 
 from ferrum.allocation import candidates as candidates_mod
+from ferrum.allocation import placement_backend
 from ferrum.common import exception
 from ferrum.conductor import context as context_mod
+from ferrum.inventory import client as client_mod
 from ferrum.objects import allocation as allocation_obj
 from ferrum.objects import node as node_obj
 
@@ -64,6 +66,12 @@ def create(ctx: context_mod.ConductorContext, values: dict[str, Any],
     requirements = candidates_mod.requirements(
         values.get('resource_class'), traits, values.get('candidate_nodes'),
         values.get('owner'), ctx.conf.lease.guard_time)
+    if ctx.placement is not None:
+        # No HTTP inside a write transaction: the row is committed first.
+        allocation = allocation_obj.Allocation.create(ctx.db, values, traits)
+        if _first_tries_in_placement(ctx, allocation, requirements):
+            return allocation
+        return _hand_to_worker(ctx, allocation)
 
     def first_tries(allocation: allocation_obj.Allocation) -> None:
         with ctx.db.writer() as conn:  # the creating transaction
@@ -109,14 +117,57 @@ def _hand_to_worker(ctx: context_mod.ConductorContext,
     return allocation_obj.Allocation.get(ctx.db, allocation.id)
 
 
+def _first_tries_in_placement(ctx: context_mod.ConductorContext,
+                              allocation: allocation_obj.Allocation,
+                              requirements: candidates_mod.Requirements
+                              ) -> bool:
+    """The placement backend's first tries, on the caller's thread;
+    True when the allocation is finished (``active``, or ``error`` for an
+    outage)."""
+    ctx.inflight.allocation_started(allocation.id)
+    try:
+        with ctx.db.reader() as conn:
+            found = candidates_mod.ordered(conn, requirements,
+                                           allocation.name, _FIRST_TRIES)
+        for candidate in found:
+            if _claim(ctx, allocation, requirements, candidate):
+                _log_success(allocation)
+                return True
+    except client_mod.PlacementUnavailable as exc:
+        placement_backend.fail(ctx, allocation, exc)
+        return True
+    except exception.AllocationGone:
+        return True
+    except Exception as exc:
+        # The worker's run handles every failure (and a database outage).
+        LOG.warning('Allocation %(alloc)s: the first tries failed '
+                    '(%(error)s); retrying on a worker',
+                    {'alloc': allocation.uuid, 'error': exc})
+    finally:
+        ctx.inflight.allocation_ended(allocation.id)
+    return False
+
+
 def _claim(ctx: context_mod.ConductorContext,
            allocation: allocation_obj.Allocation,
            requirements: candidates_mod.Requirements,
-           candidate: candidates_mod.Candidate) -> bool:
-    return allocation.claim(
-        ctx.conductor_id, candidate.id, candidate.uuid,
-        requirements.statements.claim,
-        candidates_mod.claim_params(requirements, candidate, allocation))
+           candidate: candidates_mod.Candidate,
+           refused: set[int] | None = None) -> bool:
+    """Take ``candidate``; with the placement backend, Placement first
+    (a node it refuses is added to ``refused``)."""
+    def reserve() -> bool:
+        return allocation.claim(
+            ctx.conductor_id, candidate.id, candidate.uuid,
+            requirements.statements.claim,
+            candidates_mod.claim_params(requirements, candidate, allocation))
+
+    if ctx.placement is None:
+        return reserve()
+    outcome = placement_backend.claim(ctx, allocation, candidate.uuid,
+                                      reserve)
+    if outcome == placement_backend.REFUSED and refused is not None:
+        refused.add(candidate.id)
+    return outcome == placement_backend.CLAIMED
 
 
 def _log_success(allocation: allocation_obj.Allocation) -> None:
@@ -138,8 +189,17 @@ def resume(ctx: context_mod.ConductorContext, allocation_id: int) -> None:
         allocation = allocation_obj.Allocation.get(ctx.db, allocation_id)
     except exception.AllocationNotFound:
         return
-    if allocation.state == allocation_obj.ALLOCATING:
-        do_allocate(ctx, allocation)
+    if allocation.state != allocation_obj.ALLOCATING:
+        return
+    if ctx.placement is not None:
+        # A claim the previous run made but never recorded in the
+        # database: removed before starting again.
+        try:
+            placement_backend.forget(ctx, allocation.uuid)
+        except client_mod.PlacementUnavailable as exc:
+            placement_backend.fail(ctx, allocation, exc)
+            return
+    do_allocate(ctx, allocation)
 
 
 def do_allocate(ctx: context_mod.ConductorContext,
@@ -171,6 +231,9 @@ def _do_allocate(ctx: context_mod.ConductorContext,
         return
     except exception.DatabaseUnavailable:
         raise
+    except client_mod.PlacementUnavailable as exc:
+        placement_backend.fail(ctx, allocation, exc)
+        return
     except Exception as exc:
         LOG.exception('Allocation %s failed unexpectedly', allocation.uuid)
         error = 'Unexpected error during allocation: %s' % exc
@@ -191,27 +254,36 @@ def _allocate(ctx: context_mod.ConductorContext,
         allocation, ctx.conf.lease.guard_time)
     rng = random.Random()
     locked_passes = 0
+    #: Nodes Placement refused (placement backend): not tried again.
+    refused: set[int] = set()
     for _pass in range(_MAX_PASSES):
         with ctx.db.reader() as conn:
-            found = candidates_mod.ordered(conn, requirements,
-                                           allocation.name, SAMPLE_SIZE, rng)
-            if not found:
-                return 'No node matches this allocation: %s.' % (
-                    candidates_mod.explain(conn, requirements))
+            sampled = candidates_mod.ordered(conn, requirements,
+                                             allocation.name, SAMPLE_SIZE,
+                                             rng)
+            found = [c for c in sampled if c.id not in refused]
+            # A short sample is every matching node: all refused, or none.
+            if not found and len(sampled) < SAMPLE_SIZE:
+                return 'No node matches this allocation: %s%s.' % (
+                    candidates_mod.explain(conn, requirements),
+                    placement_backend.refused_note(len(refused)))
         locked = 0
         for candidate in found:
-            if _claim(ctx, allocation, requirements, candidate):
+            if _claim(ctx, allocation, requirements, candidate, refused):
                 return None
             locked += _is_locked(ctx, candidate.id)
-        if locked == len(found):
+        if found and locked == len(found):
             locked_passes += 1
             if locked_passes >= attempts:
                 return ('Could not reserve any of the %d suitable nodes: '
                         'other operations held their locks through %d '
-                        'attempts; try again later.' % (len(found), attempts))
+                        'attempts; try again later%s.' % (
+                            len(found), attempts,
+                            placement_backend.refused_note(len(refused))))
             ctx.sleep(conf.node_locked_retry_interval)
     return ('Could not reserve a node: other allocations took every '
-            'suitable node found in %d passes; try again.' % _MAX_PASSES)
+            'suitable node found in %d passes; try again%s.' % (
+                _MAX_PASSES, placement_backend.refused_note(len(refused))))
 
 
 def _is_locked(ctx: context_mod.ConductorContext, node_id: int) -> int:

@@ -4,12 +4,16 @@
 Used to adopt nodes deployed without an allocation (by Nova, or by hand).
 Unlike a normal allocation it runs at once, under the node's lock, and
 either creates the allocation ``active`` or refuses with every reason the
-node does not match; nothing is created on a refusal.
+node does not match; nothing is created on a refusal. With the placement
+backend the allocation's consumer is created for the node too, or the
+allocation is undone.
 """
 
 import logging
 from typing import Any
 
+from ferrum.allocation import placement_backend
+from ferrum.allocation import release
 from ferrum.common import exception
 from ferrum.common import states
 from ferrum.conductor import context as context_mod
@@ -48,11 +52,33 @@ def backfill(ctx: context_mod.ConductorContext, node_ident: int | str,
             raise exception.AllocationFailed(
                 reason='node %s cannot be backfilled: %s.'
                        % (node.uuid, '; '.join(problems)))
+        instance_uuid = node.instance_uuid
         allocation = allocation_obj.Allocation.create_active(
             ctx.db, values, traits, node)
+        if ctx.placement is not None:
+            _claim_or_undo(task, allocation, instance_uuid)
     LOG.info('Allocation %(alloc)s backfilled for node %(node)s',
              {'alloc': allocation.uuid, 'node': node.uuid})
     return allocation
+
+
+def _claim_or_undo(task: task_manager.Task,
+                   allocation: allocation_obj.Allocation,
+                   instance_uuid: str | None) -> None:
+    """The placement backend: the allocation's consumer, or no allocation.
+
+    Unlike a normal allocation the database comes first: the node is in
+    use, so its provider is reserved and nobody can claim it until the
+    allocation exists (see placement_backend.backfill_claim).
+    """
+    try:
+        placement_backend.backfill_claim(task.ctx, allocation, task.node.uuid)
+    except exception.AllocationFailed:
+        release.detach(task)
+        if instance_uuid is not None:
+            task.node.instance_uuid = instance_uuid
+            task.node.save()
+        raise
 
 
 def _check_free(node: node_obj.Node, uuid: str | None) -> None:

@@ -16,6 +16,7 @@ import logging
 from collections.abc import Collection
 
 from ferrum.allocation import allocator
+from ferrum.allocation import placement_backend
 from ferrum.common import exception
 from ferrum.conductor import context as context_mod
 from ferrum.objects import allocation as allocation_obj
@@ -64,10 +65,13 @@ def resume_own(ctx: context_mod.ConductorContext,
         try:
             ctx.workers.submit(allocator.resume, ctx, allocation_id)
         except exception.TemporaryFailure as exc:
-            allocation_obj.Allocation.fail(
-                ctx.db, allocation_id, ctx.conductor_id,
-                'Could not resume this allocation after a conductor restart '
-                '(%s); delete it and try again.' % exc)
+            with ctx.db.writer():
+                allocation_obj.Allocation.fail(
+                    ctx.db, allocation_id, ctx.conductor_id,
+                    'Could not resume this allocation after a conductor '
+                    'restart (%s); delete it and try again.' % exc)
+                # A claim the previous run made may be in Placement.
+                placement_backend.queue_release(ctx, [allocation_id])
     if ids:
         LOG.info('Resumed %d allocations left allocating', len(ids))
     return len(ids)

@@ -13,6 +13,7 @@ from ferrum.conductor import inflight as inflight_mod
 from ferrum.conductor import workers
 from ferrum.db import api as db_api
 from ferrum.drivers import loader
+from ferrum.inventory import consumers
 from ferrum.objects import base
 
 
@@ -53,6 +54,9 @@ class ConductorContext:
     :ivar clock: returns "now" as naive UTC; tests inject their own.
     :ivar sleep: waits so many seconds; tests inject their own.
     :ivar inflight: the locks and allocations live threads work on.
+    :ivar placement: with ``[allocation] backend = placement``, the
+        Placement client and consumer releases allocations go through;
+        None with the database backend.
     """
 
     conf: cfg.ConfigOpts
@@ -66,6 +70,7 @@ class ConductorContext:
     sleep: Callable[[float], None] = time.sleep
     inflight: inflight_mod.InFlight = dataclasses.field(
         default_factory=inflight_mod.InFlight)
+    placement: consumers.Consumers | None = None
 
     def each_node(self, purpose: str, func: Callable[[Any], None], *,
                   columns: Iterable[str] = (),

@@ -15,10 +15,12 @@ with it, in one transaction (see ``Node.destroy``).
 
 import logging
 
+from ferrum.allocation import placement_backend
 from ferrum.common import exception
 from ferrum.common import states
 from ferrum.conductor import context as context_mod
 from ferrum.conductor import task_manager
+from ferrum.objects import allocation as allocation_obj
 from ferrum.objects import node as node_obj
 
 LOG = logging.getLogger(__name__)
@@ -66,7 +68,11 @@ def destroy_node(ctx: context_mod.ConductorContext,
                               load_driver=False) as task:
         node = task.node
         check_deletable(ctx, node)
+        held = (allocation_obj.Allocation.get_by_node(ctx.db, node.id)
+                if ctx.placement is not None else None)
         allocations = node.destroy()
         task.forget()
     LOG.info('Node %(node)s deleted, with %(count)d allocation(s)',
              {'node': node.uuid, 'count': allocations})
+    if held is not None:
+        placement_backend.released(ctx, [held.uuid])

@@ -7,7 +7,8 @@ in the conductors table, fail and unlock the nodes a previous run of this
 host left locked, then start the heartbeat, resume the allocations a
 previous run left "allocating", start the Placement sync when
 ``[placement]`` is configured (its configuration is checked with the
-drivers', before anything else), and start the periodic tasks. Only
+drivers', before anything else: ``[allocation] backend = placement``
+without it stops start-up), and start the periodic tasks. Only
 then is the service ready (and systemd told so, by the command).
 
 Stop (SIGTERM) hands the nodes over without failing them: the conductor
@@ -43,9 +44,12 @@ from ferrum.conductor import runner
 from ferrum.conductor import takeover as node_takeover
 from ferrum.conductor import timeouts
 from ferrum.conductor import workers
+from ferrum.conf import allocation as allocation_conf
 from ferrum.db import api as db_api
 from ferrum.db import migration
 from ferrum.drivers import loader
+from ferrum.inventory import client as client_mod
+from ferrum.inventory import consumers
 from ferrum.inventory import worker as placement_sync
 from ferrum.objects import base
 from ferrum.objects import conductor as conductor_obj
@@ -57,6 +61,26 @@ LOG = logging.getLogger(__name__)
 class SchemaOutOfDate(exception.FerrumException):
     msg_fmt = ('The database at %(url)s is at schema revision %(current)s but '
                'this ferrum needs %(head)s; run "ferrum-dbsync upgrade".')
+
+
+def _claims(conf: cfg.ConfigOpts, db: db_api.Database,
+            client: client_mod.PlacementClient | None
+            ) -> consumers.Consumers | None:
+    """The Placement side of allocations with ``[allocation] backend =
+    placement``, None with the database backend.
+
+    :raises ConfigInvalid: ``placement`` without ``[placement]``.
+    """
+    if not allocation_conf.through_placement(conf):
+        return None
+    if client is None:
+        raise client_mod.ConfigInvalid(reason=(
+            '[allocation] backend = placement claims every allocation in '
+            'Placement, but [placement] auth_type is not set: configure '
+            '[placement] (auth_type and its options), or set [allocation] '
+            'backend = database.'))
+    consumers.install(db)
+    return consumers.Consumers(conf, db, client)
 
 
 class ConductorService:
@@ -95,6 +119,7 @@ class ConductorService:
         drivers = loader.DriverRegistry(self.conf)
         drivers.check_configuration(self.conf)
         placement = placement_sync.check_config(self.conf)
+        claims = _claims(self.conf, db, placement)
         me = conductor_obj.register(
             db, self.conf.host, ownership.group_of(self.conf),
             self.conf.conductor.heartbeat_timeout, rpc_address=rpc_address)
@@ -102,7 +127,7 @@ class ConductorService:
             conf=self.conf, db=db, host=self.conf.host, conductor_id=me.id,
             drivers=drivers, runner=runner.Runner(),
             workers=workers.WorkerPool(self.conf.conductor.workers_pool_size),
-            clock=self._clock, sleep=self._sleep)
+            clock=self._clock, sleep=self._sleep, placement=claims)
         conductor_obj.set_hardware_interfaces(db, me.id, drivers.advertised())
         cleared = recovery.fail_and_release(db, ctx.host, 'restarted')
         if cleared:

@@ -9,6 +9,7 @@ from oslo_config import cfg
 from oslo_log import log
 
 from ferrum.common import memory
+from ferrum.conf import allocation
 from ferrum.conf import api
 from ferrum.conf import conductor
 from ferrum.conf import database
@@ -23,6 +24,7 @@ from ferrum.conf import placement
 def register_opts(conf: cfg.ConfigOpts) -> None:
     """Register every ferrum option group (and oslo.log's) on ``conf``."""
     default.register_opts(conf)
+    allocation.register_opts(conf)
     api.register_opts(conf)
     conductor.register_opts(conf)
     database.register_opts(conf)

@@ -3,6 +3,7 @@
 
 from oslo_config import cfg
 
+from ferrum.conf import allocation
 from ferrum.conf import api
 from ferrum.conf import conductor
 from ferrum.conf import database
@@ -18,6 +19,7 @@ def list_opts() -> list[tuple[str, list[cfg.Opt]]]:
     return [
         ('DEFAULT', (default.opts + api.auth_opts
                      + json_rpc.transport_opts)),
+        (allocation.GROUP, allocation.opts),
         (api.GROUP, api.opts),
         (conductor.GROUP, conductor.opts),
         (database.GROUP, database.list_opts()),

@@ -137,6 +137,17 @@ class Database:
                 finally:
                     self._local.read_conn = None
 
+    def hook_statements(self, hook: Any, on: bool = True) -> None:
+        """Call ``hook`` before every statement (SQLAlchemy's
+        ``before_execute``), or no longer when not ``on``; idempotent.
+        The outboxes record changes this way, in the change's own
+        transaction."""
+        present = sa.event.contains(self.engine, 'before_execute', hook)
+        if on and not present:
+            sa.event.listen(self.engine, 'before_execute', hook)
+        elif present and not on:
+            sa.event.remove(self.engine, 'before_execute', hook)
+
     def dispose(self) -> None:
         self.engine.dispose()
 

@@ -278,6 +278,23 @@ class PlacementProvider(Base):
         sa.DateTime, nullable=False)
 
 
+class PlacementRelease(Base):
+    """A Placement consumer to delete: an allocation's, written in the
+    transaction that deleted the allocation (see
+    :mod:`ferrum.inventory.consumers`); deleted once Placement let go."""
+
+    __tablename__ = 'placement_releases'
+
+    id: orm.Mapped[int] = orm.mapped_column(primary_key=True)
+    consumer_uuid: orm.Mapped[str] = orm.mapped_column(sa.String(36),
+                                                       index=True)
+    #: The node the allocation held: its provider is pushed before the
+    #: consumer goes, so a node still cleaning is reserved first.
+    node_uuid: orm.Mapped[str | None] = orm.mapped_column(sa.String(36))
+    created_at: orm.Mapped[datetime.datetime] = orm.mapped_column(
+        sa.DateTime, nullable=False)
+
+
 class PlacementStatus(Base):
     """Each conductor's view of Placement, written when it changes."""
 

@@ -41,12 +41,14 @@ class Drift(NamedTuple):
     repairable: bool = True
 
 
-def _wanted(db: db_api.Database) -> dict[str, mapping.Provider]:
+def _wanted(db: db_api.Database,
+            claims: bool) -> dict[str, mapping.Provider]:
     columns = [_NODES.c.id] + [_NODES.c[n] for n in sorted(mapping.COLUMNS)]
     with db.reader() as conn:
         rows = list(conn.execute(sa.select(*columns)).mappings())
         traits = trait_obj.get_for_nodes(db, [row['id'] for row in rows])
-    return {row['uuid']: mapping.provider_of(dict(row), traits[row['id']])
+    return {row['uuid']: mapping.provider_of(dict(row), traits[row['id']],
+                                             claims)
             for row in rows}
 
 
@@ -64,12 +66,14 @@ def _providers(client: client_mod.PlacementClient,
 
 
 def drift(db: db_api.Database, client: client_mod.PlacementClient,
-          deep: bool = True) -> list[Drift]:
+          deep: bool = True, claims: bool = False) -> list[Drift]:
     """Every difference between ferrum and Placement (see the docstring).
 
+    :param claims: allocations are consumers (``[allocation] backend =
+        placement``): their nodes are not reserved (mapping.reserved).
     :raises PlacementUnavailable: when Placement cannot be read.
     """
-    wanted = _wanted(db)
+    wanted = _wanted(db, claims)
     providers = _providers(client)
     try:
         managed = _providers(client, '?required=%s' % mapping.MANAGED)

@@ -40,6 +40,8 @@ VERSION = '%d.%d' % NEEDED
 #: Placement's error code for a generation that moved under the caller.
 CONCURRENT_UPDATE = 'placement.concurrent_update'
 INVENTORY_IN_USE = 'placement.inventory.inuse'
+#: Deleting a provider that consumers still hold.
+PROVIDER_IN_USE = 'placement.resource_provider.inuse'
 
 
 class PlacementUnavailable(exception.TemporaryFailure):
@@ -177,6 +179,52 @@ class PlacementClient:
 
     def delete(self, url: str, not_found_ok: bool = True) -> Any:
         return self._call('DELETE', url, not_found_ok=not_found_ok)
+
+    # ---- consumers (the placement allocation backend) -----------------
+
+    def claim(self, consumer: str, provider: str, resource_class: str,
+              project: str, user: str) -> None:
+        """Create consumer ``consumer`` holding one ``resource_class`` unit
+        of ``provider`` (``consumer_generation: null``: only if new).
+
+        :raises PlacementConflict: with :data:`CONCURRENT_UPDATE` when the
+            consumer exists already; with another code when the provider
+            has no free unit (someone else holds it, or it is reserved).
+        :raises PlacementRefused: the provider or class does not exist.
+        """
+        self.put('/allocations/%s' % consumer, {
+            'allocations': {provider: {'resources': {resource_class: 1}}},
+            'consumer_generation': None,
+            'project_id': project, 'user_id': user})
+
+    def consumer(self, consumer: str) -> dict[str, Any]:
+        """``GET /allocations/{consumer}``: its ``allocations`` by provider
+        (empty when it does not exist), ``project_id`` and ``user_id``."""
+        body: dict[str, Any] = self.get('/allocations/%s' % consumer)
+        return body
+
+    def release(self, consumer: str) -> None:
+        """Delete a consumer's allocations; a missing consumer is fine."""
+        self.delete('/allocations/%s' % consumer, not_found_ok=True)
+
+    def consumers_of(self, provider: str) -> dict[str, Any]:
+        """The consumers holding ``provider``: uuid -> their resources."""
+        body = self.get('/resource_providers/%s/allocations' % provider,
+                        not_found_ok=True)
+        return dict((body or {}).get('allocations') or {})
+
+    def allocation_candidates(self, resource_class: str,
+                              required: list[str] | None = None,
+                              limit: int | None = None) -> list[str]:
+        """Providers ``GET /allocation_candidates`` offers for one unit."""
+        query = 'resources=%s:1' % resource_class
+        if required:
+            query += '&required=%s' % ','.join(sorted(required))
+        if limit:
+            query += '&limit=%d' % limit
+        body = self.get('/allocation_candidates?' + query)
+        return [uuid for request in body['allocation_requests']
+                for uuid in request['allocations']]
 
     def _call(self, method: str, url: str, body: Any = None,
               versioned: bool = True, not_found_ok: bool = False) -> Any:

@@ -43,13 +43,24 @@ def resource_class_name(resource_class: str) -> str:
     return 'CUSTOM_' + _NOT_ALNUM.sub('_', resource_class.upper())
 
 
-def reserved(node: Mapping[str, Any]) -> bool:
+def reserved(node: Mapping[str, Any], claims: bool = False) -> bool:
     """Whether nothing may claim the node now.
 
     True when it is not ``available``, in maintenance, its power state is
     unknown or an error, an instance or an allocation holds it, or it is
     retired.
+
+    With ``claims`` (``[allocation] backend = placement``) a node an
+    allocation holds is never reserved, whatever its state: the
+    allocation's consumer already holds the node's only unit, so nothing
+    else can claim it, and leaving the inventory alone spares a PUT (and a
+    provider generation bump that fails concurrent claimers) per
+    allocation and per deployment. When the allocation goes, its release
+    pushes the provider first (:mod:`ferrum.inventory.consumers`), so a
+    node still cleaning is reserved before its unit is free.
     """
+    if claims and node['allocation_id'] is not None:
+        return False
     return (node['provision_state'] != states.AVAILABLE
             or bool(node['maintenance'])
             or node['power_state'] in (None, states.POWER_ERROR)
@@ -76,12 +87,14 @@ class Provider:
             'max_unit': 1, 'step_size': 1, 'allocation_ratio': 1.0}}
 
 
-def provider_of(node: Mapping[str, Any], traits: Iterable[str]) -> Provider:
-    """The provider of ``node`` (a row with :data:`COLUMNS`)."""
+def provider_of(node: Mapping[str, Any], traits: Iterable[str],
+                claims: bool = False) -> Provider:
+    """The provider of ``node`` (a row with :data:`COLUMNS`); ``claims``
+    as for :func:`reserved`."""
     rc = node['resource_class']
     return Provider(uuid=node['uuid'],
                     resource_class=resource_class_name(rc) if rc else None,
-                    reserved=int(reserved(node)),
+                    reserved=int(reserved(node, claims)),
                     traits=frozenset(traits) | {MANAGED})
 
 

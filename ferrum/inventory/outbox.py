@@ -52,13 +52,11 @@ _MARK = '_ferrum_outbox'
 
 def install(db: db_api.Database) -> None:
     """Record node changes in the outbox from now on (idempotent)."""
-    if not sa.event.contains(db.engine, 'before_execute', _before_execute):
-        sa.event.listen(db.engine, 'before_execute', _before_execute)
+    db.hook_statements(_before_execute)
 
 
 def uninstall(db: db_api.Database) -> None:
-    if sa.event.contains(db.engine, 'before_execute', _before_execute):
-        sa.event.remove(db.engine, 'before_execute', _before_execute)
+    db.hook_statements(_before_execute, on=False)
 
 
 class _Recorder(NamedTuple):

@@ -16,6 +16,7 @@ from oslo_config import cfg
 
 from ferrum.conf import placement as placement_conf
 from ferrum.db import api as db_api
+from ferrum.inventory import consumers
 from ferrum.inventory import outbox
 from ferrum.inventory import records
 
@@ -35,6 +36,9 @@ def summary(conf: cfg.ConfigOpts, db: db_api.Database) -> dict[str, Any]:
     errors = [c for c in conductors if c['last_error']]
     return {
         'enabled': placement_conf.enabled(conf),
+        # Consumers of deleted allocations not yet released (the placement
+        # allocation backend, while Placement is away).
+        'consumer_releases': consumers.backlog(db),
         'backlog': {'changes': queued.size, 'nodes': queued.nodes,
                     'oldest_change_at': _iso(queued.oldest)},
         'last_error': max(errors, key=lambda c: c['since'])['last_error']

@@ -31,6 +31,7 @@ from typing import Any
 import sqlalchemy as sa
 from oslo_config import cfg
 
+from ferrum.conf import allocation as allocation_conf
 from ferrum.db import api as db_api
 from ferrum.db import models
 from ferrum.inventory import client as client_mod
@@ -53,15 +54,19 @@ class Clash(Exception):
     """The provider is another service's."""
 
 
-def desired(db: db_api.Database, node_uuid: str) -> mapping.Provider | None:
-    """The provider ``node_uuid`` should have; None when the node is gone."""
+def desired(db: db_api.Database, node_uuid: str,
+            claims: bool = False) -> mapping.Provider | None:
+    """The provider ``node_uuid`` should have; None when the node is gone.
+
+    :param claims: allocations are consumers (see mapping.reserved).
+    """
     with db.reader() as conn:
         row = conn.execute(sa.select(*_NODE_COLUMNS).where(
             _NODES.c.uuid == node_uuid)).mappings().first()
         if row is None:
             return None
         traits = trait_obj.get_for_node(db, row['id'])
-    return mapping.provider_of(dict(row), traits)
+    return mapping.provider_of(dict(row), traits, claims)
 
 
 def _url(uuid: str, what: str = '') -> str:
@@ -116,8 +121,10 @@ class Pusher:
         # (PUT is idempotent, so a race between threads is harmless).
         self._known_classes: set[str] = set()
         self._known_traits: set[str] = set()
+        self.claims = allocation_conf.through_placement(conf)
 
-    def push(self, node_uuid: str, verify: bool = False) -> str:
+    def push(self, node_uuid: str, verify: bool = False,
+             delete: bool = True) -> str:
         """Bring the provider of ``node_uuid`` in line with the node.
 
         Trusts ferrum's record of its last write unless ``verify``: a node
@@ -132,10 +139,13 @@ class Pusher:
         """
         attempts = self.conf.placement.max_conflict_retries + 1
         for attempt in range(1, attempts + 1):
-            wanted = desired(self.db, node_uuid)
+            wanted = desired(self.db, node_uuid, self.claims)
             try:
                 if wanted is None:
-                    return self._delete(node_uuid)
+                    # The outbox deletes a gone node's provider; a push
+                    # before a consumer's release must not (it still has
+                    # the consumer).
+                    return self._delete(node_uuid) if delete else UNCHANGED
                 if not verify and attempt == 1:
                     trusted = self._from_record(wanted)
                     if trusted is not None:
@@ -228,7 +238,18 @@ class Pusher:
         """The node is gone from the database: delete its provider if ours."""
         traits = self.client.get(_url(uuid, '/traits'), not_found_ok=True)
         if traits is not None and mapping.MANAGED in traits['traits']:
-            self.client.delete(_url(uuid))
+            try:
+                self.client.delete(_url(uuid))
+            except client_mod.PlacementConflict as exc:
+                if exc.error_code != client_mod.PROVIDER_IN_USE:
+                    raise
+                # Still held: the consumer of an allocation deleted with
+                # the node, whose release is on its way, or a claim by
+                # another service on a node that no longer exists. Both
+                # go with the provider, as in nova's cascade delete.
+                for consumer in sorted(self.client.consumers_of(uuid)):
+                    self.client.release(consumer)
+                self.client.delete(_url(uuid))
             records.forget(self.db, uuid)
             return DELETED
         records.forget(self.db, uuid)

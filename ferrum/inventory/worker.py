@@ -9,6 +9,10 @@ and deletes the rows it pushed. It polls the queue every
 are made in other processes too (the API), so no in-process signal would
 see them all.
 
+Consumers. Each round first releases the Placement consumers of deleted
+allocations that could not be released at once (the placement allocation
+backend, :mod:`ferrum.inventory.consumers`).
+
 Outages. Placement down, failing or refusing the credentials is one state
 of the whole worker, not of each node: the first failure logs one warning
 (with the backlog size), gives back the claims so a conductor that does
@@ -39,6 +43,7 @@ from ferrum.conf import placement as placement_conf
 from ferrum.db import api as db_api
 from ferrum.inventory import audit
 from ferrum.inventory import client as client_mod
+from ferrum.inventory import consumers
 from ferrum.inventory import outbox
 from ferrum.inventory import records
 from ferrum.inventory import sync
@@ -96,6 +101,7 @@ class SyncWorker:
         self.host = host
         self.client = client
         self.pusher = sync.Pusher(conf, db, client)
+        self.consumers = consumers.Consumers(conf, db, client, self.pusher)
         self.outage = Outage(db, host)
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
@@ -151,12 +157,13 @@ class SyncWorker:
         """
         if self.outage.down is not None:
             self._probe()
+        released = self._release_consumers()
         stale = base.utcnow() - datetime.timedelta(
             seconds=self.conf.conductor.heartbeat_timeout)
         heads = outbox.claim(self.db, self.host, outbox.heads(
             self.db, stale, self.conf.placement.push_batch_size), stale)
         if not heads:
-            return 0
+            return released
         try:
             if self._pool is None or len(heads) == 1:
                 results = [self._push_claimed(head) for head in heads]
@@ -174,7 +181,18 @@ class SyncWorker:
             self.outage.failed(failures[0])
             raise client_mod.PlacementUnavailable(reason=str(failures[0]))
         self.outage.succeeded()
-        return len(heads)
+        return len(heads) + released
+
+    def _release_consumers(self) -> int:
+        """Release the queued consumers of deleted allocations (see
+        :mod:`ferrum.inventory.consumers`; none unless the placement
+        allocation backend queued some)."""
+        try:
+            return self.consumers.drain(
+                self.conf.placement.push_batch_size)
+        except client_mod.PlacementUnavailable as exc:
+            self.outage.failed(exc)
+            raise
 
     def _probe(self) -> None:
         """One cheap call while down: ends the outage when it answers."""
@@ -211,7 +229,8 @@ class Reconcile:
         if worker.outage.down is not None:
             return
         try:
-            drifted = audit.drift(worker.db, worker.client, deep=False)
+            drifted = audit.drift(worker.db, worker.client, deep=False,
+                                  claims=worker.pusher.claims)
         except client_mod.PlacementUnavailable as exc:
             worker.outage.failed(exc)
             return

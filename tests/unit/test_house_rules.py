@@ -54,7 +54,10 @@ LAYERS = {
     'inventory': {'common', 'conf', 'db', 'objects', 'periodic'},
     'conductor': {'allocation', 'common', 'conf', 'db', 'drivers',
                   'inventory', 'objects', 'periodic'},
-    'allocation': {'common', 'conductor', 'db', 'objects', 'periodic'},
+    # inventory: the placement allocation backend claims through the one
+    # Placement client and queues consumer releases there (issue 21).
+    'allocation': {'common', 'conductor', 'db', 'inventory', 'objects',
+                   'periodic'},
     'rpc': {'common', 'conductor', 'conf', 'db', 'objects'},
     # Above the conductor: its engine drives conductor verbs, and the
     # programs that start a conductor hand it the engine's periodic task.

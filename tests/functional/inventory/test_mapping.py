@@ -151,3 +151,21 @@ def test_traits_pushed_and_foreign_traits_kept(synced, db, pclient):
     assert traits == {mapping.MANAGED, 'CUSTOM_FAST', 'HW_CPU_X86_AVX2',
                       'CUSTOM_RACK_7'}
     assert_no_drift(db, pclient)
+
+
+def test_with_the_placement_backend_a_held_node_is_not_reserved():
+    """Its consumer holds the only unit (doc/placement.md); a node nobody
+    holds keeps every other reason to be reserved."""
+    base = {'provision_state': 'available', 'maintenance': False,
+            'power_state': 'power off', 'instance_uuid': None,
+            'allocation_id': None, 'retired': False}
+    held = dict(base, allocation_id=7, instance_uuid='x')
+    for change in ({}, {'provision_state': 'active'},
+                   {'provision_state': 'cleaning'}, {'maintenance': True}):
+        assert mapping.reserved(dict(held, **change), claims=True) is False
+        assert mapping.reserved(dict(held, **change)) is True
+    for change in ({'provision_state': 'cleaning'}, {'maintenance': True},
+                   {'instance_uuid': 'nova-instance'}, {'retired': True},
+                   {'power_state': None}):
+        assert mapping.reserved(dict(base, **change), claims=True) is True
+    assert mapping.reserved(base, claims=True) is False

@@ -1,0 +1,196 @@
+# SPDX-License-Identifier: Apache-2.0
+"""The placement allocation backend: every allocation is also a consumer in
+OpenStack Placement, so that nova, Blazar or another ferrum sharing the
+nodes never hand out a node ferrum gave away, nor ferrum theirs.
+
+On with ``[allocation] backend = placement`` (``ctx.placement`` is set).
+
+The claim. The allocation process picks candidates with ferrum's own
+filters (:mod:`ferrum.allocation.candidates`: fast, and they explain a
+miss), then for each one claims in Placement first, because Placement is
+the fence every other service honours: ``PUT /allocations/{allocation
+uuid}`` with one unit of the node's ``CUSTOM_<RC>`` class and
+``consumer_generation: null`` (only a new consumer). Then it reserves the
+node in ferrum's database (the same conditional UPDATE as the database
+backend); if that fails, the claim is removed before the next candidate
+is tried. A node Placement refuses (someone else holds its unit, or it is
+reserved there) is skipped and counted in ``last_error``.
+
+Projects and users. The consumer's project is the allocation's owner, or
+``[allocation] default_project``; its user is always ``[allocation]
+default_user``, which marks ferrum's consumers for the audit. The
+microversion stays 1.28 (the lowest ferrum needs): consumer types came at
+1.38 and are not needed for anything ferrum does.
+
+Outages. Placement unreachable during a claim fails the allocation at once
+(``error``, with a ``last_error`` saying so) and queues its consumer's
+release, in case the claim reached Placement before the answer was lost.
+Releases are queued in the transaction that deletes an allocation and
+done at once when Placement answers, later by the sync worker
+(:mod:`ferrum.inventory.consumers`).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+
+from ferrum.common import exception
+from ferrum.conductor import context as context_mod
+from ferrum.inventory import client as client_mod
+from ferrum.inventory import consumers
+from ferrum.objects import allocation as allocation_obj
+
+LOG = logging.getLogger(__name__)
+
+#: What a claim of one candidate came to.
+CLAIMED = 'claimed'
+#: Placement refused the node: counted in last_error.
+REFUSED = 'refused'
+#: Placement agreed but ferrum's database did not (someone took or locked
+#: the node meanwhile): the claim was removed.
+TAKEN = 'taken'
+
+
+def _placement(ctx: context_mod.ConductorContext) -> consumers.Consumers:
+    if ctx.placement is None:  # pragma: no cover - callers check
+        raise RuntimeError('the placement allocation backend is off')
+    return ctx.placement
+
+
+def place(ctx: context_mod.ConductorContext, consumer: str, node_uuid: str,
+          resource_class: str | None, owner: str | None) -> bool:
+    """Claim ``node_uuid``'s unit for ``consumer``; False when refused.
+
+    A consumer that exists already and holds exactly this node is this
+    claim (its first answer was lost): True.
+
+    :raises PlacementUnavailable: Placement is away.
+    """
+    client = _placement(ctx).client
+    try:
+        consumers.claim(ctx.conf, client, consumer, node_uuid,
+                        resource_class, owner)
+        return True
+    except client_mod.PlacementConflict as exc:
+        if exc.error_code == client_mod.CONCURRENT_UPDATE:
+            held = client.consumer(consumer).get('allocations') or {}
+            if set(held) == {node_uuid}:
+                return True
+        LOG.debug('Node %(node)s: Placement refused consumer %(alloc)s: '
+                  '%(error)s', {'node': node_uuid, 'alloc': consumer,
+                                'error': exc})
+        return False
+    except client_mod.PlacementRefused as exc:
+        # No provider, or no such class on it yet (the sync is behind).
+        LOG.debug('Node %(node)s: Placement refused consumer %(alloc)s: '
+                  '%(error)s', {'node': node_uuid, 'alloc': consumer,
+                                'error': exc})
+        return False
+
+
+def claim(ctx: context_mod.ConductorContext,
+          allocation: allocation_obj.Allocation, node_uuid: str,
+          reserve: Callable[[], bool]) -> str:
+    """Placement first, then ``reserve()`` (ferrum's database claim).
+
+    :returns: :data:`CLAIMED`, :data:`REFUSED` or :data:`TAKEN`.
+    :raises PlacementUnavailable: Placement is away (the caller fails the
+        allocation, which queues the release of anything claimed).
+    :raises AllocationGone: as ``reserve`` does; the claim was removed.
+    """
+    if not place(ctx, allocation.uuid, node_uuid, allocation.resource_class,
+                 allocation.owner):
+        return REFUSED
+    try:
+        if reserve():
+            return CLAIMED
+    except BaseException:
+        try:
+            forget(ctx, allocation.uuid)
+        except client_mod.PlacementUnavailable:
+            consumers.record(ctx.db, [allocation.uuid])
+        raise
+    forget(ctx, allocation.uuid)
+    return TAKEN
+
+
+def forget(ctx: context_mod.ConductorContext, consumer: str) -> None:
+    """Remove the claim of an allocation that holds no node.
+
+    :raises PlacementUnavailable: Placement is away.
+    """
+    _placement(ctx).client.release(consumer)
+
+
+def outage_error(exc: Exception) -> str:
+    return ('Placement could not be reached, so no node was claimed '
+            '([allocation] backend = placement): %s. Create the allocation '
+            'again once Placement answers.' % exc)
+
+
+def fail(ctx: context_mod.ConductorContext,
+         allocation: allocation_obj.Allocation, exc: Exception) -> None:
+    """Fail ``allocation`` for an outage and queue its consumer's release
+    in the same transaction (a claim may have reached Placement before
+    its answer was lost)."""
+    error = outage_error(exc)
+    LOG.error('Allocation %(alloc)s failed: %(error)s',
+              {'alloc': allocation.uuid, 'error': error})
+    with ctx.db.writer():
+        allocation.mark_failed(ctx.conductor_id, error)
+        consumers.record(ctx.db, [allocation.uuid])
+
+
+def queue_release(ctx: context_mod.ConductorContext,
+                  allocation_ids: list[int]) -> None:
+    """Queue the release of these allocations' consumers (joining the
+    caller's transaction); nothing with the database backend."""
+    if ctx.placement is not None:
+        consumers.record(ctx.db, allocation_obj.uuids_by_id(
+            ctx.db, allocation_ids).values())
+
+
+def refused_note(count: int) -> str:
+    """The part of last_error about nodes Placement refused."""
+    if not count:
+        return ''
+    return ('; Placement refused %d node%s (another consumer holds %s, or '
+            '%s reserved there)' % (count, '' if count == 1 else 's',
+                                    'it' if count == 1 else 'them',
+                                    'it is' if count == 1 else 'they are'))
+
+
+def released(ctx: context_mod.ConductorContext,
+             allocation_uuids: list[str]) -> None:
+    """Release the consumers of allocations just deleted (their release
+    rows were written with the deletion); Placement away leaves them to
+    the sync worker."""
+    if ctx.placement is not None:
+        ctx.placement.release_now(allocation_uuids)
+
+
+def backfill_claim(ctx: context_mod.ConductorContext,
+                   allocation: allocation_obj.Allocation,
+                   node_uuid: str) -> None:
+    """Claim an already active node for a backfilled allocation (1.58).
+
+    The node is in use, so its provider is reserved and nobody can claim
+    it; the allocation was written first (under the node's lock), which
+    makes the node's wanted provider unreserved (mapping.reserved), then
+    the provider is pushed and the claim made at once.
+
+    :raises AllocationFailed: Placement refused the claim or is away; the
+        caller deletes the allocation.
+    """
+    placement = _placement(ctx)
+    try:
+        placement.pusher.push(node_uuid)
+        if place(ctx, allocation.uuid, node_uuid, allocation.resource_class,
+                 allocation.owner):
+            return
+        reason = ('Placement refused to give node %s to its consumer '
+                  '(another consumer holds it)' % node_uuid)
+    except client_mod.PlacementUnavailable as exc:
+        reason = outage_error(exc)
+    raise exception.AllocationFailed(reason=reason)

@@ -1,0 +1,129 @@
+# SPDX-License-Identifier: Apache-2.0
+"""Comparing ferrum's allocations with Placement's consumers, node by node
+(``[allocation] backend = placement``; part of ``ferrum-placement audit``).
+
+Each node's provider is asked who holds it (one GET per node). Then:
+
+- an ``active`` allocation whose consumer does not hold its node is
+  ``consumer-missing``; ``--heal`` claims it again (``consumer_generation:
+  null``), which Placement refuses if someone else took the node meanwhile;
+- a consumer of ferrum's (its user is ``[allocation] default_user``)
+  holding a node without a live allocation of that uuid is
+  ``consumer-orphan``; ``--heal`` releases it;
+- another service's consumer holding a node a ferrum allocation holds too
+  is ``double``: reported, never repaired by ferrum (one of the two
+  services must give the node up).
+
+Allocations still ``allocating`` are in flight and left alone.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import sqlalchemy as sa
+from oslo_config import cfg
+
+from ferrum.db import api as db_api
+from ferrum.db import models
+from ferrum.inventory import client as client_mod
+from ferrum.inventory import consumers
+
+_NODES: sa.Table = models.Node.__table__  # type: ignore[assignment]
+_ALLOCATIONS: sa.Table = models.Allocation.__table__  # type: ignore[assignment]
+
+MISSING = 'consumer-missing'
+ORPHAN = 'consumer-orphan'
+DOUBLE = 'double'
+
+
+class ConsumerDrift(NamedTuple):
+    node_uuid: str
+    kind: str
+    consumer: str
+    detail: str
+    repairable: bool = True
+
+
+class _Held(NamedTuple):
+    allocation: str
+    owner: str | None
+    resource_class: str | None
+
+
+def _state(db: db_api.Database) -> tuple[list[str], dict[str, _Held],
+                                         set[str]]:
+    """Every node uuid; the active allocations by node; the live uuids."""
+    with db.reader() as conn:
+        nodes = list(conn.execute(sa.select(_NODES.c.uuid)).scalars())
+        held = {row.node_uuid: _Held(row.uuid, row.owner, row.resource_class)
+                for row in conn.execute(sa.select(
+                    _ALLOCATIONS.c.uuid, _ALLOCATIONS.c.owner,
+                    _NODES.c.uuid.label('node_uuid'),
+                    _NODES.c.resource_class).select_from(_ALLOCATIONS.join(
+                        _NODES, _NODES.c.id == _ALLOCATIONS.c.node_id)).where(
+                        _ALLOCATIONS.c.state == 'active'))}
+        live = set(conn.execute(sa.select(_ALLOCATIONS.c.uuid).where(
+            _ALLOCATIONS.c.state.in_(('allocating', 'active')))).scalars())
+    return nodes, held, live
+
+
+def drift(conf: cfg.ConfigOpts, db: db_api.Database,
+          client: client_mod.PlacementClient) -> list[ConsumerDrift]:
+    """Every difference (see the module docstring).
+
+    :raises PlacementUnavailable: when Placement cannot be read.
+    """
+    user = conf.allocation.default_user
+    nodes, held, live = _state(db)
+    found: list[ConsumerDrift] = []
+    for node in sorted(nodes):
+        holders = client.consumers_of(node)
+        mine = held.get(node)
+        if mine is not None and mine.allocation not in holders:
+            found.append(ConsumerDrift(
+                node, MISSING, mine.allocation,
+                'allocation %s holds the node in ferrum but has no consumer '
+                'in Placement' % mine.allocation))
+        for consumer in sorted(holders):
+            if mine is not None and consumer == mine.allocation:
+                continue
+            if consumer in live:
+                continue  # an allocation in flight, or one moving
+            ours = client.consumer(consumer).get('user_id') == user
+            if ours:
+                found.append(ConsumerDrift(
+                    node, ORPHAN, consumer, 'ferrum consumer %s holds the '
+                    'node without an allocation' % consumer))
+            elif mine is not None:
+                found.append(ConsumerDrift(
+                    node, DOUBLE, consumer, 'consumer %s of another service '
+                    'holds the node ferrum allocated to %s' % (
+                        consumer, mine.allocation), repairable=False))
+    return found
+
+
+def heal(conf: cfg.ConfigOpts, db: db_api.Database,
+         client: client_mod.PlacementClient,
+         found: list[ConsumerDrift]) -> dict[str, str]:
+    """Repair what can be repaired; consumer -> outcome."""
+    _nodes, held, _live = _state(db)
+    outcomes: dict[str, str] = {}
+    for item in found:
+        if not item.repairable:
+            continue
+        if item.kind == ORPHAN:
+            client.release(item.consumer)
+            outcomes[item.consumer] = 'released'
+            continue
+        mine = held.get(item.node_uuid)
+        if mine is None or mine.allocation != item.consumer:
+            outcomes[item.consumer] = 'gone meanwhile'
+            continue
+        try:
+            consumers.claim(conf, client, item.consumer, item.node_uuid,
+                            mine.resource_class, mine.owner)
+            outcomes[item.consumer] = 'claimed'
+        except client_mod.PlacementRefused as exc:
+            outcomes[item.consumer] = 'refused: %s' % exc
+    return outcomes

@@ -1,0 +1,246 @@
+# SPDX-License-Identifier: Apache-2.0
+"""Placement consumers to release: the allocations' side of the outbox.
+
+With ``[allocation] backend = placement`` every allocation is a consumer
+in Placement whose uuid is the allocation's. When an allocation goes, its
+consumer must go too, whichever way it went: an explicit delete, a
+tear-down, an ``instance_uuid`` PATCH, the node's deletion, a lease's end.
+
+Recording. :func:`install` hooks the engine (``before_execute``) like the
+node outbox (:mod:`ferrum.inventory.outbox`), for the same reason: every
+DELETE of ``allocations`` first inserts one ``placement_releases`` row per
+allocation it deletes, on the same connection and so in the same
+transaction; a deletion path that forgot a call cannot leak a consumer.
+Code that fails an allocation whose claim may have reached Placement
+(the answer was lost in an outage) calls :func:`record` in its own
+transaction.
+
+Releasing. The path that deleted the allocation releases its consumer at
+once after the commit (:meth:`Consumers.release_now`), so both sides agree
+before the API answers; when Placement cannot be reached the row stays,
+and the conductor's sync worker drains it (:meth:`Consumers.drain`, rows
+older than :data:`GRACE`) once Placement answers.
+A consumer is released only while no live allocation (``allocating`` or
+``active``) of that uuid exists, so a row recorded too eagerly (a
+statement that matched nothing, or was refused) does no harm.
+"""
+
+from __future__ import annotations
+
+import datetime
+import logging
+from collections.abc import Iterable
+from typing import Any, NamedTuple
+
+import sqlalchemy as sa
+from oslo_config import cfg
+
+from ferrum.db import api as db_api
+from ferrum.db import models
+from ferrum.inventory import client as client_mod
+from ferrum.inventory import mapping
+from ferrum.inventory import sync
+from ferrum.objects import base
+
+LOG = logging.getLogger(__name__)
+
+TABLE: sa.Table = models.PlacementRelease.__table__  # type: ignore[assignment]
+_ALLOCATIONS: sa.Table = models.Allocation.__table__  # type: ignore[assignment]
+_NOW = 'ferrum_release_now'
+#: Seconds the sync worker leaves a queued release to the path that
+#: queued it (which releases at once after its commit), so that the two
+#: do not send the same DELETE.
+GRACE = 2.0
+#: Allocation states whose consumer is legitimately held.
+_LIVE = ('allocating', 'active')
+
+
+# ---- recording --------------------------------------------------------------
+
+def install(db: db_api.Database) -> None:
+    """Record deleted allocations' consumers from now on (idempotent)."""
+    db.hook_statements(_before_execute)
+
+
+def uninstall(db: db_api.Database) -> None:
+    db.hook_statements(_before_execute, on=False)
+
+
+def _where(statement: sa.Delete) -> Any:
+    """The condition naming the allocations ``statement`` deletes.
+
+    PostgreSQL's one-statement release deletes the rows an UPDATE in a
+    CTE returned; that UPDATE's own condition (over allocations and nodes)
+    names them before the statement runs.
+    """
+    where = statement.whereclause
+    for element in sa.sql.visitors.iterate(where):
+        table = getattr(element, 'table', None)
+        if isinstance(table, sa.CTE):
+            return getattr(table.element, 'whereclause', None)
+    return where
+
+
+_NODES: sa.Table = models.Node.__table__  # type: ignore[assignment]
+_CACHE: dict[int, tuple[sa.Executable, sa.Insert]] = {}
+_CACHE_SIZE = 256
+
+
+def _recorder(statement: sa.Delete) -> sa.Insert:
+    cached = _CACHE.get(id(statement))
+    if cached is not None and cached[0] is statement:
+        return cached[1]
+    select = sa.select(
+        _ALLOCATIONS.c.uuid, _NODES.c.uuid,
+        sa.bindparam(_NOW, type_=sa.DateTime)).select_from(
+            _ALLOCATIONS.outerjoin(_NODES,
+                                   _NODES.c.id == _ALLOCATIONS.c.node_id))
+    where = _where(statement)
+    if where is not None:
+        select = select.where(where)
+    insert = sa.insert(TABLE).from_select(
+        ['consumer_uuid', 'node_uuid', 'created_at'], select)
+    if len(_CACHE) >= _CACHE_SIZE:
+        _CACHE.clear()
+    _CACHE[id(statement)] = (statement, insert)
+    return insert
+
+
+def _before_execute(conn: sa.Connection, clause: Any, multiparams: Any,
+                    params: Any, _options: Any) -> None:
+    if not isinstance(clause, sa.Delete) or clause.table is not _ALLOCATIONS:
+        return
+    insert = _recorder(clause)
+    now = base.utcnow()
+    for values in multiparams or [params or {}]:
+        conn.execute(insert, dict(values, **{_NOW: now}))
+
+
+def record(db: db_api.Database, consumer_uuids: Iterable[str]) -> None:
+    """Queue these consumers' release (joins the caller's transaction)."""
+    now = base.utcnow()
+    rows = [{'consumer_uuid': u, 'node_uuid': None, 'created_at': now}
+            for u in consumer_uuids]
+    if rows:
+        with db.writer() as conn:
+            conn.execute(sa.insert(TABLE), rows)
+
+
+# ---- claiming ---------------------------------------------------------------
+
+def claim(conf: cfg.ConfigOpts, client: client_mod.PlacementClient,
+          consumer: str, node_uuid: str, resource_class: str | None,
+          owner: str | None) -> None:
+    """Create ``consumer`` holding the node's one unit: project the
+    allocation's owner (else ``[allocation] default_project``), user
+    ``[allocation] default_user`` (which marks ferrum's consumers).
+
+    :raises PlacementConflict: see :meth:`PlacementClient.claim`.
+    """
+    group = conf.allocation
+    client.claim(consumer, node_uuid,
+                 mapping.resource_class_name(resource_class or ''),
+                 owner or group.default_project, group.default_user)
+
+
+# ---- releasing --------------------------------------------------------------
+
+class _Queued(NamedTuple):
+    ids: list[int]
+    node_uuids: set[str]
+
+
+class Consumers:
+    """Releases queued consumers through one client (thread-safe).
+
+    :ivar client: the Placement client, also the allocation backend's.
+    """
+
+    def __init__(self, conf: cfg.ConfigOpts, db: db_api.Database,
+                 client: client_mod.PlacementClient,
+                 pusher: sync.Pusher | None = None) -> None:
+        self.conf = conf
+        self.db = db
+        self.client = client
+        self.pusher = pusher or sync.Pusher(conf, db, client)
+
+    def _queued(self, consumer_uuids: list[str] | None,
+                limit: int) -> dict[str, _Queued]:
+        query = sa.select(TABLE).order_by(TABLE.c.id).limit(limit)
+        if consumer_uuids is not None:
+            query = query.where(TABLE.c.consumer_uuid.in_(consumer_uuids))
+        else:
+            # Fresh rows are the deleting path's to release at once.
+            query = query.where(TABLE.c.created_at < base.utcnow()
+                                - datetime.timedelta(seconds=GRACE))
+        found: dict[str, _Queued] = {}
+        with self.db.reader() as conn:
+            for row in conn.execute(query):
+                entry = found.setdefault(row.consumer_uuid,
+                                         _Queued([], set()))
+                entry.ids.append(row.id)
+                if row.node_uuid:
+                    entry.node_uuids.add(row.node_uuid)
+        return found
+
+    def _live(self, consumer_uuids: list[str]) -> set[str]:
+        with self.db.reader() as conn:
+            return set(conn.execute(sa.select(_ALLOCATIONS.c.uuid).where(
+                _ALLOCATIONS.c.uuid.in_(consumer_uuids),
+                _ALLOCATIONS.c.state.in_(_LIVE))).scalars())
+
+    def _release(self, queued: dict[str, _Queued]) -> None:
+        """Release the queued consumers, each after pushing its node.
+
+        :raises PlacementUnavailable: the rows not yet done stay queued.
+        """
+        if not queued:
+            return
+        live = self._live(sorted(queued))
+        for consumer, entry in queued.items():
+            if consumer not in live:
+                for node_uuid in sorted(entry.node_uuids):
+                    # Reserved first (a node still cleaning), then free.
+                    self.pusher.push(node_uuid, delete=False)
+                self.client.release(consumer)
+            with self.db.writer() as conn:
+                conn.execute(sa.delete(TABLE).where(TABLE.c.id.in_(
+                    entry.ids)))
+
+    def release_now(self, consumer_uuids: Iterable[str]) -> bool:
+        """Release consumers just recorded, once their transaction
+        committed.
+
+        Returns False when Placement could not be reached: the rows stay
+        for the sync worker, and the caller's operation still succeeded.
+        """
+        wanted = sorted({u for u in consumer_uuids if u})
+        if not wanted:
+            return True
+        try:
+            self._release(self._queued(wanted, 100))
+        except client_mod.PlacementUnavailable as exc:
+            LOG.warning('Placement consumers %(consumers)s: release queued '
+                        'while Placement is away: %(error)s',
+                        {'consumers': ', '.join(wanted), 'error': exc})
+            return False
+        return True
+
+    def drain(self, limit: int = 100) -> int:
+        """Release the oldest queued consumers; how many were handled.
+
+        Several conductors may drain at once: releasing a consumer twice
+        is harmless (the second DELETE finds nothing).
+
+        :raises PlacementUnavailable: Placement is away; the rest stay
+            queued.
+        """
+        queued = self._queued(None, limit)
+        self._release(queued)
+        return len(queued)
+
+
+def backlog(db: db_api.Database) -> int:
+    with db.reader() as conn:
+        return int(conn.execute(sa.select(sa.func.count()).select_from(
+            TABLE)).scalar() or 0)

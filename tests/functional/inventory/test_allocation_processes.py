@@ -1,0 +1,243 @@
+# SPDX-License-Identifier: Apache-2.0
+"""The placement allocation backend with the real Placement under gunicorn:
+a foreign consumer claiming as nova does, Placement killed, and a conductor
+process killed with SIGKILL between its Placement claim and its database
+write."""
+
+import datetime
+import random
+import signal
+import subprocess
+import sys
+import textwrap
+import threading
+import time
+import uuid
+
+import pytest
+import sqlalchemy as sa
+
+from ferrum.allocation import takeover
+from ferrum.conductor import service
+from ferrum.inventory import client as client_mod
+from ferrum.inventory import consumers
+from ferrum.inventory import status
+from ferrum.objects import allocation as allocation_obj
+from ferrum.objects import conductor as conductor_obj
+from ferrum.objects import node as node_obj
+from tests.conftest import wait_for
+from tests.functional.inventory.conftest import configure
+from tests.functional.inventory.conftest import converged
+from tests.functional.inventory.test_allocations import AVAILABLE
+from tests.functional.inventory.test_allocations import RC
+from tests.functional.inventory.test_allocations import holders
+from tests.functional.inventory.test_allocations import no_drift
+
+
+@pytest.fixture
+def gconf(conf, db, placement_process):
+    configure(conf, placement_process.endpoint)
+    conf.set_override('poll_interval', 0.02, group='placement')
+    conf.set_override('outage_retry_interval', 1, group='placement')
+    conf.set_override('backend', 'placement', group='allocation')
+    yield conf
+    consumers.uninstall(db)
+
+
+@pytest.fixture
+def backend(gconf, db):
+    svc = service.ConductorService(gconf, db=db)
+    svc.start(start_periodics=False)
+    yield svc
+    svc.stop()
+
+
+def _nodes(db, count):
+    made = [node_obj.Node.create(db, dict(AVAILABLE)) for _ in range(count)]
+    converged(db, timeout=60)
+    return made
+
+
+def _nova(client, stop, held, errors):
+    """nova's claim: candidates, then PUT with consumer_generation null."""
+    while not stop.is_set():
+        try:
+            offered = client.allocation_candidates(RC)
+        except client_mod.PlacementUnavailable as exc:
+            errors.append(exc)
+            return
+        if not offered:
+            return
+        consumer = str(uuid.uuid4())
+        try:
+            client.claim(consumer, random.choice(offered), RC, 'nova', 'nova')
+        except client_mod.PlacementConflict:
+            continue  # someone was faster: ask again, as nova retries
+        held.append(consumer)
+
+
+def _ferrum(manager, made, stop):
+    while not stop.is_set():
+        allocation = manager.create_allocation({'resource_class': 'bm'}, [])
+        if allocation.state != 'active':
+            return
+        made.append(allocation)
+
+
+def test_no_node_is_held_by_ferrum_and_a_foreign_consumer(backend, db,
+                                                          gconf):
+    nodes = _nodes(db, 30)
+    client = client_mod.PlacementClient(gconf)
+    stop = threading.Event()
+    nova_held, nova_errors, made = [], [], []
+    threads = [threading.Thread(target=_nova, args=(
+        client, stop, nova_held, nova_errors)) for _ in range(2)]
+    threads += [threading.Thread(target=_ferrum, args=(
+        backend.manager, made, stop)) for _ in range(2)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(120)
+    stop.set()
+    assert nova_errors == []
+    assert nova_held and made, 'both sides should have won some nodes'
+    # Placement's side: one consumer per node, every node taken.
+    by_node = {node.uuid: holders(client, node.uuid) for node in nodes}
+    assert all(len(held) == 1 for held in by_node.values()), by_node
+    assert len(nova_held) + len(made) == len(nodes)
+    # ferrum's side: each allocation's node holds its consumer only, and
+    # no node nova holds has a ferrum allocation.
+    nova = set(nova_held)
+    for allocation in allocation_obj.Allocation.list(db):
+        if allocation.state == 'active':
+            assert by_node[allocation.node_uuid] == {allocation.uuid}
+        else:  # the last tries, once no node was left: nothing held
+            assert allocation.state == 'error'
+            assert client.consumer(allocation.uuid)['allocations'] == {}
+    for node in node_obj.Node.list(db):
+        if by_node[node.uuid] & nova:
+            assert node.allocation_id is None
+    converged(db, timeout=60)
+    no_drift(gconf, db, client)
+
+
+def test_placement_killed_mid_run(backend, db, gconf, placement_process):
+    _nodes(db, 3)
+    manager = backend.manager
+    kept = manager.create_allocation({'resource_class': 'bm'}, [])
+    assert kept.state == 'active'
+    placement_process.kill()
+    started = time.monotonic()
+    failed = manager.create_allocation({'resource_class': 'bm'}, [])
+    assert failed.state == 'error'
+    assert time.monotonic() - started < 5  # fails fast, never hangs
+    assert 'Placement could not be reached' in failed.last_error
+    manager.destroy_allocation(kept.uuid)  # ferrum's side goes on
+    assert consumers.backlog(db) >= 1  # kept's consumer, queued
+    assert status.summary(gconf, db)['consumer_releases'] >= 1
+    placement_process.start()
+    client = client_mod.PlacementClient(gconf)
+    wait_for(lambda: consumers.backlog(db) == 0, timeout=60,
+             what='the queued releases to drain')
+    assert client.consumer(kept.uuid)['allocations'] == {}
+    assert client.consumer(failed.uuid)['allocations'] == {}
+    converged(db, timeout=60)
+    no_drift(gconf, db, client)
+
+
+_ALLOCATOR = '''
+import sys, threading, time
+from ferrum import conf as ferrum_conf
+from ferrum.conductor import service
+from ferrum.objects import allocation as allocation_obj
+
+conf = ferrum_conf.load_for_program(['--config-file', sys.argv[1]])
+marker = sys.argv[2]
+claim = allocation_obj.Allocation.claim
+
+def claim_then_hang(self, *args, **kwargs):
+    # The Placement claim is made; die before the database hears of it.
+    if self.name == 'stuck':
+        open(marker, 'w').close()
+        threading.Event().wait()
+    return claim(self, *args, **kwargs)
+
+allocation_obj.Allocation.claim = claim_then_hang
+svc = service.ConductorService(conf)
+svc.start(start_periodics=False)
+
+def allocate(name=None):
+    while True:
+        values = {'resource_class': 'bm'}
+        if name:
+            values['name'] = name
+        svc.manager.create_allocation(values, [])
+        if name:
+            return
+
+for _ in range(2):
+    threading.Thread(target=allocate, daemon=True).start()
+time.sleep(0.5)
+allocate('stuck')
+'''
+
+
+def test_sigkill_mid_allocation_leaves_no_orphan(tmp_path, conf, db,
+                                                 placement_process):
+    path = tmp_path / 'ferrum.conf'
+    path.write_text(textwrap.dedent('''
+        [DEFAULT]
+        host = killed-conductor
+        state_path = %(state)s
+        log_file = %(log)s
+        [conductor]
+        heartbeat_interval = 1
+        [allocation]
+        backend = placement
+        [placement]
+        auth_type = admin_token
+        endpoint = %(endpoint)s
+        token = admin
+        poll_interval = 0.02
+        ''' % {'state': tmp_path, 'log': tmp_path / 'conductor.log',
+               'endpoint': placement_process.endpoint}))
+    conf(['--config-file', str(path)])
+    conf.set_override('heartbeat_timeout', 2, group='conductor')
+    first = service.ConductorService(conf, db=db)
+    first.start(start_periodics=False)
+    _nodes(db, 40)
+    first.stop()
+    marker = tmp_path / 'stuck'
+    proc = subprocess.Popen([sys.executable, '-c', _ALLOCATOR, str(path),
+                             str(marker)])
+    try:
+        wait_for(marker.exists, timeout=60,
+                 what='the claim of allocation "stuck" in Placement')
+    finally:
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+    stuck = allocation_obj.Allocation.get(db, 'stuck')
+    assert stuck.state == 'allocating'
+    client = client_mod.PlacementClient(conf)
+    (orphan_node,) = client.consumer(stuck.uuid)['allocations']
+    with db.writer() as conn:  # dead for everyone from now on
+        conn.execute(sa.update(conductor_obj.TABLE).where(
+            conductor_obj.TABLE.c.hostname == 'killed-conductor').values(
+                heartbeat_at=datetime.datetime(2020, 1, 1)))
+    survivor = service.ConductorService(conf, db=db)
+    survivor.start(start_periodics=False)
+    try:
+        takeover.AllocationTakeover().check_orphaned_allocations(
+            survivor.ctx)
+        assert allocation_obj.Allocation.list(
+            db, {'state': 'allocating'}) == []
+        stuck = allocation_obj.Allocation.get(db, 'stuck')
+        assert stuck.state == 'active', stuck.last_error
+        held = client.consumer(stuck.uuid)['allocations']
+        assert list(held) == [stuck.node_uuid]
+        if stuck.node_uuid != orphan_node:
+            assert stuck.uuid not in holders(client, orphan_node)
+        converged(db, timeout=60)
+        no_drift(conf, db, client)
+    finally:
+        survivor.stop()

@@ -1,0 +1,362 @@
+# SPDX-License-Identifier: Apache-2.0
+"""The placement allocation backend against the real Placement, in-process:
+every allocation a consumer, every path keeping both sides equal."""
+
+import datetime
+import threading
+import uuid
+
+import pytest
+import sqlalchemy as sa
+
+from ferrum.allocation import takeover
+from ferrum.common import exception
+from ferrum.conductor import service
+from ferrum.inventory import client as client_mod
+from ferrum.inventory import consumer_audit
+from ferrum.inventory import consumers
+from ferrum.objects import allocation as allocation_obj
+from ferrum.objects import conductor as conductor_obj
+from ferrum.objects import node as node_obj
+from tests.conftest import wait_for
+from tests.functional.conductor.flows import settled
+from tests.functional.inventory.conftest import converged
+from tests.functional.inventory.conftest import reserved
+
+AVAILABLE = {'driver': 'fake-hardware', 'provision_state': 'available',
+             'power_state': 'power off', 'resource_class': 'bm',
+             **{'%s_interface' % kind: 'fake' for kind in (
+                 'power', 'management', 'boot', 'deploy', 'inspect',
+                 'vendor')}}
+RC = 'CUSTOM_BM'
+
+
+def no_drift(conf, db, client):
+    """Nodes and providers agree, and so do allocations and consumers."""
+    from ferrum.inventory import audit
+    assert audit.drift(db, client, deep=True, claims=True) == []
+    assert consumer_audit.drift(conf, db, client) == []
+
+
+def holders(client, node_uuid):
+    return set(client.consumers_of(node_uuid))
+
+
+def foreign_claim(client, node_uuid, consumer=None):
+    """A nova-style claim of one node by another service."""
+    consumer = consumer or str(uuid.uuid4())
+    client.claim(consumer, node_uuid, RC, 'nova-project', 'nova-user')
+    return consumer
+
+
+def change_inventory(client, node_uuid, **fields):
+    """Change a provider behind ferrum's back."""
+    url = '/resource_providers/%s/inventories' % node_uuid
+    inventories = client.get(url)
+    inventories['inventories'][RC].update(fields)
+    client.put(url, inventories)
+
+
+@pytest.fixture
+def one_call_at_a_time(monkeypatch):
+    """The in-process Placement is one in-memory connection: calls from
+    the sync worker and the conductor at once fail there with 500s, as
+    they never do under gunicorn, which serves one at a time. Serialise
+    them the same way."""
+    lock = threading.RLock()  # the version check calls _call inside
+    call = client_mod.PlacementClient._call
+
+    def serialised(self, *args, **kwargs):
+        with lock:
+            return call(self, *args, **kwargs)
+
+    monkeypatch.setattr(client_mod.PlacementClient, '_call', serialised)
+
+
+@pytest.fixture
+def backend(pconf, db, one_call_at_a_time):
+    """A conductor with the placement allocation backend."""
+    pconf.set_override('backend', 'placement', group='allocation')
+    svc = service.ConductorService(pconf, db=db)
+    svc.start(start_periodics=False)
+    yield svc
+    svc.stop()
+    consumers.uninstall(db)
+
+
+def nodes(db, count, **values):
+    made = [node_obj.Node.create(db, dict(AVAILABLE, **values))
+            for _ in range(count)]
+    converged(db)
+    return made
+
+
+def test_placement_backend_needs_placement(conf, db):
+    conf.set_override('backend', 'placement', group='allocation')
+    with pytest.raises(client_mod.ConfigInvalid) as caught:
+        service.ConductorService(conf, db=db).start(start_periodics=False)
+    assert '[allocation] backend = placement' in str(caught.value)
+    assert '[placement]' in str(caught.value)
+
+
+def test_an_allocation_is_a_consumer_of_its_node(backend, db, pclient,
+                                                 pconf):
+    nodes(db, 1, owner='project-a')
+    nodes(db, 1)
+    allocation = backend.manager.create_allocation(
+        {'resource_class': 'bm', 'owner': 'project-a'}, [])
+    assert allocation.state == 'active', allocation.last_error
+    held = pclient.consumer(allocation.uuid)
+    assert {k: v['resources'] for k, v in held['allocations'].items()} == {
+        allocation.node_uuid: {RC: 1}}
+    assert (held['project_id'], held['user_id']) == ('project-a', 'ferrum')
+    without_owner = backend.manager.create_allocation(
+        {'resource_class': 'bm'}, [])
+    assert without_owner.state == 'active', without_owner.last_error
+    assert pclient.consumer(without_owner.uuid)['project_id'] == 'ferrum'
+    # The claim holds the unit: no inventory write to reserve it.
+    converged(db)
+    assert reserved(pclient, allocation.node_uuid) == 0
+    no_drift(pconf, db, pclient)
+
+
+def test_a_node_placement_refuses_is_skipped_and_counted(backend, db,
+                                                         pclient, pconf):
+    taken, free = nodes(db, 2)
+    nova = foreign_claim(pclient, taken.uuid)
+    only_taken = backend.manager.create_allocation(
+        {'resource_class': 'bm', 'candidate_nodes': [taken.uuid]}, [])
+    assert only_taken.state == 'error'
+    assert 'Placement refused 1 node' in only_taken.last_error
+    either = backend.manager.create_allocation(
+        {'resource_class': 'bm', 'candidate_nodes': [taken.uuid, free.uuid]},
+        [])
+    assert either.state == 'active', either.last_error
+    assert either.node_uuid == free.uuid
+    assert holders(pclient, taken.uuid) == {nova}
+    assert holders(pclient, free.uuid) == {either.uuid}
+    # The failed allocation left no consumer behind.
+    assert pclient.consumer(only_taken.uuid)['allocations'] == {}
+
+
+def test_delete_releases_the_consumer_at_once(backend, db, pclient, pconf):
+    (node,) = nodes(db, 1)
+    allocation = backend.manager.create_allocation(
+        {'resource_class': 'bm'}, [])
+    backend.manager.destroy_allocation(allocation.uuid)
+    assert holders(pclient, node.uuid) == set()
+    assert consumers.backlog(db) == 0
+    converged(db)
+    assert reserved(pclient, node.uuid) == 0
+    no_drift(pconf, db, pclient)
+
+
+def test_tear_down_reserves_the_node_before_releasing_it(backend, db,
+                                                         pclient, pconf):
+    (node,) = nodes(db, 1)
+    allocation = backend.manager.create_allocation(
+        {'resource_class': 'bm'}, [])
+    manager = backend.manager
+    manager.do_provisioning_action(node.uuid, 'deploy')
+    settled(db, node.id, 'active')
+    converged(db)
+    # Deployed and held: the consumer fences it, no reserve written.
+    assert reserved(pclient, node.uuid) == 0
+    assert holders(pclient, node.uuid) == {allocation.uuid}
+    manager.do_provisioning_action(node.uuid, 'deleted')
+    settled(db, node.id, 'available')
+    converged(db)
+    assert holders(pclient, node.uuid) == set()
+    with pytest.raises(exception.AllocationNotFound):
+        allocation_obj.Allocation.get(db, allocation.uuid)
+    assert reserved(pclient, node.uuid) == 0
+    no_drift(pconf, db, pclient)
+
+
+def test_release_pushes_the_reserve_first(backend, db, pclient, pconf):
+    """A node freed while not available (cleaning, maintenance) is
+    reserved in Placement before its unit is free: nova's bug 1974070."""
+    (node,) = nodes(db, 1)
+    allocation = backend.manager.create_allocation(
+        {'resource_class': 'bm'}, [])
+    backend.manager.set_maintenance(node.uuid, True, 'broken')
+    converged(db)
+    assert reserved(pclient, node.uuid) == 0  # held: the consumer fences
+    backend.manager.destroy_allocation(allocation.uuid)
+    # Synchronously, before the answer: reserved, then released.
+    assert reserved(pclient, node.uuid) == 1
+    assert holders(pclient, node.uuid) == set()
+    no_drift(pconf, db, pclient)
+
+
+def test_node_deletion_releases_its_consumer(backend, db, pclient, pconf):
+    (node,) = nodes(db, 1)
+    allocation = backend.manager.create_allocation(
+        {'resource_class': 'bm'}, [])
+    backend.manager.set_maintenance(node.uuid, True, 'retiring')
+    backend.manager.destroy_node(node.uuid)
+    assert pclient.consumer(allocation.uuid)['allocations'] == {}
+    converged(db)
+    assert pclient.get('/resource_providers/%s' % node.uuid,
+                       not_found_ok=True) is None
+    no_drift(pconf, db, pclient)
+
+
+def test_a_deleted_node_s_provider_goes_with_its_consumers(backend, db,
+                                                            pclient, pconf):
+    """Whichever comes first, the consumer's release or the provider's
+    deletion, the provider goes (as in nova's cascade delete)."""
+    (node,) = nodes(db, 1)
+    stray = str(uuid.uuid4())
+    consumers.claim(pconf, pclient, stray, node.uuid, 'bm', None)
+    backend.manager.destroy_node(node.uuid)
+    converged(db)
+    assert pclient.get('/resource_providers/%s' % node.uuid,
+                       not_found_ok=True) is None
+    assert pclient.consumer(stray)['allocations'] == {}
+    no_drift(pconf, db, pclient)
+
+
+def test_backfill_creates_the_consumer_of_an_active_node(backend, db,
+                                                         pclient, pconf):
+    (node,) = nodes(db, 1, provision_state='active')
+    assert reserved(pclient, node.uuid) == 1
+    allocation = backend.manager.backfill_allocation(node.uuid, {}, [])
+    assert allocation.state == 'active'
+    assert node_obj.Node.get(db, node.id).instance_uuid == allocation.uuid
+    assert holders(pclient, node.uuid) == {allocation.uuid}
+    converged(db)
+    assert reserved(pclient, node.uuid) == 0
+    no_drift(pconf, db, pclient)
+    backend.manager.set_maintenance(node.uuid, True, 'done')
+    backend.manager.destroy_allocation(allocation.uuid)
+    assert holders(pclient, node.uuid) == set()
+    assert reserved(pclient, node.uuid) == 1
+    no_drift(pconf, db, pclient)
+
+
+def test_a_refused_backfill_leaves_nothing(backend, db, pclient, pconf):
+    (node,) = nodes(db, 1, provision_state='active')
+    # Another service got the unit while the node was unreserved.
+    change_inventory(pclient, node.uuid, reserved=0)
+    nova = foreign_claim(pclient, node.uuid)
+    with pytest.raises(exception.AllocationFailed) as caught:
+        backend.manager.backfill_allocation(node.uuid, {}, [])
+    assert 'another consumer holds it' in str(caught.value)
+    assert allocation_obj.Allocation.list(db) == []
+    assert node_obj.Node.get(db, node.id).allocation_id is None
+    assert holders(pclient, node.uuid) == {nova}
+
+
+def test_take_over_removes_a_dead_conductor_s_claim(backend, db, pclient,
+                                                    pconf):
+    """A conductor killed between its Placement claim and its database
+    write leaves a consumer and an ``allocating`` row: the conductor that
+    takes the row over removes the claim and allocates afresh."""
+    first, second = nodes(db, 2)
+    dead = conductor_obj.register(db, 'dead-host', '', 60)
+    with db.writer() as conn:
+        conn.execute(sa.update(conductor_obj.TABLE).where(
+            conductor_obj.TABLE.c.id == dead.id).values(
+                heartbeat_at=datetime.datetime(2020, 1, 1)))
+    row = allocation_obj.Allocation.create(db, {
+        'resource_class': 'bm', 'conductor_affinity': dead.id,
+        'candidate_nodes': [second.uuid]})
+    consumers.claim(pconf, pclient, row.uuid, first.uuid, 'bm', None)
+    takeover.AllocationTakeover().check_orphaned_allocations(backend.ctx)
+    row = allocation_obj.Allocation.get(db, row.id)
+    assert row.state == 'active', row.last_error
+    assert row.node_uuid == second.uuid
+    assert holders(pclient, first.uuid) == set()
+    assert holders(pclient, second.uuid) == {row.uuid}
+    no_drift(pconf, db, pclient)
+
+
+def test_audit_reports_and_heals_consumer_orphans(backend, db, pclient,
+                                                  pconf):
+    lost, orphaned, foreign = nodes(db, 3)
+    allocation = backend.manager.create_allocation(
+        {'resource_class': 'bm', 'candidate_nodes': [lost.uuid]}, [])
+    pclient.release(allocation.uuid)  # an operator's mistake
+    stray = str(uuid.uuid4())
+    consumers.claim(pconf, pclient, stray, orphaned.uuid, 'bm', None)
+    nova = foreign_claim(pclient, foreign.uuid)
+    found = consumer_audit.drift(pconf, db, pclient)
+    assert sorted((d.kind, d.node_uuid, d.consumer) for d in found) == sorted(
+        [(consumer_audit.MISSING, lost.uuid, allocation.uuid),
+         (consumer_audit.ORPHAN, orphaned.uuid, stray)])
+    outcomes = consumer_audit.heal(pconf, db, pclient, found)
+    assert outcomes == {allocation.uuid: 'claimed', stray: 'released'}
+    assert consumer_audit.drift(pconf, db, pclient) == []
+    assert holders(pclient, foreign.uuid) == {nova}
+
+
+def test_audit_reports_a_node_held_by_both(backend, db, pclient, pconf):
+    (node,) = nodes(db, 1)
+    allocation = backend.manager.create_allocation(
+        {'resource_class': 'bm'}, [])
+    # Only possible behind ferrum's back (reserved lifted by hand).
+    change_inventory(pclient, node.uuid, total=2)
+    nova = foreign_claim(pclient, node.uuid)
+    (found,) = consumer_audit.drift(pconf, db, pclient)
+    assert (found.kind, found.consumer, found.repairable) == (
+        consumer_audit.DOUBLE, nova, False)
+    assert allocation.uuid in found.detail
+
+
+def test_queued_releases_are_drained_by_the_sync_worker(backend, db,
+                                                        pclient, pconf):
+    (node,) = nodes(db, 1)
+    stray = str(uuid.uuid4())
+    consumers.claim(pconf, pclient, stray, node.uuid, 'bm', None)
+    consumers.record(db, [stray])
+    wait_for(lambda: consumers.backlog(db) == 0,
+             what='the release queue to drain')
+    assert holders(pclient, node.uuid) == set()
+
+
+@pytest.mark.parametrize('state', ['available', 'maintenance'])
+def test_postgresql_one_statement_release_queues_the_consumer(
+        pconf, pg_db, pclient, one_call_at_a_time, state):
+    """The release that frees the node inside a CTE (the fast path) and
+    the general path both queue and release the consumer."""
+    pconf.set_override('backend', 'placement', group='allocation')
+    svc = service.ConductorService(pconf, db=pg_db)
+    svc.start(start_periodics=False)
+    try:
+        (node,) = nodes(pg_db, 1)
+        allocation = svc.manager.create_allocation(
+            {'resource_class': 'bm'}, [])
+        assert allocation.state == 'active', allocation.last_error
+        if state == 'maintenance':
+            svc.manager.set_maintenance(node.uuid, True, 'broken')
+        svc.manager.destroy_allocation(allocation.uuid)
+        assert holders(pclient, node.uuid) == set()
+        assert consumers.backlog(pg_db) == 0
+        converged(pg_db)
+        assert reserved(pclient, node.uuid) == int(state == 'maintenance')
+        no_drift(pconf, pg_db, pclient)
+    finally:
+        svc.stop()
+        consumers.uninstall(pg_db)
+
+
+def test_audit_command_checks_and_heals_consumers(backend, db, pclient,
+                                                  pconf, tmp_path, capsys):
+    from ferrum.cmd import placement as placement_cmd
+    (node,) = nodes(db, 1)
+    stray = str(uuid.uuid4())
+    consumers.claim(pconf, pclient, stray, node.uuid, 'bm', None)
+    config = tmp_path / 'ferrum.conf'
+    config.write_text(
+        '[DEFAULT]\nstate_path = %s\n[allocation]\nbackend = placement\n'
+        '[placement]\nauth_type = admin_token\nendpoint = %s\n'
+        'token = admin\n' % (tmp_path, pconf.placement.endpoint))
+    assert placement_cmd.main(['--config-file', str(config), 'audit']) == 3
+    assert '%s consumer-orphan' % node.uuid in capsys.readouterr().out
+    assert placement_cmd.main(['--config-file', str(config), 'audit',
+                               '--heal']) == 0
+    out = capsys.readouterr().out
+    assert '%s healed: released' % stray in out
+    assert '0 nodes with drift' in out
+    assert holders(pclient, node.uuid) == set()
