@@ -215,15 +215,17 @@ class Allocation(base.Row):
     @classmethod
     def create(cls, db: db_api.Database, values: Mapping[str, Any],
                traits: Iterable[str] = (),
-               then: Callable[[Allocation], object] | None = None
-               ) -> Allocation:
+               then: Callable[[Allocation], object] | None = None,
+               for_node: int | None = None) -> Allocation:
         """Insert an allocation and its traits in one transaction.
 
         :param then: called with the new allocation inside the same
             transaction (the allocation process tries its first claim
             there, so a quick allocation costs one transaction).
+        :param for_node: the node a backfill records: its own
+            ``instance_uuid`` is a UUID the allocation may take.
         :raises AllocationAlreadyExists: the UUID or name is taken, or a
-            given UUID is already some node's instance_uuid.
+            given UUID is already another node's instance_uuid.
         """
         row: dict[str, Any] = {'uuid': base.new_uuid(), 'state': ALLOCATING,
                                'extra': {}, 'created_at': base.utcnow()}
@@ -233,8 +235,11 @@ class Allocation(base.Row):
         try:
             with db.writer() as conn:
                 # A UUID we generated cannot be anyone's instance_uuid.
-                if 'uuid' in values and conn.execute(
-                        _INSTANCE_TAKEN, {'b_uuid': row['uuid']}).first():
+                holder = None
+                if 'uuid' in values:
+                    holder = conn.execute(_INSTANCE_TAKEN,
+                                          {'b_uuid': row['uuid']}).first()
+                if holder is not None and holder.id != for_node:
                     raise exception.AllocationAlreadyExists(
                         field='uuid', value=row['uuid'])
                 created = conn.execute(
@@ -363,7 +368,8 @@ class Allocation(base.Row):
         wanted = sorted(set(traits))
         with db.writer():
             allocation = cls.create(db, dict(values, state=ACTIVE,
-                                             node_id=node.id), wanted)
+                                             node_id=node.id), wanted,
+                                    for_node=node.id)
             node.instance_uuid = allocation.uuid
             node.allocation_id = allocation.id
             node.instance_info = dict(node.instance_info, traits=wanted)

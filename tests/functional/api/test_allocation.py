@@ -331,6 +331,28 @@ def test_backfill_records_an_allocation_for_an_active_node(
     assert response.status_code == 409
 
 
+def test_backfill_takes_the_instance_uuid_nova_left_on_the_node(
+        client, db, make_node):
+    # Adopting a node nova deployed: the allocation is named after the
+    # instance already recorded on the node, as in Ironic.
+    instance = str(uuid.uuid4())
+    node = make_node('adopted', state='active')
+    node_obj.Node.get(db, node.id).save(instance_uuid=instance)
+    allocation = _allocate(client, node='adopted')
+    assert allocation['uuid'] == instance
+    assert allocation['state'] == 'active'
+    assert node_obj.Node.get(db, node.id).allocation_id is not None
+    # Naming it explicitly is the same; another UUID is refused.
+    other = make_node('other', state='active')
+    node_obj.Node.get(db, other.id).save(instance_uuid=str(uuid.uuid4()))
+    response = client.post('/v1/allocations', headers=V, json={
+        'node': 'other', 'uuid': str(uuid.uuid4())})
+    assert response.status_code == 409
+    again = node_obj.Node.get(db, other.id)
+    allocation = _allocate(client, node='other', uuid=again.instance_uuid)
+    assert allocation['uuid'] == again.instance_uuid
+
+
 def test_create_with_no_free_worker_never_leaves_allocating(
         client, conductor, db, make_node):
     from tests.functional.conductor.test_failures import busy_workers
