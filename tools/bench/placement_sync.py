@@ -8,7 +8,9 @@ Starts Placement on loopback (tools/placement_server.py; SQLite, or
 1. a bare client (requests, no ferrum) creates ``--nodes`` providers with
    exactly the requests ferrum makes for a new node (GET its inventories,
    404; POST the provider; PUT its traits; PUT its inventory; the custom
-   trait and class once), timed;
+   trait and class once), timed; half of them before step 2 and half
+   after it, so that the machine's load and Placement's growing database
+   weigh on both alike (the machine is shared);
 2. ferrum's conductor syncs ``--nodes`` freshly enrolled nodes, timed from
    its start until the change queue is empty;
 3. a reconcile with nothing changed, counting its writes to Placement;
@@ -267,7 +269,7 @@ def _run(args):
                                  args.placement_db_url,
                                  args.placement_workers)
     try:
-        bare_s, bare_uuids = _bare(url, args.nodes)
+        bare_s, bare_uuids = _bare(url, args.nodes // 2)
         conf = ferrum_conf.new_conf()
         conf.set_override('state_path', tmp)
         conf.set_override('host', 'bench-conductor')
@@ -298,6 +300,9 @@ def _run(args):
         conductor.start(start_periodics=False)
         _wait_drained(db)
         initial_s = time.monotonic() - start
+        second_s, second_uuids = _bare(url, args.nodes - args.nodes // 2)
+        bare_s += second_s
+        bare_uuids += second_uuids
         client = conductor.placement.client
         requests_per_node = sum(client.requests.values()) / args.nodes
         writes = {m: client.requests.get(m, 0)
