@@ -75,13 +75,7 @@ def desired_many(db: db_api.Database, node_uuids: Sequence[str] | None
 
 def desired(db: db_api.Database, node_uuid: str) -> mapping.Provider | None:
     """The provider ``node_uuid`` should have; None when the node is gone."""
-    with db.reader() as conn:
-        row = conn.execute(sa.select(*_NODE_COLUMNS).where(
-            _NODES.c.uuid == node_uuid)).mappings().first()
-        if row is None:
-            return None
-        traits = trait_obj.get_for_node(db, row['id'])
-    return mapping.provider_of(dict(row), traits)
+    return desired_many(db, [node_uuid]).get(node_uuid)
 
 
 def _url(uuid: str, what: str = '') -> str:
@@ -227,13 +221,20 @@ class Pusher:
         return outcomes, rest
 
     def _reshape(self, batch: list[tuple[mapping.Provider, int]]) -> bool:
-        """One ``POST /reshaper`` for ``batch``; False when Placement refused
-        it (the caller pushes those nodes one by one)."""
+        """One ``POST /reshaper`` for ``batch``; False when it failed (the
+        caller pushes those nodes one by one).
+
+        A 5xx is not taken for an outage here: a Placement whose reshaper
+        alone fails must not stop the sync. The pushes one by one that
+        follow find out whether Placement is really away.
+        """
         try:
             self.client.reshape({provider.uuid: {
                 'inventories': provider.inventories,
                 'resource_provider_generation': generation}
                 for provider, generation in batch})
+        except client_mod.PlacementUnavailable:
+            return False
         except client_mod.PlacementRefused as exc:
             if exc.status == 403 and self.client.reshaper_refused is None:
                 self.client.reshaper_refused = str(exc)

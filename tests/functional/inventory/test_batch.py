@@ -114,6 +114,29 @@ def test_a_reshaper_refused_by_policy_falls_back_once(pconf, db, pclient,
     assert_no_drift(db, pclient)
 
 
+class _BrokenReshaper(client_mod.PlacementClient):
+    """A Placement whose reshaper alone fails with a 5xx (as 16.0.0 has
+    PostgreSQL-only 500s on other calls); everything else answers."""
+
+    def reshape(self, inventories):
+        self.requests['POST'] = self.requests.get('POST', 0) + 1
+        raise client_mod.PlacementUnavailable(
+            reason='POST /reshaper answered 500')
+
+
+def test_a_failing_reshaper_is_no_outage(pconf, db, pclient):
+    nodes = _pushed_nodes(pconf, db, pclient, 3)
+    _maintenance(db, nodes)
+    client = _BrokenReshaper(pconf)
+    sync_worker = worker.SyncWorker(pconf, db, 'c1', client)
+    assert sync_worker.drain_once() == 3
+    assert client.requests['POST'] == 1
+    assert sync_worker.outage.down is None
+    assert outbox.backlog(db).size == 0
+    assert all(reserved(pclient, n.uuid) == 1 for n in nodes)
+    assert_no_drift(db, pclient)
+
+
 @pytest.mark.parametrize('served, batches', [('1.29', False),
                                              ('1.30', True)])
 def test_the_reshaper_is_used_only_where_served(conf, served, batches):
