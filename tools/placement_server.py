@@ -25,6 +25,15 @@ debug = false
 auth_strategy = noauth2
 [placement_database]
 connection = {url}
+[oslo_policy]
+policy_file = {policy}
+'''
+
+#: noauth2 gives the "admin" token the admin role alone, and Placement lets
+#: only the service role call POST /reshaper; with Keystone, ferrum's
+#: service user has that role, as nova's does. Granting it to admin here
+#: lets the local Placement serve ferrum's batched pushes.
+POLICY = '''"placement:reshaper:reshape": "role:admin or role:service"
 '''
 
 
@@ -37,8 +46,11 @@ def command(directory: str, port: int, db_url: str | None = None,
     os.makedirs(directory, exist_ok=True)
     url = db_url or 'sqlite:///%s' % os.path.join(
         os.path.abspath(directory), 'placement.sqlite')
+    policy = os.path.join(os.path.abspath(directory), 'policy.yaml')
+    with open(policy, 'w') as rules:
+        rules.write(POLICY)
     with open(os.path.join(directory, 'placement.conf'), 'w') as conf:
-        conf.write(CONFIG.format(url=url))
+        conf.write(CONFIG.format(url=url, policy=policy))
     if url.startswith('sqlite'):
         workers = 1
     bindir = os.path.dirname(sys.executable)

@@ -44,10 +44,14 @@ opts: list[cfg.Opt] = [
     cfg.IntOpt('push_batch_size', default=20, min=1,
                help='Most nodes one conductor claims from the change queue '
                     'at a time; the next claim waits until the whole batch '
-                    'is pushed. Smaller batches spread a backlog more '
-                    'evenly over several conductors and keep a new change '
-                    'from waiting behind a long batch; larger ones cost '
-                    'fewer database round trips.'),
+                    'is pushed. The inventory-only changes of a batch '
+                    '(reserved going 0 or 1) are written in one POST '
+                    '/reshaper when Placement serves microversion 1.30 and '
+                    'its policy lets ferrum call it. Smaller batches spread '
+                    'a backlog more evenly over several conductors and '
+                    'keep a new change from waiting behind a long batch; '
+                    'larger ones cost fewer requests and database round '
+                    'trips.'),
 ]
 
 #: What keystoneauth's adapter options default to for Placement: the

@@ -28,7 +28,6 @@ from ferrum.inventory import client as client_mod
 from ferrum.inventory import mapping
 from ferrum.inventory import records
 from ferrum.inventory import sync
-from ferrum.objects import trait as trait_obj
 
 _NODES: sa.Table = models.Node.__table__  # type: ignore[assignment]
 
@@ -39,17 +38,6 @@ class Drift(NamedTuple):
     detail: str
     #: Whether a push repairs it (a clash needs an operator).
     repairable: bool = True
-
-
-def _wanted(db: db_api.Database,
-            claims: bool) -> dict[str, mapping.Provider]:
-    columns = [_NODES.c.id] + [_NODES.c[n] for n in sorted(mapping.COLUMNS)]
-    with db.reader() as conn:
-        rows = list(conn.execute(sa.select(*columns)).mappings())
-        traits = trait_obj.get_for_nodes(db, [row['id'] for row in rows])
-    return {row['uuid']: mapping.provider_of(dict(row), traits[row['id']],
-                                             claims)
-            for row in rows}
 
 
 def _confirmed_gone(db: db_api.Database, uuid: str) -> bool:
@@ -73,7 +61,7 @@ def drift(db: db_api.Database, client: client_mod.PlacementClient,
         placement``): their nodes are not reserved (mapping.reserved).
     :raises PlacementUnavailable: when Placement cannot be read.
     """
-    wanted = _wanted(db, claims)
+    wanted = sync.desired_many(db, None, claims)
     providers = _providers(client)
     try:
         managed = _providers(client, '?required=%s' % mapping.MANAGED)

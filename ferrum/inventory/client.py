@@ -8,7 +8,10 @@ The microversion is the lowest that has everything ferrum relies on
 to ``total`` (1.26) and consumer generations (1.28). It is checked against
 ``GET /`` once per connection; an older Placement is refused with both
 versions named rather than half-synced at 1.0, where providers come back
-without a body and traits do not exist.
+without a body and traits do not exist. One call goes above it where
+Placement serves it: ``POST /reshaper`` (1.30, :data:`RESHAPER`), many
+providers' inventories in one request; elsewhere the same changes go one
+provider at a time.
 
 Every call passes ``raise_exc=False`` and looks at the status itself, so
 that one place decides what is an outage (unreachable, 5xx, refused
@@ -36,6 +39,12 @@ from ferrum.conf import placement as placement_conf
 #: reserved == total 1.26).
 NEEDED = (1, 28)
 VERSION = '%d.%d' % NEEDED
+#: The one call above :data:`NEEDED`: ``POST /reshaper`` (1.30) writes the
+#: inventories of many providers in one request and one transaction. Used
+#: only when Placement serves it and lets ferrum call it; otherwise the
+#: same changes go one provider at a time, at :data:`VERSION`.
+RESHAPER = (1, 30)
+RESHAPER_VERSION = '%d.%d' % RESHAPER
 
 #: Placement's error code for a generation that moved under the caller.
 CONCURRENT_UPDATE = 'placement.concurrent_update'
@@ -59,6 +68,9 @@ class PlacementTooOld(PlacementUnavailable):
 class PlacementRefused(exception.Conflict):
     msg_fmt = ('Placement refused %(method)s %(url)s with %(status)s '
                '%(error_code)s: %(detail)s')
+
+    status: int
+    error_code: str
 
 
 class PlacementConflict(PlacementRefused):
@@ -130,6 +142,10 @@ class PlacementClient:
             raise ConfigInvalid(reason=str(exc)) from exc
         _check_endpoint(conf)
         self._checked = False
+        self._found: tuple[int, int] = NEEDED
+        #: Set when Placement refused ``POST /reshaper`` (its policy wants
+        #: the ``service`` role): from then on, one provider at a time.
+        self.reshaper_refused: str | None = None
         self._lock = threading.Lock()
         #: Requests sent, by method: for benchmarks and the status view.
         self.requests: dict[str, int] = {}
@@ -151,8 +167,14 @@ class PlacementClient:
         if _version_tuple(found) < NEEDED:
             raise PlacementTooOld(endpoint=self.endpoint(), found=found,
                                   needed=VERSION)
+        self._found = _version_tuple(found)
         self._checked = True
         return VERSION
+
+    def can_reshape(self) -> bool:
+        """Whether many providers' inventories may go in one request."""
+        self.check_version()
+        return self._found >= RESHAPER and self.reshaper_refused is None
 
     def endpoint(self) -> str:
         try:
@@ -226,13 +248,28 @@ class PlacementClient:
         return [uuid for request in body['allocation_requests']
                 for uuid in request['allocations']]
 
+    def reshape(self, inventories: dict[str, Any]) -> None:
+        """Replace the inventories of several providers in one request
+        (``POST /reshaper``; each entry carries its provider generation).
+        All or nothing: a generation conflict on any provider fails all.
+        Placement answers 204 without the new generations.
+
+        :raises PlacementRefused: 403 when Placement's policy does not let
+            ferrum reshape (a refusal of this call, not an outage).
+        """
+        self._call('POST', '/reshaper', {'inventories': inventories,
+                                         'allocations': {}},
+                   version=RESHAPER_VERSION, forbidden_is_refusal=True)
+
     def _call(self, method: str, url: str, body: Any = None,
-              versioned: bool = True, not_found_ok: bool = False) -> Any:
+              versioned: bool = True, not_found_ok: bool = False,
+              version: str = VERSION,
+              forbidden_is_refusal: bool = False) -> Any:
         if versioned:
             self.check_version()
         kwargs: dict[str, Any] = {'raise_exc': False}
         if versioned:
-            kwargs['microversion'] = VERSION
+            kwargs['microversion'] = version
         if body is not None:
             kwargs['json'] = body
         with self._lock:
@@ -247,6 +284,10 @@ class PlacementClient:
         status = response.status_code
         if status == 404 and not_found_ok:
             return None
+        if status == 403 and forbidden_is_refusal:
+            code, detail = _error_of(response)
+            raise PlacementRefused(method=method, url=url, status=status,
+                                   error_code=code, detail=detail)
         if status in (401, 403):
             raise PlacementUnavailable(
                 reason='%s %s was refused with %d: check [placement] '

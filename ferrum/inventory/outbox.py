@@ -222,30 +222,43 @@ def claim(db: db_api.Database, host: str, heads: list[Head],
     return [head for head in heads if head.id in won]
 
 
-def queued(db: db_api.Database, node_uuid: str) -> list[int]:
-    """The queued rows of a node, read before reading the node: the ones
-    a push then covers. (Not "up to the newest id": on PostgreSQL a
+def queued(db: db_api.Database, node_uuids: Sequence[str]
+           ) -> dict[str, list[int]]:
+    """The queued rows of these nodes, read before reading the nodes: the
+    ones a push then covers. (Not "up to the newest id": on PostgreSQL a
     smaller id can commit later, after the node was read.)"""
+    found: dict[str, list[int]] = {uuid: [] for uuid in node_uuids}
     with db.reader() as conn:
-        return list(conn.execute(sa.select(TABLE.c.id).where(
-            TABLE.c.node_uuid == node_uuid)).scalars())
+        for row in conn.execute(sa.select(
+                TABLE.c.id, TABLE.c.node_uuid).where(TABLE.c.node_uuid.in_(
+                    sa.bindparam('uuids', expanding=True))),
+                {'uuids': list(node_uuids)}):
+            found[row.node_uuid].append(row.id)
+    return found
 
 
-def finish(db: db_api.Database, host: str, head: Head,
-           pushed: list[int]) -> bool:
-    """Drop the rows a push covered, if the node's claim is still ours.
+def finish(db: db_api.Database, host: str,
+           pushed: Sequence[tuple[Head, list[int]]]) -> set[int]:
+    """Drop the rows each push covered, where the node's claim is still
+    ours, in one transaction; returns the heads whose claim was.
 
-    False when the claim was lost (taken over after this conductor looked
-    dead): the rows then stay for the new holder, which pushes again.
+    A head missing from the answer lost its claim (taken over after this
+    conductor looked dead): its rows stay for the new holder, which pushes
+    again.
     """
+    if not pushed:
+        return set()
     with db.writer() as conn:
-        held = conn.execute(sa.select(TABLE.c.id).where(
-            TABLE.c.id == head.id, TABLE.c.claimed_by == host)).first()
-        if held is None:
-            return False
-        conn.execute(sa.delete(TABLE).where(TABLE.c.id.in_(
-            sa.bindparam('ids', expanding=True))), {'ids': pushed})
-    return True
+        held = set(conn.execute(sa.select(TABLE.c.id).where(
+            TABLE.c.id.in_(sa.bindparam('ids', expanding=True)),
+            TABLE.c.claimed_by == host), {'ids': [
+                head.id for head, _rows in pushed]}).scalars())
+        rows = [row for head, covered in pushed if head.id in held
+                for row in covered]
+        if rows:
+            conn.execute(sa.delete(TABLE).where(TABLE.c.id.in_(
+                sa.bindparam('ids', expanding=True))), {'ids': rows})
+    return held
 
 
 def unclaim(db: db_api.Database, host: str,

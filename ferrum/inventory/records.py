@@ -7,7 +7,7 @@ answers (``placement_status``). Both feed the status view and the audit.
 from __future__ import annotations
 
 import datetime
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import Any, NamedTuple
 
 import sqlalchemy as sa
@@ -66,6 +66,17 @@ def get(db: db_api.Database, node_uuid: str) -> Record | None:
     return None if row is None else _record(row)
 
 
+def get_many(db: db_api.Database,
+             node_uuids: Sequence[str]) -> dict[str, Record]:
+    """The records of these nodes, in one query (a node never pushed has
+    none)."""
+    with db.reader() as conn:
+        return {row.node_uuid: _record(row) for row in conn.execute(
+            sa.select(PROVIDERS).where(PROVIDERS.c.node_uuid.in_(
+                sa.bindparam('uuids', expanding=True))),
+            {'uuids': list(node_uuids)})}
+
+
 def all_records(db: db_api.Database) -> dict[str, Record]:
     with db.reader() as conn:
         return {row.node_uuid: _record(row)
@@ -105,6 +116,31 @@ def save_synced(db: db_api.Database, provider: mapping.Provider,
         'generation': generation, 'resource_class': provider.resource_class,
         'reserved': provider.reserved, 'traits': sorted(provider.traits),
         'state': SYNCED, 'last_error': None})
+
+
+def save_synced_many(db: db_api.Database,
+                     pushed: Sequence[tuple[mapping.Provider, int | None]]
+                     ) -> None:
+    """:func:`save_synced` for nodes that already have a record, in one
+    transaction (a batch push only covers such nodes). A generation of
+    None makes the next push read the provider first."""
+    if not pushed:
+        return
+    now = base.utcnow()
+    with db.writer() as conn:
+        conn.execute(sa.update(PROVIDERS).where(
+            PROVIDERS.c.node_uuid == sa.bindparam('uuid')).values(
+                generation=sa.bindparam('new_generation'),
+                resource_class=sa.bindparam('rc'),
+                reserved=sa.bindparam('new_reserved'),
+                traits=sa.bindparam('provider_traits',
+                                     type_=PROVIDERS.c.traits.type),
+                state=SYNCED,
+                last_error=None, updated_at=now), [
+                    {'uuid': p.uuid, 'new_generation': generation,
+                     'rc': p.resource_class, 'new_reserved': p.reserved,
+                     'provider_traits': sorted(p.traits)}
+                    for p, generation in pushed])
 
 
 def save_owned_traits(db: db_api.Database, node_uuid: str,

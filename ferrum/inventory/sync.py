@@ -23,9 +23,10 @@ into the outage state and keeps the change queued.
 
 from __future__ import annotations
 
+import logging
 import random
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import sqlalchemy as sa
@@ -38,6 +39,8 @@ from ferrum.inventory import client as client_mod
 from ferrum.inventory import mapping
 from ferrum.inventory import records
 from ferrum.objects import trait as trait_obj
+
+LOG = logging.getLogger(__name__)
 
 _NODES: sa.Table = models.Node.__table__  # type: ignore[assignment]
 _NODE_COLUMNS = [_NODES.c.id] + [_NODES.c[name]
@@ -54,19 +57,34 @@ class Clash(Exception):
     """The provider is another service's."""
 
 
+def desired_many(db: db_api.Database, node_uuids: Sequence[str] | None,
+                 claims: bool = False) -> dict[str, mapping.Provider]:
+    """The providers of these nodes (of every node with None), in two
+    queries; a node that is gone has none.
+
+    :param claims: allocations are consumers (see mapping.reserved).
+    """
+    query = sa.select(*_NODE_COLUMNS)
+    params: dict[str, Any] = {}
+    if node_uuids is not None:
+        query = query.where(_NODES.c.uuid.in_(
+            sa.bindparam('uuids', expanding=True)))
+        params['uuids'] = list(node_uuids)
+    with db.reader() as conn:
+        rows = list(conn.execute(query, params).mappings())
+        traits = trait_obj.get_for_nodes(db, [row['id'] for row in rows])
+    return {row['uuid']: mapping.provider_of(dict(row), traits[row['id']],
+                                             claims)
+            for row in rows}
+
+
 def desired(db: db_api.Database, node_uuid: str,
             claims: bool = False) -> mapping.Provider | None:
     """The provider ``node_uuid`` should have; None when the node is gone.
 
     :param claims: allocations are consumers (see mapping.reserved).
     """
-    with db.reader() as conn:
-        row = conn.execute(sa.select(*_NODE_COLUMNS).where(
-            _NODES.c.uuid == node_uuid)).mappings().first()
-        if row is None:
-            return None
-        traits = trait_obj.get_for_node(db, row['id'])
-    return mapping.provider_of(dict(row), traits, claims)
+    return desired_many(db, [node_uuid], claims).get(node_uuid)
 
 
 def _url(uuid: str, what: str = '') -> str:
@@ -168,6 +186,90 @@ class Pusher:
                                      str(exc))
                 return REFUSED
         raise AssertionError('unreachable')  # pragma: no cover
+
+    def push_batch(self, node_uuids: Sequence[str]
+                   ) -> tuple[dict[str, str], list[str]]:
+        """Push what ferrum's records settle without reading providers, in
+        as few requests as possible; returns the outcomes by node and the
+        nodes left for :meth:`push`, one at a time.
+
+        A node whose wanted provider is the recorded one costs nothing
+        (as in :meth:`push`). Nodes whose inventory alone changed (same
+        class and traits as recorded, a trusted generation) go together in
+        one ``POST /reshaper`` when Placement serves it: one request and
+        one transaction in Placement instead of one PUT each, which is what
+        lets a single Placement worker keep up with a hundred changes a
+        second. Everything else (a new, deleted or drifted node, changed
+        traits or class, a recorded problem) is left to :meth:`push`, and
+        so is the whole batch when the reshaper fails: a generation
+        conflict on any provider fails all of them, and :meth:`push` then
+        finds which, re-reading only those.
+
+        :raises PlacementUnavailable: Placement is down or refusing us.
+        """
+        wanted = desired_many(self.db, node_uuids, self.claims)
+        known = records.get_many(self.db, node_uuids)
+        outcomes: dict[str, str] = {}
+        batch: list[tuple[mapping.Provider, int]] = []
+        rest: list[str] = []
+        for uuid in node_uuids:
+            provider, record = wanted.get(uuid), known.get(uuid)
+            if (provider is None or record is None
+                    or record.state != records.SYNCED
+                    or record.generation is None):
+                rest.append(uuid)
+            elif record.matches(provider):
+                outcomes[uuid] = UNCHANGED
+            elif (provider.resource_class is not None
+                  and record.resource_class == provider.resource_class
+                  and record.traits == provider.traits):
+                batch.append((provider, record.generation))
+            else:
+                rest.append(uuid)
+        # One change alone is one PUT either way.
+        if len(batch) > 1 and self.client.can_reshape() and self._reshape(
+                batch):
+            outcomes.update((provider.uuid, WRITTEN) for provider, _ in batch)
+        else:
+            rest.extend(provider.uuid for provider, _ in batch)
+        return outcomes, rest
+
+    def _reshape(self, batch: list[tuple[mapping.Provider, int]]) -> bool:
+        """One ``POST /reshaper`` for ``batch``; False when it failed (the
+        caller pushes those nodes one by one).
+
+        A 5xx is not taken for an outage here: a Placement whose reshaper
+        alone fails must not stop the sync. The pushes one by one that
+        follow find out whether Placement is really away.
+        """
+        try:
+            self.client.reshape({provider.uuid: {
+                'inventories': provider.inventories,
+                'resource_provider_generation': generation}
+                for provider, generation in batch})
+        except client_mod.PlacementUnavailable:
+            return False
+        except client_mod.PlacementRefused as exc:
+            if exc.status == 403 and self.client.reshaper_refused is None:
+                self.client.reshaper_refused = str(exc)
+                LOG.warning('Placement does not let ferrum change many '
+                            'providers in one request (POST /reshaper '
+                            'needs the service role): pushing them one at '
+                            'a time. %s', exc)
+            return False
+        # Placement answers without the new generations. A reshape writes
+        # each provider's inventory the same number of times, so all of
+        # them moved by the same step: one read-back tells it. A wrong
+        # guess (someone wrote the read-back provider meanwhile) costs only
+        # a 409 and a re-read at the node's next push, and the reconcile
+        # sees the mismatch: nothing is ever written blind on it.
+        first, sent = batch[0]
+        current = self.client.get(_url(first.uuid), not_found_ok=True)
+        step = int(current['generation']) - sent if current else 0
+        records.save_synced_many(self.db, [
+            (provider, generation + step if step > 0 else None)
+            for provider, generation in batch])
+        return True
 
     # ---- writing ----------------------------------------------------------
 

@@ -3,11 +3,15 @@
 the periodic reconcile.
 
 Draining. The thread claims the queued nodes' head rows (see
-:mod:`ferrum.inventory.outbox`), pushes each node on a small thread pool
-and deletes the rows it pushed. It polls the queue every
-``[placement] poll_interval`` seconds while the queue is empty: node changes
-are made in other processes too (the API), so no in-process signal would
-see them all.
+:mod:`ferrum.inventory.outbox`) and pushes them: what ferrum's records
+settle in one batch (no request for an unchanged node, one ``POST
+/reshaper`` for the inventory-only changes: see
+:meth:`ferrum.inventory.sync.Pusher.push_batch`), the rest one node at a
+time on a small thread pool; then it deletes the rows it pushed. Rounds
+follow each other at once while there is work, so a change waits at most
+for the round in progress; the queue is polled every ``[placement]
+poll_interval`` seconds only while it is empty: node changes are made in
+other processes too (the API), so no in-process signal would see them all.
 
 Consumers. Each round first releases the Placement consumers of deleted
 allocations that could not be released at once (the placement allocation
@@ -34,6 +38,7 @@ import contextlib
 import datetime
 import logging
 import threading
+from collections.abc import Callable
 
 import futurist
 from oslo_config import cfg
@@ -108,6 +113,9 @@ class SyncWorker:
         self._pool: futurist.ThreadPoolExecutor | None = None
         #: Pushes by outcome (sync.WRITTEN, ...), for tests and benchmarks.
         self.pushed: dict[str, int] = {}
+        #: Called with each pushed head and its outcome, before its rows
+        #: are dropped (tests and benchmarks watch the pushes with it).
+        self.on_pushed: Callable[[outbox.Head, str], None] | None = None
         self._count_lock = threading.Lock()
 
     def start(self) -> None:
@@ -165,10 +173,7 @@ class SyncWorker:
         if not heads:
             return released
         try:
-            if self._pool is None or len(heads) == 1:
-                results = [self._push_claimed(head) for head in heads]
-            else:
-                results = list(self._pool.map(self._push_claimed, heads))
+            results = self._push(heads)
         except Exception:
             # The database away, or a bug: the rest of the batch goes back
             # to the queue now rather than after a heartbeat timeout.
@@ -201,19 +206,51 @@ class SyncWorker:
         self.client.get('/resource_classes/%s' % PROBE, not_found_ok=True)
         self.outage.succeeded()
 
-    def _push_claimed(self, head: outbox.Head) -> str | Exception:
-        covered = outbox.queued(self.db, head.node_uuid)
+    def _push(self, heads: list[outbox.Head]) -> list[str | Exception]:
+        """Push the claimed nodes: what the records settle in one batch
+        (:meth:`sync.Pusher.push_batch`), the rest one by one on the pool.
+        """
+        covered = outbox.queued(self.db, [head.node_uuid for head in heads])
+        by_uuid = {head.node_uuid: head for head in heads}
+        try:
+            outcomes, rest = self.pusher.push_batch(list(by_uuid))
+        except client_mod.PlacementUnavailable as exc:
+            return [exc]
+        self._finish([(by_uuid[uuid], covered[uuid], outcome)
+                      for uuid, outcome in outcomes.items()])
+        singles = [(by_uuid[uuid], covered[uuid]) for uuid in rest]
+        if self._pool is None or len(singles) <= 1:
+            results = [self._push_one(*single) for single in singles]
+        else:
+            results = list(self._pool.map(
+                lambda single: self._push_one(*single), singles))
+        return list(outcomes.values()) + results
+
+    def _push_one(self, head: outbox.Head,
+                  covered: list[int]) -> str | Exception:
         try:
             outcome = self.pusher.push(head.node_uuid)
         except client_mod.PlacementUnavailable as exc:
             return exc
-        with self._count_lock:
-            self.pushed[outcome] = self.pushed.get(outcome, 0) + 1
-        if covered and not outbox.finish(self.db, self.host, head, covered):
-            LOG.warning('Node %s: the Placement push finished after this '
-                        'conductor\'s claim was taken over; the new holder '
-                        'pushes again', head.node_uuid)
+        self._finish([(head, covered, outcome)])
         return outcome
+
+    def _finish(self, done: list[tuple[outbox.Head, list[int], str]]
+                ) -> None:
+        """Count the pushes done and drop the rows they covered."""
+        with self._count_lock:
+            for _head, _covered, outcome in done:
+                self.pushed[outcome] = self.pushed.get(outcome, 0) + 1
+        if self.on_pushed is not None:
+            for head, _covered, outcome in done:
+                self.on_pushed(head, outcome)
+        pushed = [(head, covered) for head, covered, _ in done if covered]
+        held = outbox.finish(self.db, self.host, pushed)
+        for head, _covered in pushed:
+            if head.id not in held:
+                LOG.warning('Node %s: the Placement push finished after '
+                            'this conductor\'s claim was taken over; the '
+                            'new holder pushes again', head.node_uuid)
 
 
 class Reconcile:

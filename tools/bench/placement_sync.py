@@ -8,7 +8,9 @@ Starts Placement on loopback (tools/placement_server.py; SQLite, or
 1. a bare client (requests, no ferrum) creates ``--nodes`` providers with
    exactly the requests ferrum makes for a new node (GET its inventories,
    404; POST the provider; PUT its traits; PUT its inventory; the custom
-   trait and class once), timed;
+   trait and class once), timed; half of them before step 2 and half
+   after it, so that the machine's load and Placement's growing database
+   weigh on both alike (the machine is shared);
 2. ferrum's conductor syncs ``--nodes`` freshly enrolled nodes, timed from
    its start until the change queue is empty;
 3. a reconcile with nothing changed, counting its writes to Placement;
@@ -31,6 +33,7 @@ import signal
 import statistics
 import sys
 import tempfile
+import threading
 import time
 import uuid as uuidlib
 
@@ -109,8 +112,10 @@ def _bare(url, count):
     session.put(url + '/traits/%s' % marker).raise_for_status()
     session.put(url + '/resource_classes/CUSTOM_BENCH').raise_for_status()
     start = time.monotonic()
+    made = []
     for _ in range(count):
         uuid = str(uuidlib.uuid4())
+        made.append(uuid)
         rp = url + '/resource_providers/' + uuid
         assert session.get(rp + '/inventories').status_code == 404
         body = session.post(url + '/resource_providers',
@@ -124,7 +129,7 @@ def _bare(url, count):
                 'step_size': 1, 'allocation_ratio': 1.0}},
             'resource_provider_generation':
                 body['resource_provider_generation']}).raise_for_status()
-    return time.monotonic() - start
+    return time.monotonic() - start, made
 
 
 def _wait_drained(db, timeout=1800.0):
@@ -135,35 +140,90 @@ def _wait_drained(db, timeout=1800.0):
         time.sleep(0.01)
 
 
-def _changes(app, conductor, uuids, rate, seconds):
-    """Change ``rate`` nodes a second through the API; latencies in s."""
+def _changes(app, conductor, uuids, rate, seconds, clients):
+    """Change ``rate`` nodes a second through the API, open loop: change i
+    is due at ``i / rate`` whatever the answers before it, sent by one of
+    ``clients`` threads (each its own test client). Returns the latencies
+    (API answer to push returned, in s), the rate achieved (changes made
+    over the time from the first due time to the last answer) and the
+    p95 of how late a change was sent after its due time."""
     visible = {}
     sync = conductor.placement
-    original = sync._push_claimed
 
-    def timed(head):
-        outcome = original(head)
-        visible[head.node_uuid] = time.monotonic()
-        return outcome
-    sync._push_claimed = timed
-    client = app.test_client()
-    made = {}
-    start = time.monotonic()
+    def seen(head, _outcome):
+        visible.setdefault(head.node_uuid, time.monotonic())
+    sync.on_pushed = seen
     count = min(len(uuids), int(rate * seconds))
-    for index, uuid in enumerate(uuids[:count]):
-        due = start + index / rate
-        delay = due - time.monotonic()
-        if delay > 0:
-            time.sleep(delay)
-        response = client.put('/v1/nodes/%s/maintenance' % uuid,
-                              json={'reason': 'bench'})
-        assert response.status_code == 202, response.data
-        made[uuid] = time.monotonic()
+    made = {}
+    late = []
+    start = time.monotonic() + 0.1
+
+    def client_thread(offset):
+        client = app.test_client()
+        for index in range(offset, count, clients):
+            due = start + index / rate
+            delay = due - time.monotonic()
+            if delay > 0:
+                time.sleep(delay)
+            late.append(max(0.0, -delay))
+            uuid = uuids[index]
+            response = client.put('/v1/nodes/%s/maintenance' % uuid,
+                                  json={'reason': 'bench'})
+            assert response.status_code == 202, response.data
+            made[uuid] = time.monotonic()
+    threads = [threading.Thread(target=client_thread, args=(offset,))
+               for offset in range(clients)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    achieved = count / (max(made.values()) - start)
     _wait_drained(conductor.ctx.db)
-    sync._push_claimed = original
+    sync.on_pushed = None
     latencies = sorted(visible[u] - t for u, t in made.items()
                        if u in visible)
-    return latencies, count / (time.monotonic() - start)
+    assert len(latencies) == count, 'a change was never pushed'
+    return latencies, achieved, statistics.quantiles(late, n=20)[18]
+
+
+def _capacity(url, uuids, batch):
+    """Placement's own rate for the writes the changes cost, on the bare
+    client's providers, in the same run: one PUT of an inventory after
+    another from one client, and ``batch`` providers per POST /reshaper
+    (what ferrum sends), in providers per second."""
+    session = requests.Session()
+    session.headers.update(HEADERS)
+
+    def inventory(reserved):
+        return {'CUSTOM_BENCH': {'total': 1, 'reserved': reserved,
+                                 'min_unit': 1, 'max_unit': 1,
+                                 'step_size': 1, 'allocation_ratio': 1.0}}
+    generations = {}
+    for uuid in uuids:
+        body = session.get(url + '/resource_providers/' + uuid).json()
+        generations[uuid] = body['generation']
+    start = time.monotonic()
+    for uuid in uuids:
+        body = session.put(url + '/resource_providers/%s/inventories' % uuid,
+                           json={'inventories': inventory(0),
+                                 'resource_provider_generation':
+                                     generations[uuid]}).json()
+        generations[uuid] = body['resource_provider_generation']
+    put_rate = len(uuids) / (time.monotonic() - start)
+    start = time.monotonic()
+    for first in range(0, len(uuids), batch):
+        chunk = uuids[first:first + batch]
+        response = session.post(url + '/reshaper', headers={
+            'OpenStack-API-Version': 'placement 1.30'}, json={
+                'inventories': {uuid: {
+                    'inventories': inventory(1),
+                    'resource_provider_generation': generations[uuid]}
+                    for uuid in chunk}, 'allocations': {}})
+        assert response.status_code == 204, response.text
+        # As ferrum does: one read-back for the batch's new generations.
+        session.get(url + '/resource_providers/' + chunk[0]).json()
+    reshape_rate = len(uuids) / (time.monotonic() - start)
+    return put_rate, reshape_rate
 
 
 def main() -> int:
@@ -187,6 +247,15 @@ def _parse():
     parser.add_argument('--placement-workers', type=int, default=1)
     parser.add_argument('--rate', type=float, default=100.0)
     parser.add_argument('--seconds', type=float, default=5.0)
+    parser.add_argument('--clients', type=int, default=4,
+                        help='API client threads making the changes')
+    parser.add_argument('--capacity-nodes', type=int, default=500,
+                        help='bare providers Placement\'s own write rate '
+                             'is measured on')
+    parser.add_argument('--set', action='append', default=[],
+                        metavar='OPTION=VALUE',
+                        help='a [placement] option for ferrum, e.g. '
+                             'push_workers=8')
     parser.add_argument('--throwaway-postgres', action='store_true',
                         help='run ferrum on a throwaway PostgreSQL cluster')
     parser.add_argument('--placement-on-postgres', action='store_true',
@@ -200,7 +269,7 @@ def _run(args):
                                  args.placement_db_url,
                                  args.placement_workers)
     try:
-        bare_s = _bare(url, args.nodes)
+        bare_s, bare_uuids = _bare(url, args.nodes // 2)
         conf = ferrum_conf.new_conf()
         conf.set_override('state_path', tmp)
         conf.set_override('host', 'bench-conductor')
@@ -211,6 +280,9 @@ def _run(args):
                            ('token', 'admin')):
             conf.set_override(key, value, group='placement')
         conf.set_override('sync_interval', 0, group='placement')
+        for option in args.set:
+            key, _, value = option.partition('=')
+            conf.set_override(key, value, group='placement')
         db = db_api.Database(conf, url=args.url)
         migration.upgrade(db.engine)
         outbox.install(db)
@@ -228,6 +300,9 @@ def _run(args):
         conductor.start(start_periodics=False)
         _wait_drained(db)
         initial_s = time.monotonic() - start
+        second_s, second_uuids = _bare(url, args.nodes - args.nodes // 2)
+        bare_s += second_s
+        bare_uuids += second_uuids
         client = conductor.placement.client
         requests_per_node = sum(client.requests.values()) / args.nodes
         writes = {m: client.requests.get(m, 0)
@@ -237,10 +312,16 @@ def _run(args):
         noop_writes = (sum(client.requests.get(m, 0) for m in writes)
                        - sum(writes.values()) + outbox.backlog(db).size)
         app = api_app.create_app(conf, db, conductor.manager)
-        latencies, achieved = _changes(app, conductor, uuids, args.rate,
-                                       args.seconds)
+        before = dict(client.requests)
+        latencies, achieved, late_p95 = _changes(
+            app, conductor, uuids, args.rate, args.seconds, args.clients)
+        change_requests = (sum(client.requests.values())
+                           - sum(before.values())) / len(latencies)
         drift = len(audit.drift(db, client, deep=True))
         conductor.stop()
+        put_rate, reshape_rate = _capacity(
+            url, bare_uuids[:args.capacity_nodes],
+            conf.placement.push_batch_size)
     finally:
         os.killpg(proc.pid, signal.SIGKILL)
         proc.wait()
@@ -256,10 +337,19 @@ def _run(args):
         'initial_vs_bare': round(initial_s / bare_s, 2),
         'requests_per_node': round(requests_per_node, 2),
         'noop_reconcile_writes': noop_writes,
+        'changes_due_per_s': args.rate,
         'changes_per_s': round(achieved, 1),
+        'changes_sent_late_p95_s': round(late_p95, 3),
+        'requests_per_change': round(change_requests, 2),
         'change_to_visible_p50_s': round(statistics.median(latencies), 3),
         'change_to_visible_p95_s': round(quantiles[18], 3),
         'drift': drift,
+        'placement_put_per_s': round(put_rate, 1),
+        'placement_reshape_providers_per_s': round(reshape_rate, 1),
+        'push_batch_size': conf.placement.push_batch_size,
+        'push_workers': conf.placement.push_workers,
+        'placement_workers': args.placement_workers,
+        'load_1min': round(os.getloadavg()[0], 2),
     }))
     return 0
 

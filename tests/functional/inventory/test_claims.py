@@ -79,15 +79,11 @@ def test_two_conductors_on_postgresql_push_each_change_once(
         svc = service.ConductorService(
             pconf, db=db_api.Database(pconf, url=pg_db.url))
         svc.start(start_periodics=False)
-        original = svc.placement._push_claimed
 
-        def recorded(head, original=original, host=host):
-            outcome = original(head)
-            if isinstance(outcome, str):  # not an outage: a push done
-                with lock:
-                    pushes.append((host, head.id, head.node_uuid))
-            return outcome
-        svc.placement._push_claimed = recorded
+        def recorded(head, outcome, host=host):
+            with lock:
+                pushes.append((host, head.id, head.node_uuid))
+        svc.placement.on_pushed = recorded
         services.append(svc)
     db = services[0].ctx.db
     try:
