@@ -182,7 +182,7 @@ def allocate(task: 'Task', profile_name: str) -> str:
     """
     node = params(task)
     ov = client_for(task)
-    hardware, who = _judge(task, ov, node.server_hardware_uri)
+    hardware, who = judge(task, ov, node.server_hardware_uri)
     if who == driver_info.ONEVIEW:
         raise HardwareInUse(hardware=node.server_hardware_uri,
                             node=task.node.uuid,
@@ -251,7 +251,7 @@ def deallocate(task: 'Task') -> None:
             task.node.driver_internal_info.get(driver_info.APPLYING)):
         return
     ov = client_for(task)
-    hardware, who = _judge(task, ov, node.server_hardware_uri)
+    hardware, who = judge(task, ov, node.server_hardware_uri)
     applied = params(task).applied_server_profile_uri
     if who == driver_info.FERRUM:
         if hardware.get('powerState') != 'Off':
@@ -271,8 +271,8 @@ def deallocate(task: 'Task') -> None:
     _set_applied(task, None)
 
 
-def _judge(task: 'Task', ov: client_mod.Client, uri: str
-           ) -> tuple[dict[str, Any], str]:
+def judge(task: 'Task', ov: client_mod.Client, uri: str
+          ) -> tuple[dict[str, Any], str]:
     """The hardware and who has it, once OneView is done changing ferrum's
     profile on it (see :func:`owner` and :func:`_settled`)."""
     hardware = ov.get_server_hardware(uri)
@@ -281,6 +281,29 @@ def _judge(task: 'Task', ov: client_mod.Client, uri: str
         hardware = _settled(task, ov, uri, hardware)
         who = owner(task, hardware, ov)
     return hardware, who
+
+
+def forget_if_removed(task: 'Task', ov: client_mod.Client) -> None:
+    """Forget the recorded profile when OneView no longer has it.
+
+    A removal ferrum started runs on as a OneView task when its conductor
+    dies, and may finish before another conductor tears the node down:
+    the record then names a profile that does not exist, and every later
+    call on it (the tear-down's boot order, the removal) would fail with
+    "does not exist". Only a profile that is really gone is forgotten; an
+    unassigned one that still exists stays recorded, so it is removed.
+    """
+    applied = params(task).applied_server_profile_uri
+    if not applied:
+        return
+    try:
+        ov.get_profile(applied)
+    except client_mod.OneViewNotFound:
+        LOG.info('Node %(node)s: server profile %(profile)s is already '
+                 'gone from OneView (a removal that finished after its '
+                 'conductor stopped); forgetting it',
+                 {'node': task.node.uuid, 'profile': applied})
+        _set_applied(task, None)
 
 
 def deploy_profile_name(task: 'Task') -> str:

@@ -63,8 +63,9 @@ class OneViewDeploy(ramdisk.RamdiskDeploy):
     def tear_down(self, task: 'Task') -> None:
         node = allocation.params(task)
         ov = allocation.client_for(task)
-        hardware = ov.get_server_hardware(node.server_hardware_uri)
-        if allocation.owner(task, hardware, ov) == driver_info.ONEVIEW:
+        _hardware, who = allocation.judge(task, ov,
+                                          node.server_hardware_uri)
+        if who == driver_info.ONEVIEW:
             # A deploy that failed because OneView took the hardware: the
             # workload never ran, and the hardware is not ours to touch.
             LOG.warning('Node %(node)s: server hardware %(hw)s is in use by '
@@ -72,6 +73,8 @@ class OneViewDeploy(ramdisk.RamdiskDeploy):
                         {'node': task.node.uuid,
                          'hw': node.server_hardware_uri})
             return
+        if who == driver_info.FREE:
+            allocation.forget_if_removed(task, ov)
         super().tear_down(task)
         if not base.automated_clean_enabled(task):
             allocation.deallocate(task)

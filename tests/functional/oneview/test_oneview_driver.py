@@ -153,6 +153,26 @@ def test_task_error_applying_the_profile_fails_the_deploy(
     assert profiles(sim) == []
 
 
+@pytest.mark.parametrize('automated_clean', [True, False])
+def test_a_profile_already_gone_is_forgotten_by_the_tear_down(
+        ov_conductor, db, oneview_simulator, oneview_client, conf,
+        automated_clean):
+    # What a removal leaves when its conductor died and OneView finished
+    # the task afterwards: the node still records a profile that no
+    # longer exists, on hardware that is free.
+    sim = oneview_simulator
+    node = _available(ov_conductor, db, sim)
+    node = act(ov_conductor, db, node, 'deploy')
+    applied = node.driver_info[APPLIED]
+    assert oneview_client.server_profiles.get_by_uri(applied).delete()
+    assert profiles(sim) == []
+    conf.set_override('automated_clean', automated_clean, 'conductor')
+    node = act(ov_conductor, db, node, 'deleted')
+    assert (node.provision_state, node.last_error) == ('available', None)
+    assert APPLIED not in node.driver_info
+    assert profiles(sim) == []
+
+
 def test_task_error_removing_the_profile_keeps_the_record(
         ov_conductor, db, oneview_simulator):
     sim = oneview_simulator
