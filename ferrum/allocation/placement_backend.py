@@ -58,35 +58,56 @@ def _placement(ctx: context_mod.ConductorContext) -> consumers.Consumers:
     return ctx.placement
 
 
+class ConsumerExists(Exception):
+    """The allocation's uuid is already a consumer in Placement."""
+
+    def __init__(self, consumer: str, user: str | None) -> None:
+        super().__init__(
+            'uuid %s is already a consumer in Placement (user %s), maybe '
+            'another service\'s: no node was claimed for it. Create the '
+            'allocation with another uuid.' % (consumer, user))
+
+
+def _refused(node_uuid: str, consumer: str, exc: Exception) -> bool:
+    LOG.debug('Node %(node)s: Placement refused consumer %(alloc)s: '
+              '%(error)s', {'node': node_uuid, 'alloc': consumer,
+                            'error': exc})
+    return False
+
+
 def place(ctx: context_mod.ConductorContext, consumer: str, node_uuid: str,
           resource_class: str | None, owner: str | None) -> bool:
-    """Claim ``node_uuid``'s unit for ``consumer``; False when refused.
+    """Claim ``node_uuid``'s unit for new consumer ``consumer``; False
+    when Placement refused the node.
 
-    A consumer that exists already and holds exactly this node is this
-    claim (its first answer was lost): True.
+    The client never retries a claim (a lost answer fails the
+    allocation), so a consumer of that uuid that exists already is not
+    ours to take: another service's, or a user-chosen uuid that collides.
 
+    :raises ConsumerExists: see above.
     :raises PlacementUnavailable: Placement is away.
     """
     client = _placement(ctx).client
-    try:
-        consumers.claim(ctx.conf, client, consumer, node_uuid,
-                        resource_class, owner)
-        return True
-    except client_mod.PlacementConflict as exc:
-        if exc.error_code == client_mod.CONCURRENT_UPDATE:
-            held = client.consumer(consumer).get('allocations') or {}
-            if set(held) == {node_uuid}:
-                return True
-        LOG.debug('Node %(node)s: Placement refused consumer %(alloc)s: '
-                  '%(error)s', {'node': node_uuid, 'alloc': consumer,
-                                'error': exc})
-        return False
-    except client_mod.PlacementRefused as exc:
-        # No provider, or no such class on it yet (the sync is behind).
-        LOG.debug('Node %(node)s: Placement refused consumer %(alloc)s: '
-                  '%(error)s', {'node': node_uuid, 'alloc': consumer,
-                                'error': exc})
-        return False
+    for attempt in range(2):
+        try:
+            consumers.claim(ctx.conf, client, consumer, node_uuid,
+                            resource_class, owner)
+            return True
+        except client_mod.PlacementConflict as exc:
+            if exc.error_code != client_mod.CONCURRENT_UPDATE:
+                return _refused(node_uuid, consumer, exc)
+            existing = client.consumer(consumer)
+            if existing.get('allocations'):
+                raise ConsumerExists(
+                    consumer, existing.get('user_id')) from exc
+            # No such consumer: the provider's generation moved under
+            # Placement's own retries (concurrent claimers); once more.
+            if attempt:
+                return _refused(node_uuid, consumer, exc)
+        except client_mod.PlacementRefused as exc:
+            # No provider, or no such class on it yet (the sync is behind).
+            return _refused(node_uuid, consumer, exc)
+    raise AssertionError('unreachable')  # pragma: no cover
 
 
 def claim(ctx: context_mod.ConductorContext,
@@ -116,11 +137,12 @@ def claim(ctx: context_mod.ConductorContext,
 
 
 def forget(ctx: context_mod.ConductorContext, consumer: str) -> None:
-    """Remove the claim of an allocation that holds no node.
+    """Remove the claim of an allocation that holds no node (if it is
+    ferrum's: see :func:`consumers.release`).
 
     :raises PlacementUnavailable: Placement is away.
     """
-    _placement(ctx).client.release(consumer)
+    consumers.release(ctx.conf, _placement(ctx).client, consumer)
 
 
 def outage_error(exc: Exception) -> str:
@@ -193,4 +215,6 @@ def backfill_claim(ctx: context_mod.ConductorContext,
                   '(another consumer holds it)' % node_uuid)
     except client_mod.PlacementUnavailable as exc:
         reason = outage_error(exc)
+    except ConsumerExists as exc:
+        reason = str(exc)
     raise exception.AllocationFailed(reason=reason)

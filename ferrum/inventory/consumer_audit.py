@@ -113,8 +113,9 @@ def heal(conf: cfg.ConfigOpts, db: db_api.Database,
         if not item.repairable:
             continue
         if item.kind == ORPHAN:
-            client.release(item.consumer)
-            outcomes[item.consumer] = 'released'
+            outcomes[item.consumer] = (
+                'released' if consumers.release(conf, client, item.consumer)
+                else 'not ours')
             continue
         mine = held.get(item.node_uuid)
         if mine is None or mine.allocation != item.consumer:

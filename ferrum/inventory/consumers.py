@@ -143,6 +143,25 @@ def claim(conf: cfg.ConfigOpts, client: client_mod.PlacementClient,
                  owner or group.default_project, group.default_user)
 
 
+def release(conf: cfg.ConfigOpts, client: client_mod.PlacementClient,
+            consumer: str) -> bool:
+    """Remove ``consumer`` if it is ferrum's (its user is ``[allocation]
+    default_user``); another service's consumer of that uuid is left
+    alone and False returned.
+
+    :raises PlacementUnavailable: Placement is away.
+    :raises PlacementConflict: the consumer kept changing under us.
+    """
+    if client.release_own(consumer, conf.allocation.default_user):
+        return True
+    LOG.warning('Placement consumer %(consumer)s belongs to another '
+                'service (its user is not [allocation] default_user '
+                '%(user)s): not removed', {
+                    'consumer': consumer,
+                    'user': conf.allocation.default_user})
+    return False
+
+
 # ---- releasing --------------------------------------------------------------
 
 class _Queued(NamedTuple):
@@ -202,7 +221,7 @@ class Consumers:
                 for node_uuid in sorted(entry.node_uuids):
                     # Reserved first (a node still cleaning), then free.
                     self.pusher.push(node_uuid, delete=False)
-                self.client.release(consumer)
+                release(self.conf, self.client, consumer)
             with self.db.writer() as conn:
                 conn.execute(sa.delete(TABLE).where(TABLE.c.id.in_(
                     entry.ids)))

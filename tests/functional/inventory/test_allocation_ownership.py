@@ -1,0 +1,80 @@
+# SPDX-License-Identifier: Apache-2.0
+"""The placement allocation backend and consumers ferrum did not create:
+a user-chosen allocation uuid that is another service's consumer, and
+nodes allocated before a switch from the database backend."""
+
+import pytest
+
+from ferrum.common import exception
+from ferrum.inventory import consumer_audit
+from ferrum.inventory import consumers
+from ferrum.objects import allocation as allocation_obj
+from tests.functional.inventory import test_allocations as base
+
+backend = base.backend
+one_call_at_a_time = base.one_call_at_a_time
+foreign_claim = base.foreign_claim
+holders = base.holders
+nodes = base.nodes
+
+
+def test_a_uuid_that_is_another_service_s_consumer_is_refused(
+        backend, db, pclient, pconf):
+    """Nova holds node N as consumer X; an allocation created with uuid X
+    must neither become active on N nor, when deleted, drop nova's
+    claim."""
+    taken, free = nodes(db, 2)
+    nova = foreign_claim(pclient, taken.uuid)
+    allocation = backend.manager.create_allocation(
+        {'resource_class': 'bm', 'uuid': nova}, [])
+    assert allocation.state == 'error'
+    assert allocation.node_id is None
+    assert 'already a consumer in Placement' in allocation.last_error
+    assert 'another uuid' in allocation.last_error
+    assert holders(pclient, taken.uuid) == {nova}
+    assert holders(pclient, free.uuid) == set()
+    backend.manager.destroy_allocation(allocation.uuid)
+    assert holders(pclient, taken.uuid) == {nova}
+    assert consumers.backlog(db) == 0
+    # Nor does a release queued later (an outage's) remove it.
+    consumers.record(db, [nova])
+    assert backend.manager.ctx.placement.release_now([nova])
+    assert consumers.backlog(db) == 0
+    assert holders(pclient, taken.uuid) == {nova}
+
+
+def test_a_backfill_with_another_service_s_instance_uuid_is_refused(
+        backend, db, pclient, pconf):
+    (node,) = nodes(db, 1, provision_state='active')
+    nova = foreign_claim_active(pclient, node.uuid)
+    with pytest.raises(exception.AllocationFailed) as caught:
+        backend.manager.backfill_allocation(node.uuid, {'uuid': nova}, [])
+    assert 'already a consumer in Placement' in str(caught.value)
+    assert allocation_obj.Allocation.list(db) == []
+    assert holders(pclient, node.uuid) == {nova}
+
+
+def foreign_claim_active(client, node_uuid):
+    """Nova's claim of a node it deployed (made while it was free)."""
+    url = '/resource_providers/%s/inventories' % node_uuid
+    inventories = client.get(url)
+    inventories['inventories']['CUSTOM_BM']['reserved'] = 0
+    client.put(url, inventories)
+    nova = foreign_claim(client, node_uuid)
+    inventories = client.get(url)
+    inventories['inventories']['CUSTOM_BM']['reserved'] = 1
+    client.put(url, inventories)
+    return nova
+
+
+def test_release_leaves_another_user_s_consumer(backend, db, pclient,
+                                                pconf):
+    (node,) = nodes(db, 1)
+    nova = foreign_claim(pclient, node.uuid)
+    assert not consumers.release(pconf, pclient, nova)
+    assert holders(pclient, node.uuid) == {nova}
+    orphan = consumer_audit.ConsumerDrift(node.uuid, consumer_audit.ORPHAN,
+                                          nova, 'forced')
+    assert consumer_audit.heal(pconf, db, pclient, [orphan]) == {
+        nova: 'not ours'}
+    assert holders(pclient, node.uuid) == {nova}
