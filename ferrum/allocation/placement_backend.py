@@ -198,18 +198,23 @@ def backfill_claim(ctx: context_mod.ConductorContext,
     """Claim an already active node for a backfilled allocation (1.58).
 
     The node is in use, so its provider is reserved and nobody can claim
-    it; the allocation was written first (under the node's lock), which
-    makes the node's wanted provider unreserved (mapping.reserved), then
-    the provider is pushed and the claim made at once.
+    it: it is unreserved for the claim and reserved again at once
+    (:func:`consumers.claim_in_use`). The allocation was written first,
+    under the node's lock, so a crash anywhere leaves an active node
+    with an allocation: reserved by the sync thread's push or the
+    reconcile, its consumer reported missing by the audit.
 
-    :raises AllocationFailed: Placement refused the claim or is away; the
-        caller deletes the allocation.
+    :raises AllocationFailed: Placement refused the claim or is away, or
+        anything else went wrong; the caller deletes the allocation.
     """
     placement = _placement(ctx)
+
+    def claim_once() -> bool:
+        return place(ctx, allocation.uuid, node_uuid,
+                     allocation.resource_class, allocation.owner)
+
     try:
-        placement.pusher.push(node_uuid)
-        if place(ctx, allocation.uuid, node_uuid, allocation.resource_class,
-                 allocation.owner):
+        if consumers.claim_in_use(placement.pusher, node_uuid, claim_once):
             return
         reason = ('Placement refused to give node %s to its consumer '
                   '(another consumer holds it)' % node_uuid)
@@ -217,4 +222,10 @@ def backfill_claim(ctx: context_mod.ConductorContext,
         reason = outage_error(exc)
     except ConsumerExists as exc:
         reason = str(exc)
+    except Exception as exc:
+        LOG.exception('Node %(node)s: the Placement claim of backfilled '
+                      'allocation %(alloc)s failed unexpectedly',
+                      {'node': node_uuid, 'alloc': allocation.uuid})
+        reason = ('the claim of node %s in Placement failed unexpectedly: '
+                  '%s' % (node_uuid, exc))
     raise exception.AllocationFailed(reason=reason)

@@ -6,7 +6,8 @@ Each node's provider is asked who holds it (one GET per node). Then:
 
 - an ``active`` allocation whose consumer does not hold its node is
   ``consumer-missing``; ``--heal`` claims it again (``consumer_generation:
-  null``), which Placement refuses if someone else took the node meanwhile;
+  null``; a node in use is unreserved for the claim and reserved again at
+  once), which Placement refuses if someone else took the node meanwhile;
 - a consumer of ferrum's (its user is ``[allocation] default_user``)
   holding a node without a live allocation of that uuid is
   ``consumer-orphan``; ``--heal`` releases it;
@@ -28,6 +29,7 @@ from ferrum.db import api as db_api
 from ferrum.db import models
 from ferrum.inventory import client as client_mod
 from ferrum.inventory import consumers
+from ferrum.inventory import sync
 
 _NODES: sa.Table = models.Node.__table__  # type: ignore[assignment]
 _ALLOCATIONS: sa.Table = models.Allocation.__table__  # type: ignore[assignment]
@@ -108,6 +110,7 @@ def heal(conf: cfg.ConfigOpts, db: db_api.Database,
          found: list[ConsumerDrift]) -> dict[str, str]:
     """Repair what can be repaired; consumer -> outcome."""
     _nodes, held, _live = _state(db)
+    pusher = sync.Pusher(conf, db, client)
     outcomes: dict[str, str] = {}
     for item in found:
         if not item.repairable:
@@ -121,10 +124,25 @@ def heal(conf: cfg.ConfigOpts, db: db_api.Database,
         if mine is None or mine.allocation != item.consumer:
             outcomes[item.consumer] = 'gone meanwhile'
             continue
-        try:
-            consumers.claim(conf, client, item.consumer, item.node_uuid,
-                            mine.resource_class, mine.owner)
-            outcomes[item.consumer] = 'claimed'
-        except client_mod.PlacementRefused as exc:
-            outcomes[item.consumer] = 'refused: %s' % exc
+        outcomes[item.consumer] = _claim(conf, pusher, item, mine)
     return outcomes
+
+
+def _claim(conf: cfg.ConfigOpts, pusher: sync.Pusher, item: ConsumerDrift,
+           mine: _Held) -> str:
+    """Claim a missing consumer: its node is in use (reserved) unless
+    ``available``, hence :func:`consumers.claim_in_use`."""
+    refusal: list[str] = []
+
+    def claim_once() -> bool:
+        try:
+            consumers.claim(conf, pusher.client, item.consumer,
+                            item.node_uuid, mine.resource_class, mine.owner)
+            return True
+        except client_mod.PlacementRefused as exc:
+            refusal[:] = [str(exc)]
+            return False
+
+    if consumers.claim_in_use(pusher, item.node_uuid, claim_once):
+        return 'claimed'
+    return 'refused: %s' % ''.join(refusal)

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import datetime
 import logging
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any, NamedTuple
 
 import sqlalchemy as sa
@@ -141,6 +141,41 @@ def claim(conf: cfg.ConfigOpts, client: client_mod.PlacementClient,
     client.claim(consumer, node_uuid,
                  mapping.resource_class_name(resource_class or ''),
                  owner or group.default_project, group.default_user)
+
+
+def claim_in_use(pusher: sync.Pusher, node_uuid: str,
+                 claim_once: Callable[[], bool]) -> bool:
+    """Claim a node in use (``active``), whose provider is reserved (see
+    :func:`mapping.reserved`), with ``claim_once`` (True when claimed,
+    False when Placement refused the node): a backfill (1.58), or the
+    audit's heal of a consumer missing after a switch from the database
+    backend.
+
+    The provider is written unreserved, claimed, and pushed back to the
+    rule's value (reserved) whatever happened. For that short window (a
+    few requests) another service may claim the node first: the claim is
+    then refused (False). A node only reserved again meanwhile (our own
+    sync thread pushed it) is tried again. If the push back fails, the
+    provider stays unreserved until the sync thread's next push or the
+    periodic reconcile, which reserve it again (the node is in use).
+
+    :raises PlacementUnavailable: Placement is away.
+    """
+    try:
+        for _attempt in range(3):
+            pusher.unreserve(node_uuid)
+            if claim_once():
+                return True
+            if pusher.client.consumers_of(node_uuid):
+                return False
+        return False
+    finally:
+        try:
+            pusher.push(node_uuid)
+        except client_mod.PlacementUnavailable as exc:
+            LOG.warning('Node %(node)s: its provider stays unreserved until '
+                        'the next push (the reconcile reserves it again): '
+                        '%(error)s', {'node': node_uuid, 'error': exc})
 
 
 def release(conf: cfg.ConfigOpts, client: client_mod.PlacementClient,

@@ -6,10 +6,16 @@ nodes allocated before a switch from the database backend."""
 import pytest
 
 from ferrum.common import exception
+from ferrum.conductor import service
+from ferrum.inventory import audit
+from ferrum.inventory import client as client_mod
 from ferrum.inventory import consumer_audit
 from ferrum.inventory import consumers
 from ferrum.objects import allocation as allocation_obj
+from tests.functional.conductor.flows import settled
 from tests.functional.inventory import test_allocations as base
+from tests.functional.inventory.conftest import converged
+from tests.functional.inventory.conftest import reserved
 
 backend = base.backend
 one_call_at_a_time = base.one_call_at_a_time
@@ -78,3 +84,67 @@ def test_release_leaves_another_user_s_consumer(backend, db, pclient,
     assert consumer_audit.heal(pconf, db, pclient, [orphan]) == {
         nova: 'not ours'}
     assert holders(pclient, node.uuid) == {nova}
+
+
+def test_a_switch_from_the_database_backend_keeps_nodes_in_use_fenced(
+        pconf, db, pclient, one_call_at_a_time):
+    """Allocations made with backend = database have no consumer. After
+    the switch, a node in use stays reserved (nova cannot claim it) until
+    ``ferrum-placement audit --heal`` creates its consumer."""
+    first = service.ConductorService(pconf, db=db)
+    first.start(start_periodics=False)
+    try:
+        node, _spare = nodes(db, 2)
+        allocation = first.manager.create_allocation(
+            {'resource_class': 'bm', 'candidate_nodes': [node.uuid]}, [])
+        assert allocation.state == 'active'
+        first.manager.do_provisioning_action(node.uuid, 'deploy')
+        settled(db, node.id, 'active')
+        converged(db)
+    finally:
+        first.stop()
+    assert reserved(pclient, node.uuid) == 1
+    pconf.set_override('backend', 'placement', group='allocation')
+    second = service.ConductorService(pconf, db=db)
+    second.start(start_periodics=False)
+    try:
+        # The switch changes nothing the reconcile would push.
+        assert audit.drift(db, pclient, deep=True, claims=True) == []
+        second.ctx.placement.pusher.push(node.uuid, verify=True)
+        assert reserved(pclient, node.uuid) == 1
+        with pytest.raises(client_mod.PlacementConflict):
+            foreign_claim(pclient, node.uuid)
+        found = consumer_audit.drift(pconf, db, pclient)
+        assert [(d.kind, d.consumer) for d in found] == [
+            (consumer_audit.MISSING, allocation.uuid)]
+        assert consumer_audit.heal(pconf, db, pclient, found) == {
+            allocation.uuid: 'claimed'}
+        assert holders(pclient, node.uuid) == {allocation.uuid}
+        assert reserved(pclient, node.uuid) == 1
+        base.no_drift(pconf, db, pclient)
+        second.manager.do_provisioning_action(node.uuid, 'deleted')
+        settled(db, node.id, 'available')
+        assert holders(pclient, node.uuid) == set()
+    finally:
+        second.stop()
+        consumers.uninstall(db)
+
+
+def test_a_backfill_that_fails_unexpectedly_leaves_the_node_fenced(
+        backend, db, pclient, pconf, monkeypatch):
+    """Any failure of the claim, not only a refusal, undoes the
+    allocation, and the provider of the active node is reserved again."""
+    (node,) = nodes(db, 1, provision_state='active')
+
+    def broken(*args, **kwargs):
+        raise RuntimeError('claim exploded')
+
+    monkeypatch.setattr(consumers, 'claim', broken)
+    with pytest.raises(exception.AllocationFailed) as caught:
+        backend.manager.backfill_allocation(node.uuid, {}, [])
+    assert 'failed unexpectedly: claim exploded' in str(caught.value)
+    assert allocation_obj.Allocation.list(db) == []
+    assert reserved(pclient, node.uuid) == 1
+    assert holders(pclient, node.uuid) == set()
+    converged(db)
+    base.no_drift(pconf, db, pclient)

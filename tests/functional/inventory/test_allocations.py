@@ -160,8 +160,9 @@ def test_tear_down_reserves_the_node_before_releasing_it(backend, db,
     manager.do_provisioning_action(node.uuid, 'deploy')
     settled(db, node.id, 'active')
     converged(db)
-    # Deployed and held: the consumer fences it, no reserve written.
-    assert reserved(pclient, node.uuid) == 0
+    # Deployed and held: reserved too, as any node in use (one inventory
+    # PUT per deployment), so that it stays fenced without its consumer.
+    assert reserved(pclient, node.uuid) == 1
     assert holders(pclient, node.uuid) == {allocation.uuid}
     manager.do_provisioning_action(node.uuid, 'deleted')
     settled(db, node.id, 'available')
@@ -225,8 +226,10 @@ def test_backfill_creates_the_consumer_of_an_active_node(backend, db,
     assert allocation.state == 'active'
     assert node_obj.Node.get(db, node.id).instance_uuid == allocation.uuid
     assert holders(pclient, node.uuid) == {allocation.uuid}
+    # Unreserved for the claim only: reserved again at once (in use).
+    assert reserved(pclient, node.uuid) == 1
     converged(db)
-    assert reserved(pclient, node.uuid) == 0
+    assert reserved(pclient, node.uuid) == 1
     no_drift(pconf, db, pclient)
     backend.manager.set_maintenance(node.uuid, True, 'done')
     backend.manager.destroy_allocation(allocation.uuid)
