@@ -118,7 +118,8 @@ def claim(ctx: context_mod.ConductorContext,
     :returns: :data:`CLAIMED`, :data:`REFUSED` or :data:`TAKEN`.
     :raises PlacementUnavailable: Placement is away (the caller fails the
         allocation, which queues the release of anything claimed).
-    :raises AllocationGone: as ``reserve`` does; the claim was removed.
+    :raises AllocationGone: as ``reserve`` does; the claim was removed,
+        unless another conductor took the allocation over meanwhile.
     """
     if not place(ctx, allocation.uuid, node_uuid, allocation.resource_class,
                  allocation.owner):
@@ -126,14 +127,43 @@ def claim(ctx: context_mod.ConductorContext,
     try:
         if reserve():
             return CLAIMED
+    except exception.AllocationGone:
+        if not _taken_over(ctx, allocation.id):
+            _forget_or_queue(ctx, allocation.uuid)
+        raise
     except BaseException:
-        try:
-            forget(ctx, allocation.uuid)
-        except client_mod.PlacementUnavailable:
-            consumers.record(ctx.db, [allocation.uuid])
+        _forget_or_queue(ctx, allocation.uuid)
         raise
     forget(ctx, allocation.uuid)
     return TAKEN
+
+
+def _forget_or_queue(ctx: context_mod.ConductorContext,
+                     consumer: str) -> None:
+    try:
+        forget(ctx, consumer)
+    except client_mod.PlacementUnavailable:
+        consumers.record(ctx.db, [consumer])
+
+
+def _taken_over(ctx: context_mod.ConductorContext,
+                allocation_id: int) -> bool:
+    """Whether another conductor runs the allocation now.
+
+    This conductor was declared dead while its claim was in flight: the
+    consumer of that uuid may already be the new owner's claim (the new
+    owner removed ours when it resumed the row), so it is left to the new
+    owner. If our claim survived instead, the new owner's claim is
+    refused (ConsumerExists) and the allocation fails; its deletion, or
+    the audit (consumer-orphan), removes the claim.
+    """
+    try:
+        current = allocation_obj.Allocation.get(ctx.db, allocation_id)
+    except exception.AllocationNotFound:
+        return False
+    return (current.state in (allocation_obj.ALLOCATING,
+                              allocation_obj.ACTIVE)
+            and current.conductor_affinity != ctx.conductor_id)
 
 
 def forget(ctx: context_mod.ConductorContext, consumer: str) -> None:

@@ -3,8 +3,14 @@
 a user-chosen allocation uuid that is another service's consumer, and
 nodes allocated before a switch from the database backend."""
 
-import pytest
+import dataclasses
+import datetime
 
+import pytest
+import sqlalchemy as sa
+
+from ferrum.allocation import placement_backend
+from ferrum.allocation import takeover
 from ferrum.common import exception
 from ferrum.conductor import service
 from ferrum.inventory import audit
@@ -12,6 +18,7 @@ from ferrum.inventory import client as client_mod
 from ferrum.inventory import consumer_audit
 from ferrum.inventory import consumers
 from ferrum.objects import allocation as allocation_obj
+from ferrum.objects import conductor as conductor_obj
 from tests.functional.conductor.flows import settled
 from tests.functional.inventory import test_allocations as base
 from tests.functional.inventory.conftest import converged
@@ -147,4 +154,38 @@ def test_a_backfill_that_fails_unexpectedly_leaves_the_node_fenced(
     assert reserved(pclient, node.uuid) == 1
     assert holders(pclient, node.uuid) == set()
     converged(db)
+    base.no_drift(pconf, db, pclient)
+
+
+def test_a_stale_conductor_leaves_the_new_owner_s_claim(backend, db,
+                                                       pclient, pconf):
+    """A conductor declared dead while its claim was in flight: another
+    conductor took the row over and claimed afresh before the stale one's
+    database write was refused; the stale one must not remove the new
+    owner's consumer (same uuid)."""
+    first, second = nodes(db, 2)
+    stale = conductor_obj.register(db, 'stale-host', '', 60)
+    with db.writer() as conn:
+        conn.execute(sa.update(conductor_obj.TABLE).where(
+            conductor_obj.TABLE.c.id == stale.id).values(
+                heartbeat_at=datetime.datetime(2020, 1, 1)))
+    row = allocation_obj.Allocation.create(db, {
+        'resource_class': 'bm', 'conductor_affinity': stale.id,
+        'candidate_nodes': [second.uuid]})
+    stale_ctx = dataclasses.replace(backend.ctx, conductor_id=stale.id)
+
+    def reserve_after_take_over():
+        # While the stale conductor stalled, the live one took over.
+        takeover.AllocationTakeover().check_orphaned_allocations(
+            backend.ctx)
+        raise exception.AllocationGone(allocation=row.uuid)
+
+    with pytest.raises(exception.AllocationGone):
+        placement_backend.claim(stale_ctx, row, first.uuid,
+                                reserve_after_take_over)
+    row = allocation_obj.Allocation.get(db, row.id)
+    assert row.state == 'active', row.last_error
+    assert row.node_uuid == second.uuid
+    assert holders(pclient, second.uuid) == {row.uuid}
+    assert holders(pclient, first.uuid) == set()
     base.no_drift(pconf, db, pclient)
