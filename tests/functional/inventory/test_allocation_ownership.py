@@ -4,10 +4,8 @@ a user-chosen allocation uuid that is another service's consumer, and
 nodes allocated before a switch from the database backend."""
 
 import dataclasses
-import datetime
 
 import pytest
-import sqlalchemy as sa
 
 from ferrum.allocation import placement_backend
 from ferrum.allocation import takeover
@@ -18,7 +16,6 @@ from ferrum.inventory import client as client_mod
 from ferrum.inventory import consumer_audit
 from ferrum.inventory import consumers
 from ferrum.objects import allocation as allocation_obj
-from ferrum.objects import conductor as conductor_obj
 from tests.functional.conductor.flows import settled
 from tests.functional.inventory import test_allocations as base
 from tests.functional.inventory.conftest import converged
@@ -164,11 +161,7 @@ def test_a_stale_conductor_leaves_the_new_owner_s_claim(backend, db,
     database write was refused; the stale one must not remove the new
     owner's consumer (same uuid)."""
     first, second = nodes(db, 2)
-    stale = conductor_obj.register(db, 'stale-host', '', 60)
-    with db.writer() as conn:
-        conn.execute(sa.update(conductor_obj.TABLE).where(
-            conductor_obj.TABLE.c.id == stale.id).values(
-                heartbeat_at=datetime.datetime(2020, 1, 1)))
+    stale = base.dead_conductor(db, 'stale-host')
     row = allocation_obj.Allocation.create(db, {
         'resource_class': 'bm', 'conductor_affinity': stale.id,
         'candidate_nodes': [second.uuid]})

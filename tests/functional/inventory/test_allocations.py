@@ -84,6 +84,16 @@ def backend(pconf, db, one_call_at_a_time):
     consumers.uninstall(db)
 
 
+def dead_conductor(db, host):
+    """A conductor whose heartbeat stopped long ago."""
+    dead = conductor_obj.register(db, host, '', 60)
+    with db.writer() as conn:
+        conn.execute(sa.update(conductor_obj.TABLE).where(
+            conductor_obj.TABLE.c.id == dead.id).values(
+                heartbeat_at=datetime.datetime(2020, 1, 1)))
+    return dead
+
+
 def nodes(db, count, **values):
     made = [node_obj.Node.create(db, dict(AVAILABLE, **values))
             for _ in range(count)]
@@ -257,11 +267,7 @@ def test_take_over_removes_a_dead_conductor_s_claim(backend, db, pclient,
     write leaves a consumer and an ``allocating`` row: the conductor that
     takes the row over removes the claim and allocates afresh."""
     first, second = nodes(db, 2)
-    dead = conductor_obj.register(db, 'dead-host', '', 60)
-    with db.writer() as conn:
-        conn.execute(sa.update(conductor_obj.TABLE).where(
-            conductor_obj.TABLE.c.id == dead.id).values(
-                heartbeat_at=datetime.datetime(2020, 1, 1)))
+    dead = dead_conductor(db, 'dead-host')
     row = allocation_obj.Allocation.create(db, {
         'resource_class': 'bm', 'conductor_affinity': dead.id,
         'candidate_nodes': [second.uuid]})
