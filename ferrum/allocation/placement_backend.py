@@ -27,7 +27,9 @@ Outages. Placement unreachable during a claim fails the allocation at once
 release, in case the claim reached Placement before the answer was lost.
 Releases are queued in the transaction that deletes an allocation and
 done at once when Placement answers, later by the sync worker
-(:mod:`ferrum.inventory.consumers`).
+(:mod:`ferrum.inventory.consumers`). While the sync worker knows
+Placement is away, claims fail and releases are queued without a call
+(no timeout waited for on the API's path).
 """
 
 from __future__ import annotations
@@ -87,7 +89,9 @@ def place(ctx: context_mod.ConductorContext, consumer: str, node_uuid: str,
     :raises ConsumerExists: see above.
     :raises PlacementUnavailable: Placement is away.
     """
-    client = _placement(ctx).client
+    placement = _placement(ctx)
+    placement.check_up()
+    client = placement.client
     for attempt in range(2):
         try:
             consumers.claim(ctx.conf, client, consumer, node_uuid,
@@ -172,7 +176,9 @@ def forget(ctx: context_mod.ConductorContext, consumer: str) -> None:
 
     :raises PlacementUnavailable: Placement is away.
     """
-    consumers.release(ctx.conf, _placement(ctx).client, consumer)
+    placement = _placement(ctx)
+    placement.check_up()
+    consumers.release(ctx.conf, placement.client, consumer)
 
 
 def outage_error(exc: Exception) -> str:
@@ -189,6 +195,7 @@ def fail(ctx: context_mod.ConductorContext,
     error = outage_error(exc)
     LOG.error('Allocation %(alloc)s failed: %(error)s',
               {'alloc': allocation.uuid, 'error': error})
+    _placement(ctx).failed(exc)
     with ctx.db.writer():
         allocation.mark_failed(ctx.conductor_id, error)
         consumers.record(ctx.db, [allocation.uuid])
@@ -244,11 +251,13 @@ def backfill_claim(ctx: context_mod.ConductorContext,
                      allocation.resource_class, allocation.owner)
 
     try:
+        placement.check_up()
         if consumers.claim_in_use(placement.pusher, node_uuid, claim_once):
             return
         reason = ('Placement refused to give node %s to its consumer '
                   '(another consumer holds it)' % node_uuid)
     except client_mod.PlacementUnavailable as exc:
+        placement.failed(exc)
         reason = outage_error(exc)
     except ConsumerExists as exc:
         reason = str(exc)

@@ -30,7 +30,7 @@ from __future__ import annotations
 import datetime
 import logging
 from collections.abc import Callable, Iterable
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, Protocol
 
 import sqlalchemy as sa
 from oslo_config import cfg
@@ -204,10 +204,24 @@ class _Queued(NamedTuple):
     node_uuids: set[str]
 
 
+class OutageState(Protocol):
+    """The conductor's sync thread's view of Placement
+    (:class:`ferrum.inventory.worker.Outage`)."""
+
+    down: str | None
+
+    def failed(self, exc: Exception) -> bool: ...
+
+
 class Consumers:
     """Releases queued consumers through one client (thread-safe).
 
     :ivar client: the Placement client, also the allocation backend's.
+    :ivar outage: the sync thread's outage state, once it runs. While it
+        says Placement is away, nothing here waits for Placement's
+        timeout: claims fail at once (:meth:`check_up`), releases stay
+        queued for the sync thread, which probes Placement every
+        ``[placement] outage_retry_interval`` seconds.
     """
 
     def __init__(self, conf: cfg.ConfigOpts, db: db_api.Database,
@@ -217,6 +231,25 @@ class Consumers:
         self.db = db
         self.client = client
         self.pusher = pusher or sync.Pusher(conf, db, client)
+        self.outage: OutageState | None = None
+
+    def check_up(self) -> None:
+        """Fail fast while the sync thread finds Placement away.
+
+        :raises PlacementUnavailable: it is away.
+        """
+        outage = self.outage
+        if outage is not None and outage.down is not None:
+            raise client_mod.PlacementUnavailable(reason=(
+                'this conductor\'s Placement sync thread found it %s and '
+                'tries again every [placement] outage_retry_interval '
+                'seconds' % outage.down))
+
+    def failed(self, exc: Exception) -> None:
+        """Tell the sync thread Placement is away (later claims then fail
+        at once, until its probe finds Placement back)."""
+        if self.outage is not None:
+            self.outage.failed(exc)
 
     def _queued(self, consumer_uuids: list[str] | None,
                 limit: int) -> dict[str, _Queued]:
@@ -272,6 +305,7 @@ class Consumers:
         if not wanted:
             return True
         try:
+            self.check_up()
             self._release(self._queued(wanted, 100))
         except client_mod.PlacementUnavailable as exc:
             LOG.warning('Placement consumers %(consumers)s: release queued '
