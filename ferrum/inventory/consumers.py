@@ -289,7 +289,14 @@ class Consumers:
                 for node_uuid in sorted(entry.node_uuids):
                     # Reserved first (a node still cleaning), then free.
                     self.pusher.push(node_uuid, delete=False)
-                release(self.conf, self.client, consumer)
+                try:
+                    release(self.conf, self.client, consumer)
+                except client_mod.PlacementRefused as exc:
+                    # Trying again would meet the same refusal each round;
+                    # the audit reports the consumer (consumer-orphan).
+                    LOG.warning('Placement consumer %(consumer)s: release '
+                                'refused, left to the audit: %(error)s',
+                                {'consumer': consumer, 'error': exc})
             with self.db.writer() as conn:
                 conn.execute(sa.delete(TABLE).where(TABLE.c.id.in_(
                     entry.ids)))

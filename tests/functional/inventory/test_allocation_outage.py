@@ -7,6 +7,7 @@ Placement."""
 import threading
 
 from ferrum.inventory import client as client_mod
+from ferrum.inventory import consumer_audit
 from ferrum.inventory import consumers
 from tests.conftest import wait_for
 from tests.functional.inventory import test_allocations as base
@@ -53,3 +54,25 @@ def test_nothing_waits_for_placement_while_it_is_known_away(
     assert base.holders(pclient, node.uuid) == set()
     again = manager.create_allocation({'resource_class': 'bm'}, [])
     assert again.state == 'active', again.last_error
+
+
+def test_a_refused_release_does_not_fail_the_delete(backend, db, pclient,
+                                                    pconf, monkeypatch):
+    """The deletion is committed: a release Placement refuses is logged
+    and left to the audit, not turned into an error."""
+    (node,) = base.nodes(db, 1)
+    allocation = backend.manager.create_allocation(
+        {'resource_class': 'bm'}, [])
+
+    def refuse(self, consumer, user):
+        raise client_mod.PlacementConflict(
+            method='PUT', url='/allocations/%s' % consumer, status=409,
+            error_code=client_mod.CONCURRENT_UPDATE, detail='kept changing')
+
+    with monkeypatch.context() as patch:
+        patch.setattr(client_mod.PlacementClient, 'release_own', refuse)
+        backend.manager.destroy_allocation(allocation.uuid)
+        assert consumers.backlog(db) == 0
+    found = consumer_audit.drift(pconf, db, pclient)
+    assert [(d.kind, d.consumer) for d in found] == [
+        (consumer_audit.ORPHAN, allocation.uuid)]
