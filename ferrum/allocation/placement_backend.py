@@ -214,10 +214,12 @@ def refused_note(count: int) -> str:
     """The part of last_error about nodes Placement refused."""
     if not count:
         return ''
-    return ('; Placement refused %d node%s (another consumer holds %s, or '
-            '%s reserved there)' % (count, '' if count == 1 else 's',
-                                    'it' if count == 1 else 'them',
-                                    'it is' if count == 1 else 'they are'))
+    one = count == 1
+    return ('; Placement refused %d node%s (another consumer holds %s, '
+            '%s reserved there, or %s not synced there yet)' % (
+                count, '' if one else 's', 'it' if one else 'them',
+                'it is' if one else 'they are',
+                'it is' if one else 'they are'))
 
 
 def released(ctx: context_mod.ConductorContext,

@@ -46,10 +46,14 @@ LOG = logging.getLogger(__name__)
 
 TABLE: sa.Table = models.PlacementRelease.__table__  # type: ignore[assignment]
 _ALLOCATIONS: sa.Table = models.Allocation.__table__  # type: ignore[assignment]
+_NODES: sa.Table = models.Node.__table__  # type: ignore[assignment]
+#: The recording INSERT of each DELETE statement (by identity).
+_CACHE: dict[int, tuple[sa.Executable, sa.Insert]] = {}
+_CACHE_SIZE = 256
 _NOW = 'ferrum_release_now'
 #: Seconds the sync worker leaves a queued release to the path that
 #: queued it (which releases at once after its commit), so that the two
-#: do not send the same DELETE.
+#: do not send the same release.
 GRACE = 2.0
 #: Allocation states whose consumer is legitimately held.
 _LIVE = ('allocating', 'active')
@@ -79,11 +83,6 @@ def _where(statement: sa.Delete) -> Any:
         if isinstance(table, sa.CTE):
             return getattr(table.element, 'whereclause', None)
     return where
-
-
-_NODES: sa.Table = models.Node.__table__  # type: ignore[assignment]
-_CACHE: dict[int, tuple[sa.Executable, sa.Insert]] = {}
-_CACHE_SIZE = 256
 
 
 def _recorder(statement: sa.Delete) -> sa.Insert:
