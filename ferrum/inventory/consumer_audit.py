@@ -20,6 +20,7 @@ Allocations still ``allocating`` are in flight and left alone.
 
 from __future__ import annotations
 
+import logging
 from typing import NamedTuple
 
 import sqlalchemy as sa
@@ -30,6 +31,8 @@ from ferrum.db import models
 from ferrum.inventory import client as client_mod
 from ferrum.inventory import consumers
 from ferrum.inventory import sync
+
+LOG = logging.getLogger(__name__)
 
 _NODES: sa.Table = models.Node.__table__  # type: ignore[assignment]
 _ALLOCATIONS: sa.Table = models.Allocation.__table__  # type: ignore[assignment]
@@ -146,3 +149,58 @@ def _claim(conf: cfg.ConfigOpts, pusher: sync.Pusher, item: ConsumerDrift,
     if consumers.claim_in_use(pusher, item.node_uuid, claim_once):
         return 'claimed'
     return 'refused: %s' % ''.join(refusal)
+
+
+def claim_missing_unreserved(conf: cfg.ConfigOpts, db: db_api.Database,
+                             client: client_mod.PlacementClient) -> int:
+    """The periodic reconcile's check (placement backend): an active
+    allocation whose node is still ``available`` is not reserved in
+    Placement (see :func:`mapping.reserved`), so only its consumer fences
+    the node. One missing (an allocation made before a switch from the
+    database backend) is claimed at once; a node another consumer holds
+    is logged (the audit reports it as ``double``). One GET per such node.
+
+    Returns how many consumers were created.
+
+    :raises PlacementUnavailable: Placement is away.
+    """
+    with db.reader() as conn:
+        rows = list(conn.execute(sa.select(
+            _ALLOCATIONS.c.uuid, _ALLOCATIONS.c.owner,
+            _NODES.c.uuid.label('node_uuid'),
+            _NODES.c.resource_class).select_from(_ALLOCATIONS.join(
+                _NODES, _NODES.c.id == _ALLOCATIONS.c.node_id)).where(
+                _ALLOCATIONS.c.state == 'active',
+                _NODES.c.provision_state == 'available')))
+    claimed = 0
+    for row in rows:
+        holders = client.consumers_of(row.node_uuid)
+        if row.uuid in holders:
+            continue
+        if holders:
+            LOG.warning('Node %(node)s: allocation %(alloc)s has no consumer '
+                        'in Placement and %(others)s hold the node there',
+                        {'node': row.node_uuid, 'alloc': row.uuid,
+                         'others': ', '.join(sorted(holders))})
+            continue
+        try:
+            consumers.claim(conf, client, row.uuid, row.node_uuid,
+                            row.resource_class, row.owner)
+        except client_mod.PlacementRefused as exc:
+            LOG.warning('Node %(node)s: the missing consumer of allocation '
+                        '%(alloc)s was refused: %(error)s',
+                        {'node': row.node_uuid, 'alloc': row.uuid,
+                         'error': exc})
+            continue
+        with db.reader() as conn:
+            still = conn.execute(sa.select(_ALLOCATIONS.c.id).where(
+                _ALLOCATIONS.c.uuid == row.uuid,
+                _ALLOCATIONS.c.state == 'active')).first()
+        if still is None:  # deleted meanwhile: its release may be done
+            consumers.release(conf, client, row.uuid)
+            continue
+        LOG.warning('Node %(node)s: created the missing Placement consumer '
+                    'of allocation %(alloc)s', {'node': row.node_uuid,
+                                                'alloc': row.uuid})
+        claimed += 1
+    return claimed

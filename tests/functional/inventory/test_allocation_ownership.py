@@ -15,6 +15,7 @@ from ferrum.inventory import audit
 from ferrum.inventory import client as client_mod
 from ferrum.inventory import consumer_audit
 from ferrum.inventory import consumers
+from ferrum.inventory import worker
 from ferrum.objects import allocation as allocation_obj
 from tests.functional.conductor.flows import settled
 from tests.functional.inventory import test_allocations as base
@@ -182,3 +183,38 @@ def test_a_stale_conductor_leaves_the_new_owner_s_claim(backend, db,
     assert holders(pclient, second.uuid) == {row.uuid}
     assert holders(pclient, first.uuid) == set()
     base.no_drift(pconf, db, pclient)
+
+
+def test_the_reconcile_claims_a_switched_allocation_of_an_available_node(
+        pconf, db, pclient, one_call_at_a_time):
+    """An allocation made with backend = database on a node still
+    ``available``: not reserved under the placement backend, so the
+    periodic reconcile claims its missing consumer, and a node another
+    service took in the meantime is left to it (logged)."""
+    first = service.ConductorService(pconf, db=db)
+    first.start(start_periodics=False)
+    try:
+        held, taken = nodes(db, 2)
+        allocations = [first.manager.create_allocation(
+            {'resource_class': 'bm', 'candidate_nodes': [node.uuid]}, [])
+            for node in (held, taken)]
+        assert [a.state for a in allocations] == ['active', 'active']
+    finally:
+        first.stop()
+    pconf.set_override('backend', 'placement', group='allocation')
+    second = service.ConductorService(pconf, db=db)
+    second.start(start_periodics=False)
+    try:
+        converged(db)
+        assert reserved(pclient, held.uuid) == 0
+        nova = foreign_claim(pclient, taken.uuid)  # the window
+        worker.Reconcile(second.placement).reconcile_placement(second.ctx)
+        assert holders(pclient, held.uuid) == {allocations[0].uuid}
+        assert holders(pclient, taken.uuid) == {nova}
+        found = consumer_audit.drift(pconf, db, pclient)
+        assert [(d.kind, d.consumer) for d in found] == [
+            (consumer_audit.MISSING, allocations[1].uuid),
+            (consumer_audit.DOUBLE, nova)]
+    finally:
+        second.stop()
+        consumers.uninstall(db)
