@@ -23,7 +23,6 @@ into the outage state and keeps the change queued.
 
 from __future__ import annotations
 
-import dataclasses
 import random
 import time
 from collections.abc import Callable
@@ -170,21 +169,6 @@ class Pusher:
                 return REFUSED
         raise AssertionError('unreachable')  # pragma: no cover
 
-    def unreserve(self, node_uuid: str) -> None:
-        """Write the provider of ``node_uuid`` with ``reserved`` 0 whatever
-        the rule says, for the claim of a node in use that follows at
-        once (:func:`ferrum.inventory.consumers.claim_in_use`); the next
-        push writes the rule's value back.
-
-        :raises PlacementUnavailable: Placement is away.
-        :raises PlacementConflict: the provider kept changing.
-        :raises Clash: the provider is another service's.
-        """
-        wanted = desired(self.db, node_uuid, self.claims)
-        if wanted is None:
-            return
-        self._apply(dataclasses.replace(wanted, reserved=0))
-
     # ---- writing ----------------------------------------------------------
 
     def _from_record(self, wanted: mapping.Provider) -> str | None:
@@ -249,6 +233,23 @@ class Pusher:
             wrote = True
         records.save_synced(self.db, wanted, generation)
         return WRITTEN if wrote else UNCHANGED
+
+    def unreserve(self, node_uuid: str) -> None:
+        """Write the provider of ``node_uuid`` with ``reserved`` 0 whatever
+        the rule says, for the claim of a node in use that follows at
+        once (:func:`ferrum.inventory.consumers.claim_in_use`); the next
+        push writes the rule's value back.
+
+        :raises PlacementUnavailable: Placement is away.
+        :raises PlacementConflict: the provider kept changing.
+        :raises Clash: the provider is another service's.
+        """
+        wanted = desired(self.db, node_uuid, self.claims)
+        if wanted is None:
+            return
+        self._apply(mapping.Provider(
+            uuid=wanted.uuid, resource_class=wanted.resource_class,
+            reserved=0, traits=wanted.traits))
 
     def _delete(self, uuid: str) -> str:
         """The node is gone from the database: delete its provider if ours."""
