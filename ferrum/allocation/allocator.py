@@ -138,6 +138,11 @@ def _first_tries_in_placement(ctx: context_mod.ConductorContext,
         return True
     except exception.AllocationGone:
         return True
+    except placement_backend.ConsumerExists as exc:
+        LOG.error('Allocation %(alloc)s failed: %(error)s',
+                  {'alloc': allocation.uuid, 'error': exc})
+        allocation.mark_failed(ctx.conductor_id, str(exc))
+        return True
     except Exception as exc:
         # The worker's run handles every failure (and a database outage).
         LOG.warning('Allocation %(alloc)s: the first tries failed '
@@ -234,6 +239,8 @@ def _do_allocate(ctx: context_mod.ConductorContext,
     except client_mod.PlacementUnavailable as exc:
         placement_backend.fail(ctx, allocation, exc)
         return
+    except placement_backend.ConsumerExists as exc:
+        error = str(exc)
     except Exception as exc:
         LOG.exception('Allocation %s failed unexpectedly', allocation.uuid)
         error = 'Unexpected error during allocation: %s' % exc

@@ -68,8 +68,10 @@ def _claim_or_undo(task: task_manager.Task,
     """The placement backend: the allocation's consumer, or no allocation.
 
     Unlike a normal allocation the database comes first: the node is in
-    use, so its provider is reserved and nobody can claim it until the
-    allocation exists (see placement_backend.backfill_claim).
+    use and stays reserved in Placement, so a crash before the claim
+    leaves an active allocation on a reserved node, which the audit
+    reports (consumer-missing) and heals. Any failure of the claim comes
+    as AllocationFailed (see placement_backend.backfill_claim).
     """
     try:
         placement_backend.backfill_claim(task.ctx, allocation, task.node.uuid)

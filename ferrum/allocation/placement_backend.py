@@ -27,7 +27,9 @@ Outages. Placement unreachable during a claim fails the allocation at once
 release, in case the claim reached Placement before the answer was lost.
 Releases are queued in the transaction that deletes an allocation and
 done at once when Placement answers, later by the sync worker
-(:mod:`ferrum.inventory.consumers`).
+(:mod:`ferrum.inventory.consumers`). While the sync worker knows
+Placement is away, claims fail and releases are queued without a call
+(no timeout waited for on the API's path).
 """
 
 from __future__ import annotations
@@ -58,35 +60,58 @@ def _placement(ctx: context_mod.ConductorContext) -> consumers.Consumers:
     return ctx.placement
 
 
+class ConsumerExists(Exception):
+    """The allocation's uuid is already a consumer in Placement."""
+
+    def __init__(self, consumer: str, user: str | None) -> None:
+        super().__init__(
+            'uuid %s is already a consumer in Placement (user %s), maybe '
+            'another service\'s: no node was claimed for it. Create the '
+            'allocation with another uuid.' % (consumer, user))
+
+
+def _refused(node_uuid: str, consumer: str, exc: Exception) -> bool:
+    LOG.debug('Node %(node)s: Placement refused consumer %(alloc)s: '
+              '%(error)s', {'node': node_uuid, 'alloc': consumer,
+                            'error': exc})
+    return False
+
+
 def place(ctx: context_mod.ConductorContext, consumer: str, node_uuid: str,
           resource_class: str | None, owner: str | None) -> bool:
-    """Claim ``node_uuid``'s unit for ``consumer``; False when refused.
+    """Claim ``node_uuid``'s unit for new consumer ``consumer``; False
+    when Placement refused the node.
 
-    A consumer that exists already and holds exactly this node is this
-    claim (its first answer was lost): True.
+    The client never retries a claim (a lost answer fails the
+    allocation), so a consumer of that uuid that exists already is not
+    ours to take: another service's, or a user-chosen uuid that collides.
 
+    :raises ConsumerExists: see above.
     :raises PlacementUnavailable: Placement is away.
     """
-    client = _placement(ctx).client
-    try:
-        consumers.claim(ctx.conf, client, consumer, node_uuid,
-                        resource_class, owner)
-        return True
-    except client_mod.PlacementConflict as exc:
-        if exc.error_code == client_mod.CONCURRENT_UPDATE:
-            held = client.consumer(consumer).get('allocations') or {}
-            if set(held) == {node_uuid}:
-                return True
-        LOG.debug('Node %(node)s: Placement refused consumer %(alloc)s: '
-                  '%(error)s', {'node': node_uuid, 'alloc': consumer,
-                                'error': exc})
-        return False
-    except client_mod.PlacementRefused as exc:
-        # No provider, or no such class on it yet (the sync is behind).
-        LOG.debug('Node %(node)s: Placement refused consumer %(alloc)s: '
-                  '%(error)s', {'node': node_uuid, 'alloc': consumer,
-                                'error': exc})
-        return False
+    placement = _placement(ctx)
+    placement.check_up()
+    client = placement.client
+    for attempt in range(2):
+        try:
+            consumers.claim(ctx.conf, client, consumer, node_uuid,
+                            resource_class, owner)
+            return True
+        except client_mod.PlacementConflict as exc:
+            if exc.error_code != client_mod.CONCURRENT_UPDATE:
+                return _refused(node_uuid, consumer, exc)
+            existing = client.consumer(consumer)
+            if existing.get('allocations'):
+                raise ConsumerExists(
+                    consumer, existing.get('user_id')) from exc
+            # No such consumer: the provider's generation moved under
+            # Placement's own retries (concurrent claimers); once more.
+            if attempt:
+                return _refused(node_uuid, consumer, exc)
+        except client_mod.PlacementRefused as exc:
+            # No provider, or no such class on it yet (the sync is behind).
+            return _refused(node_uuid, consumer, exc)
+    raise AssertionError('unreachable')  # pragma: no cover
 
 
 def claim(ctx: context_mod.ConductorContext,
@@ -97,7 +122,8 @@ def claim(ctx: context_mod.ConductorContext,
     :returns: :data:`CLAIMED`, :data:`REFUSED` or :data:`TAKEN`.
     :raises PlacementUnavailable: Placement is away (the caller fails the
         allocation, which queues the release of anything claimed).
-    :raises AllocationGone: as ``reserve`` does; the claim was removed.
+    :raises AllocationGone: as ``reserve`` does; the claim was removed,
+        unless another conductor took the allocation over meanwhile.
     """
     if not place(ctx, allocation.uuid, node_uuid, allocation.resource_class,
                  allocation.owner):
@@ -105,22 +131,54 @@ def claim(ctx: context_mod.ConductorContext,
     try:
         if reserve():
             return CLAIMED
+    except exception.AllocationGone:
+        if not _taken_over(ctx, allocation.id):
+            _forget_or_queue(ctx, allocation.uuid)
+        raise
     except BaseException:
-        try:
-            forget(ctx, allocation.uuid)
-        except client_mod.PlacementUnavailable:
-            consumers.record(ctx.db, [allocation.uuid])
+        _forget_or_queue(ctx, allocation.uuid)
         raise
     forget(ctx, allocation.uuid)
     return TAKEN
 
 
+def _forget_or_queue(ctx: context_mod.ConductorContext,
+                     consumer: str) -> None:
+    try:
+        forget(ctx, consumer)
+    except client_mod.PlacementUnavailable:
+        consumers.record(ctx.db, [consumer])
+
+
+def _taken_over(ctx: context_mod.ConductorContext,
+                allocation_id: int) -> bool:
+    """Whether another conductor runs the allocation now.
+
+    This conductor was declared dead while its claim was in flight: the
+    consumer of that uuid may already be the new owner's claim (the new
+    owner removed ours when it resumed the row), so it is left to the new
+    owner. If our claim survived instead, the new owner's claim is
+    refused (ConsumerExists) and the allocation fails; its deletion, or
+    the audit (consumer-orphan), removes the claim.
+    """
+    try:
+        current = allocation_obj.Allocation.get(ctx.db, allocation_id)
+    except exception.AllocationNotFound:
+        return False
+    return (current.state in (allocation_obj.ALLOCATING,
+                              allocation_obj.ACTIVE)
+            and current.conductor_affinity != ctx.conductor_id)
+
+
 def forget(ctx: context_mod.ConductorContext, consumer: str) -> None:
-    """Remove the claim of an allocation that holds no node.
+    """Remove the claim of an allocation that holds no node (if it is
+    ferrum's: see :func:`consumers.release`).
 
     :raises PlacementUnavailable: Placement is away.
     """
-    _placement(ctx).client.release(consumer)
+    placement = _placement(ctx)
+    placement.check_up()
+    consumers.release(ctx.conf, placement.client, consumer)
 
 
 def outage_error(exc: Exception) -> str:
@@ -137,6 +195,7 @@ def fail(ctx: context_mod.ConductorContext,
     error = outage_error(exc)
     LOG.error('Allocation %(alloc)s failed: %(error)s',
               {'alloc': allocation.uuid, 'error': error})
+    _placement(ctx).failed(exc)
     with ctx.db.writer():
         allocation.mark_failed(ctx.conductor_id, error)
         consumers.record(ctx.db, [allocation.uuid])
@@ -155,10 +214,12 @@ def refused_note(count: int) -> str:
     """The part of last_error about nodes Placement refused."""
     if not count:
         return ''
-    return ('; Placement refused %d node%s (another consumer holds %s, or '
-            '%s reserved there)' % (count, '' if count == 1 else 's',
-                                    'it' if count == 1 else 'them',
-                                    'it is' if count == 1 else 'they are'))
+    one = count == 1
+    return ('; Placement refused %d node%s (another consumer holds %s, '
+            '%s reserved there, or %s not synced there yet)' % (
+                count, '' if one else 's', 'it' if one else 'them',
+                'it is' if one else 'they are',
+                'it is' if one else 'they are'))
 
 
 def released(ctx: context_mod.ConductorContext,
@@ -176,21 +237,36 @@ def backfill_claim(ctx: context_mod.ConductorContext,
     """Claim an already active node for a backfilled allocation (1.58).
 
     The node is in use, so its provider is reserved and nobody can claim
-    it; the allocation was written first (under the node's lock), which
-    makes the node's wanted provider unreserved (mapping.reserved), then
-    the provider is pushed and the claim made at once.
+    it: it is unreserved for the claim and reserved again at once
+    (:func:`consumers.claim_in_use`). The allocation was written first,
+    under the node's lock, so a crash anywhere leaves an active node
+    with an allocation: reserved by the sync thread's push or the
+    reconcile, its consumer reported missing by the audit.
 
-    :raises AllocationFailed: Placement refused the claim or is away; the
-        caller deletes the allocation.
+    :raises AllocationFailed: Placement refused the claim or is away, or
+        anything else went wrong; the caller deletes the allocation.
     """
     placement = _placement(ctx)
+
+    def claim_once() -> bool:
+        return place(ctx, allocation.uuid, node_uuid,
+                     allocation.resource_class, allocation.owner)
+
     try:
-        placement.pusher.push(node_uuid)
-        if place(ctx, allocation.uuid, node_uuid, allocation.resource_class,
-                 allocation.owner):
+        placement.check_up()
+        if consumers.claim_in_use(placement.pusher, node_uuid, claim_once):
             return
         reason = ('Placement refused to give node %s to its consumer '
                   '(another consumer holds it)' % node_uuid)
     except client_mod.PlacementUnavailable as exc:
+        placement.failed(exc)
         reason = outage_error(exc)
+    except ConsumerExists as exc:
+        reason = str(exc)
+    except Exception as exc:
+        LOG.exception('Node %(node)s: the Placement claim of backfilled '
+                      'allocation %(alloc)s failed unexpectedly',
+                      {'node': node_uuid, 'alloc': allocation.uuid})
+        reason = ('the claim of node %s in Placement failed unexpectedly: '
+                  '%s' % (node_uuid, exc))
     raise exception.AllocationFailed(reason=reason)

@@ -141,6 +141,10 @@ class ConductorService:
         if placement is not None:
             self.placement = placement_sync.start(self.conf, db, ctx.host,
                                                   placement)
+            if claims is not None:
+                # Claims and releases fail fast while the sync thread
+                # finds Placement away, rather than wait for its timeout.
+                claims.outage = self.placement.outage
         if start_periodics:
             self.start_periodics()
         LOG.info('Conductor %s started with hardware types %s',

@@ -226,8 +226,43 @@ class PlacementClient:
         return body
 
     def release(self, consumer: str) -> None:
-        """Delete a consumer's allocations; a missing consumer is fine."""
+        """Delete a consumer's allocations; a missing consumer is fine.
+
+        Whoever the consumer belongs to: only for a deleted node's
+        provider. ferrum's own consumers go with :meth:`release_own`.
+        """
         self.delete('/allocations/%s' % consumer, not_found_ok=True)
+
+    def release_own(self, consumer: str, user: str) -> bool:
+        """Remove ``consumer``'s allocations if its user is ``user``.
+
+        A consumer of another service (another user) is left alone: an
+        allocation uuid chosen by a user may be another service's
+        consumer. The removal is ``PUT {allocations: {}}`` with the
+        generation just read, so a consumer that changed meanwhile is read
+        again rather than removed blindly.
+
+        :returns: False when the consumer is another user's (left alone);
+            True when it is gone (or never existed).
+        :raises PlacementConflict: it kept changing under us.
+        """
+        for attempt in range(3):
+            body = self.consumer(consumer)
+            if not body.get('allocations'):
+                return True
+            if body.get('user_id') != user:
+                return False
+            try:
+                self.put('/allocations/%s' % consumer, {
+                    'allocations': {},
+                    'consumer_generation': body.get('consumer_generation'),
+                    'project_id': body['project_id'], 'user_id': user})
+                return True
+            except PlacementConflict as exc:
+                if (exc.error_code != CONCURRENT_UPDATE
+                        or attempt == 2):
+                    raise
+        raise AssertionError('unreachable')  # pragma: no cover
 
     def consumers_of(self, provider: str) -> dict[str, Any]:
         """The consumers holding ``provider``: uuid -> their resources."""

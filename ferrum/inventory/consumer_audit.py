@@ -6,7 +6,8 @@ Each node's provider is asked who holds it (one GET per node). Then:
 
 - an ``active`` allocation whose consumer does not hold its node is
   ``consumer-missing``; ``--heal`` claims it again (``consumer_generation:
-  null``), which Placement refuses if someone else took the node meanwhile;
+  null``; a node in use is unreserved for the claim and reserved again at
+  once), which Placement refuses if someone else took the node meanwhile;
 - a consumer of ferrum's (its user is ``[allocation] default_user``)
   holding a node without a live allocation of that uuid is
   ``consumer-orphan``; ``--heal`` releases it;
@@ -19,6 +20,7 @@ Allocations still ``allocating`` are in flight and left alone.
 
 from __future__ import annotations
 
+import logging
 from typing import NamedTuple
 
 import sqlalchemy as sa
@@ -28,6 +30,9 @@ from ferrum.db import api as db_api
 from ferrum.db import models
 from ferrum.inventory import client as client_mod
 from ferrum.inventory import consumers
+from ferrum.inventory import sync
+
+LOG = logging.getLogger(__name__)
 
 _NODES: sa.Table = models.Node.__table__  # type: ignore[assignment]
 _ALLOCATIONS: sa.Table = models.Allocation.__table__  # type: ignore[assignment]
@@ -108,22 +113,94 @@ def heal(conf: cfg.ConfigOpts, db: db_api.Database,
          found: list[ConsumerDrift]) -> dict[str, str]:
     """Repair what can be repaired; consumer -> outcome."""
     _nodes, held, _live = _state(db)
+    pusher = sync.Pusher(conf, db, client)
     outcomes: dict[str, str] = {}
     for item in found:
         if not item.repairable:
             continue
         if item.kind == ORPHAN:
-            client.release(item.consumer)
-            outcomes[item.consumer] = 'released'
+            outcomes[item.consumer] = (
+                'released' if consumers.release(conf, client, item.consumer)
+                else 'not ours')
             continue
         mine = held.get(item.node_uuid)
         if mine is None or mine.allocation != item.consumer:
             outcomes[item.consumer] = 'gone meanwhile'
             continue
-        try:
-            consumers.claim(conf, client, item.consumer, item.node_uuid,
-                            mine.resource_class, mine.owner)
-            outcomes[item.consumer] = 'claimed'
-        except client_mod.PlacementRefused as exc:
-            outcomes[item.consumer] = 'refused: %s' % exc
+        outcomes[item.consumer] = _claim(conf, pusher, item, mine)
     return outcomes
+
+
+def _claim(conf: cfg.ConfigOpts, pusher: sync.Pusher, item: ConsumerDrift,
+           mine: _Held) -> str:
+    """Claim a missing consumer: its node is in use (reserved) unless
+    ``available``, hence :func:`consumers.claim_in_use`."""
+    refusal: list[str] = []
+
+    def claim_once() -> bool:
+        try:
+            consumers.claim(conf, pusher.client, item.consumer,
+                            item.node_uuid, mine.resource_class, mine.owner)
+            return True
+        except client_mod.PlacementRefused as exc:
+            refusal[:] = [str(exc)]
+            return False
+
+    if consumers.claim_in_use(pusher, item.node_uuid, claim_once):
+        return 'claimed'
+    return 'refused: %s' % ''.join(refusal)
+
+
+def claim_missing_unreserved(conf: cfg.ConfigOpts, db: db_api.Database,
+                             client: client_mod.PlacementClient) -> int:
+    """The periodic reconcile's check (placement backend): an active
+    allocation whose node is still ``available`` is not reserved in
+    Placement (see :func:`mapping.reserved`), so only its consumer fences
+    the node. One missing (an allocation made before a switch from the
+    database backend) is claimed at once; a node another consumer holds
+    is logged (the audit reports it as ``double``). One GET per such node.
+
+    Returns how many consumers were created.
+
+    :raises PlacementUnavailable: Placement is away.
+    """
+    with db.reader() as conn:
+        rows = list(conn.execute(sa.select(
+            _ALLOCATIONS.c.uuid, _ALLOCATIONS.c.owner,
+            _NODES.c.uuid.label('node_uuid'),
+            _NODES.c.resource_class).select_from(_ALLOCATIONS.join(
+                _NODES, _NODES.c.id == _ALLOCATIONS.c.node_id)).where(
+                _ALLOCATIONS.c.state == 'active',
+                _NODES.c.provision_state == 'available')))
+    claimed = 0
+    for row in rows:
+        holders = client.consumers_of(row.node_uuid)
+        if row.uuid in holders:
+            continue
+        if holders:
+            LOG.warning('Node %(node)s: allocation %(alloc)s has no consumer '
+                        'in Placement and %(others)s hold the node there',
+                        {'node': row.node_uuid, 'alloc': row.uuid,
+                         'others': ', '.join(sorted(holders))})
+            continue
+        try:
+            consumers.claim(conf, client, row.uuid, row.node_uuid,
+                            row.resource_class, row.owner)
+        except client_mod.PlacementRefused as exc:
+            LOG.warning('Node %(node)s: the missing consumer of allocation '
+                        '%(alloc)s was refused: %(error)s',
+                        {'node': row.node_uuid, 'alloc': row.uuid,
+                         'error': exc})
+            continue
+        with db.reader() as conn:
+            still = conn.execute(sa.select(_ALLOCATIONS.c.id).where(
+                _ALLOCATIONS.c.uuid == row.uuid,
+                _ALLOCATIONS.c.state == 'active')).first()
+        if still is None:  # deleted meanwhile: its release may be done
+            consumers.release(conf, client, row.uuid)
+            continue
+        LOG.warning('Node %(node)s: created the missing Placement consumer '
+                    'of allocation %(alloc)s', {'node': row.node_uuid,
+                                                'alloc': row.uuid})
+        claimed += 1
+    return claimed

@@ -29,8 +29,8 @@ from __future__ import annotations
 
 import datetime
 import logging
-from collections.abc import Iterable
-from typing import Any, NamedTuple
+from collections.abc import Callable, Iterable
+from typing import Any, NamedTuple, Protocol
 
 import sqlalchemy as sa
 from oslo_config import cfg
@@ -46,10 +46,14 @@ LOG = logging.getLogger(__name__)
 
 TABLE: sa.Table = models.PlacementRelease.__table__  # type: ignore[assignment]
 _ALLOCATIONS: sa.Table = models.Allocation.__table__  # type: ignore[assignment]
+_NODES: sa.Table = models.Node.__table__  # type: ignore[assignment]
+#: The recording INSERT of each DELETE statement (by identity).
+_CACHE: dict[int, tuple[sa.Executable, sa.Insert]] = {}
+_CACHE_SIZE = 256
 _NOW = 'ferrum_release_now'
 #: Seconds the sync worker leaves a queued release to the path that
 #: queued it (which releases at once after its commit), so that the two
-#: do not send the same DELETE.
+#: do not send the same release.
 GRACE = 2.0
 #: Allocation states whose consumer is legitimately held.
 _LIVE = ('allocating', 'active')
@@ -79,11 +83,6 @@ def _where(statement: sa.Delete) -> Any:
         if isinstance(table, sa.CTE):
             return getattr(table.element, 'whereclause', None)
     return where
-
-
-_NODES: sa.Table = models.Node.__table__  # type: ignore[assignment]
-_CACHE: dict[int, tuple[sa.Executable, sa.Insert]] = {}
-_CACHE_SIZE = 256
 
 
 def _recorder(statement: sa.Delete) -> sa.Insert:
@@ -143,6 +142,60 @@ def claim(conf: cfg.ConfigOpts, client: client_mod.PlacementClient,
                  owner or group.default_project, group.default_user)
 
 
+def claim_in_use(pusher: sync.Pusher, node_uuid: str,
+                 claim_once: Callable[[], bool]) -> bool:
+    """Claim a node in use (``active``), whose provider is reserved (see
+    :func:`mapping.reserved`), with ``claim_once`` (True when claimed,
+    False when Placement refused the node): a backfill (1.58), or the
+    audit's heal of a consumer missing after a switch from the database
+    backend.
+
+    The provider is written unreserved, claimed, and pushed back to the
+    rule's value (reserved) whatever happened. For that short window (a
+    few requests) another service may claim the node first: the claim is
+    then refused (False). A node only reserved again meanwhile (our own
+    sync thread pushed it) is tried again. If the push back fails, the
+    provider stays unreserved until the sync thread's next push or the
+    periodic reconcile, which reserve it again (the node is in use).
+
+    :raises PlacementUnavailable: Placement is away.
+    """
+    try:
+        for _attempt in range(3):
+            pusher.unreserve(node_uuid)
+            if claim_once():
+                return True
+            if pusher.client.consumers_of(node_uuid):
+                return False
+        return False
+    finally:
+        try:
+            pusher.push(node_uuid)
+        except client_mod.PlacementUnavailable as exc:
+            LOG.warning('Node %(node)s: its provider stays unreserved until '
+                        'the next push (the reconcile reserves it again): '
+                        '%(error)s', {'node': node_uuid, 'error': exc})
+
+
+def release(conf: cfg.ConfigOpts, client: client_mod.PlacementClient,
+            consumer: str) -> bool:
+    """Remove ``consumer`` if it is ferrum's (its user is ``[allocation]
+    default_user``); another service's consumer of that uuid is left
+    alone and False returned.
+
+    :raises PlacementUnavailable: Placement is away.
+    :raises PlacementConflict: the consumer kept changing under us.
+    """
+    if client.release_own(consumer, conf.allocation.default_user):
+        return True
+    LOG.warning('Placement consumer %(consumer)s belongs to another '
+                'service (its user is not [allocation] default_user '
+                '%(user)s): not removed', {
+                    'consumer': consumer,
+                    'user': conf.allocation.default_user})
+    return False
+
+
 # ---- releasing --------------------------------------------------------------
 
 class _Queued(NamedTuple):
@@ -150,10 +203,24 @@ class _Queued(NamedTuple):
     node_uuids: set[str]
 
 
+class OutageState(Protocol):
+    """The conductor's sync thread's view of Placement
+    (:class:`ferrum.inventory.worker.Outage`)."""
+
+    down: str | None
+
+    def failed(self, exc: Exception) -> bool: ...
+
+
 class Consumers:
     """Releases queued consumers through one client (thread-safe).
 
     :ivar client: the Placement client, also the allocation backend's.
+    :ivar outage: the sync thread's outage state, once it runs. While it
+        says Placement is away, nothing here waits for Placement's
+        timeout: claims fail at once (:meth:`check_up`), releases stay
+        queued for the sync thread, which probes Placement every
+        ``[placement] outage_retry_interval`` seconds.
     """
 
     def __init__(self, conf: cfg.ConfigOpts, db: db_api.Database,
@@ -163,6 +230,25 @@ class Consumers:
         self.db = db
         self.client = client
         self.pusher = pusher or sync.Pusher(conf, db, client)
+        self.outage: OutageState | None = None
+
+    def check_up(self) -> None:
+        """Fail fast while the sync thread finds Placement away.
+
+        :raises PlacementUnavailable: it is away.
+        """
+        outage = self.outage
+        if outage is not None and outage.down is not None:
+            raise client_mod.PlacementUnavailable(reason=(
+                'this conductor\'s Placement sync thread found it %s and '
+                'tries again every [placement] outage_retry_interval '
+                'seconds' % outage.down))
+
+    def failed(self, exc: Exception) -> None:
+        """Tell the sync thread Placement is away (later claims then fail
+        at once, until its probe finds Placement back)."""
+        if self.outage is not None:
+            self.outage.failed(exc)
 
     def _queued(self, consumer_uuids: list[str] | None,
                 limit: int) -> dict[str, _Queued]:
@@ -202,7 +288,14 @@ class Consumers:
                 for node_uuid in sorted(entry.node_uuids):
                     # Reserved first (a node still cleaning), then free.
                     self.pusher.push(node_uuid, delete=False)
-                self.client.release(consumer)
+                try:
+                    release(self.conf, self.client, consumer)
+                except client_mod.PlacementRefused as exc:
+                    # Trying again would meet the same refusal each round;
+                    # the audit reports the consumer (consumer-orphan).
+                    LOG.warning('Placement consumer %(consumer)s: release '
+                                'refused, left to the audit: %(error)s',
+                                {'consumer': consumer, 'error': exc})
             with self.db.writer() as conn:
                 conn.execute(sa.delete(TABLE).where(TABLE.c.id.in_(
                     entry.ids)))
@@ -218,6 +311,7 @@ class Consumers:
         if not wanted:
             return True
         try:
+            self.check_up()
             self._release(self._queued(wanted, 100))
         except client_mod.PlacementUnavailable as exc:
             LOG.warning('Placement consumers %(consumers)s: release queued '

@@ -51,15 +51,20 @@ def reserved(node: Mapping[str, Any], claims: bool = False) -> bool:
     retired.
 
     With ``claims`` (``[allocation] backend = placement``) a node an
-    allocation holds is never reserved, whatever its state: the
+    allocation holds is not reserved while it is ``available``: the
     allocation's consumer already holds the node's only unit, so nothing
-    else can claim it, and leaving the inventory alone spares a PUT (and a
-    provider generation bump that fails concurrent claimers) per
-    allocation and per deployment. When the allocation goes, its release
-    pushes the provider first (:mod:`ferrum.inventory.consumers`), so a
-    node still cleaning is reserved before its unit is free.
+    else can claim it, and leaving the inventory alone spares a PUT (and
+    a provider generation bump that fails concurrent claimers) per
+    allocation. Once it leaves ``available`` (deploying, active,
+    cleaning...) it is reserved as without ``claims``: one PUT per
+    deployment, and a node in use whose consumer is missing (an
+    allocation made with the database backend, a crash between a
+    backfill's two writes) is still fenced. When the allocation goes, its
+    release pushes the provider first (:mod:`ferrum.inventory.consumers`),
+    so a node still cleaning is reserved before its unit is free.
     """
-    if claims and node['allocation_id'] is not None:
+    if (claims and node['allocation_id'] is not None
+            and node['provision_state'] == states.AVAILABLE):
         return False
     return (node['provision_state'] != states.AVAILABLE
             or bool(node['maintenance'])

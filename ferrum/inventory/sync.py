@@ -336,6 +336,23 @@ class Pusher:
         records.save_synced(self.db, wanted, generation)
         return WRITTEN if wrote else UNCHANGED
 
+    def unreserve(self, node_uuid: str) -> None:
+        """Write the provider of ``node_uuid`` with ``reserved`` 0 whatever
+        the rule says, for the claim of a node in use that follows at
+        once (:func:`ferrum.inventory.consumers.claim_in_use`); the next
+        push writes the rule's value back.
+
+        :raises PlacementUnavailable: Placement is away.
+        :raises PlacementConflict: the provider kept changing.
+        :raises Clash: the provider is another service's.
+        """
+        wanted = desired(self.db, node_uuid, self.claims)
+        if wanted is None:
+            return
+        self._apply(mapping.Provider(
+            uuid=wanted.uuid, resource_class=wanted.resource_class,
+            reserved=0, traits=wanted.traits))
+
     def _delete(self, uuid: str) -> str:
         """The node is gone from the database: delete its provider if ours."""
         traits = self.client.get(_url(uuid, '/traits'), not_found_ok=True)

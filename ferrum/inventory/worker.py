@@ -29,7 +29,10 @@ Reconcile. Every ``[placement] sync_interval`` seconds the conductor compares
 ferrum's nodes with Placement (:func:`ferrum.inventory.audit.drift`, one
 listing of the providers plus ferrum's own records) and queues the nodes
 that drifted; a node whose provider did not change is not queued, so a
-quiet cloud costs no write.
+quiet cloud costs no write. With the placement allocation backend it
+also claims the missing consumer of an active allocation whose node is
+still ``available`` (so not reserved): one made before a switch from the
+database backend (:func:`consumer_audit.claim_missing_unreserved`).
 """
 
 from __future__ import annotations
@@ -48,6 +51,7 @@ from ferrum.conf import placement as placement_conf
 from ferrum.db import api as db_api
 from ferrum.inventory import audit
 from ferrum.inventory import client as client_mod
+from ferrum.inventory import consumer_audit
 from ferrum.inventory import consumers
 from ferrum.inventory import outbox
 from ferrum.inventory import records
@@ -268,6 +272,9 @@ class Reconcile:
         try:
             drifted = audit.drift(worker.db, worker.client, deep=False,
                                   claims=worker.pusher.claims)
+            if worker.pusher.claims:
+                consumer_audit.claim_missing_unreserved(
+                    worker.conf, worker.db, worker.client)
         except client_mod.PlacementUnavailable as exc:
             worker.outage.failed(exc)
             return

@@ -146,7 +146,7 @@ def test_placement_killed_mid_run(backend, db, gconf, placement_process):
 
 
 _ALLOCATOR = '''
-import sys, threading, time
+import sys, threading
 from ferrum import conf as ferrum_conf
 from ferrum.conductor import service
 from ferrum.objects import allocation as allocation_obj
@@ -154,11 +154,13 @@ from ferrum.objects import allocation as allocation_obj
 conf = ferrum_conf.load_for_program(['--config-file', sys.argv[1]])
 marker = sys.argv[2]
 claim = allocation_obj.Allocation.claim
+hung = threading.Event()
+others_ran = threading.Semaphore(0)
 
 def claim_then_hang(self, *args, **kwargs):
     # The Placement claim is made; die before the database hears of it.
     if self.name == 'stuck':
-        open(marker, 'w').close()
+        hung.set()
         threading.Event().wait()
     return claim(self, *args, **kwargs)
 
@@ -166,19 +168,27 @@ allocation_obj.Allocation.claim = claim_then_hang
 svc = service.ConductorService(conf)
 svc.start(start_periodics=False)
 
-def allocate(name=None):
-    while True:
-        values = {'resource_class': 'bm'}
-        if name:
-            values['name'] = name
-        svc.manager.create_allocation(values, [])
-        if name:
-            return
+def stuck():
+    svc.manager.create_allocation({'resource_class': 'bm', 'name': 'stuck'},
+                                  [])
 
+def others(count):
+    # Other allocations in flight around the kill; at most 2 x 10 of the
+    # 40 nodes, so "stuck" always had one.
+    hung.wait()
+    for number in range(count):
+        svc.manager.create_allocation({'resource_class': 'bm'}, [])
+        if number == 0:
+            others_ran.release()
+
+threading.Thread(target=stuck, daemon=True).start()
 for _ in range(2):
-    threading.Thread(target=allocate, daemon=True).start()
-time.sleep(0.5)
-allocate('stuck')
+    threading.Thread(target=others, args=(10,), daemon=True).start()
+hung.wait()
+others_ran.acquire()
+others_ran.acquire()
+open(marker, 'w').close()
+threading.Event().wait()
 '''
 
 

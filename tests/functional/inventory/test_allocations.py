@@ -84,6 +84,16 @@ def backend(pconf, db, one_call_at_a_time):
     consumers.uninstall(db)
 
 
+def dead_conductor(db, host):
+    """A conductor whose heartbeat stopped long ago."""
+    dead = conductor_obj.register(db, host, '', 60)
+    with db.writer() as conn:
+        conn.execute(sa.update(conductor_obj.TABLE).where(
+            conductor_obj.TABLE.c.id == dead.id).values(
+                heartbeat_at=datetime.datetime(2020, 1, 1)))
+    return dead
+
+
 def nodes(db, count, **values):
     made = [node_obj.Node.create(db, dict(AVAILABLE, **values))
             for _ in range(count)]
@@ -160,8 +170,9 @@ def test_tear_down_reserves_the_node_before_releasing_it(backend, db,
     manager.do_provisioning_action(node.uuid, 'deploy')
     settled(db, node.id, 'active')
     converged(db)
-    # Deployed and held: the consumer fences it, no reserve written.
-    assert reserved(pclient, node.uuid) == 0
+    # Deployed and held: reserved too, as any node in use (one inventory
+    # PUT per deployment), so that it stays fenced without its consumer.
+    assert reserved(pclient, node.uuid) == 1
     assert holders(pclient, node.uuid) == {allocation.uuid}
     manager.do_provisioning_action(node.uuid, 'deleted')
     settled(db, node.id, 'available')
@@ -225,8 +236,10 @@ def test_backfill_creates_the_consumer_of_an_active_node(backend, db,
     assert allocation.state == 'active'
     assert node_obj.Node.get(db, node.id).instance_uuid == allocation.uuid
     assert holders(pclient, node.uuid) == {allocation.uuid}
+    # Unreserved for the claim only: reserved again at once (in use).
+    assert reserved(pclient, node.uuid) == 1
     converged(db)
-    assert reserved(pclient, node.uuid) == 0
+    assert reserved(pclient, node.uuid) == 1
     no_drift(pconf, db, pclient)
     backend.manager.set_maintenance(node.uuid, True, 'done')
     backend.manager.destroy_allocation(allocation.uuid)
@@ -254,11 +267,7 @@ def test_take_over_removes_a_dead_conductor_s_claim(backend, db, pclient,
     write leaves a consumer and an ``allocating`` row: the conductor that
     takes the row over removes the claim and allocates afresh."""
     first, second = nodes(db, 2)
-    dead = conductor_obj.register(db, 'dead-host', '', 60)
-    with db.writer() as conn:
-        conn.execute(sa.update(conductor_obj.TABLE).where(
-            conductor_obj.TABLE.c.id == dead.id).values(
-                heartbeat_at=datetime.datetime(2020, 1, 1)))
+    dead = dead_conductor(db, 'dead-host')
     row = allocation_obj.Allocation.create(db, {
         'resource_class': 'bm', 'conductor_affinity': dead.id,
         'candidate_nodes': [second.uuid]})

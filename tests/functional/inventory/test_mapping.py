@@ -153,17 +153,24 @@ def test_traits_pushed_and_foreign_traits_kept(synced, db, pclient):
     assert_no_drift(db, pclient)
 
 
-def test_with_the_placement_backend_a_held_node_is_not_reserved():
-    """Its consumer holds the only unit (doc/placement.md); a node nobody
-    holds keeps every other reason to be reserved."""
+def test_with_the_placement_backend_a_held_node_is_reserved_once_in_use():
+    """Its consumer holds the only unit while it is available
+    (doc/placement.md); once in use (deploying, active, cleaning...) it is
+    reserved as with the database backend, so a node in use whose
+    consumer is missing is still fenced; a node nobody holds keeps every
+    other reason to be reserved."""
     base = {'provision_state': 'available', 'maintenance': False,
             'power_state': 'power off', 'instance_uuid': None,
             'allocation_id': None, 'retired': False}
     held = dict(base, allocation_id=7, instance_uuid='x')
-    for change in ({}, {'provision_state': 'active'},
-                   {'provision_state': 'cleaning'}, {'maintenance': True}):
+    for change in ({}, {'maintenance': True}, {'power_state': None}):
         assert mapping.reserved(dict(held, **change), claims=True) is False
         assert mapping.reserved(dict(held, **change)) is True
+    for state in ('deploying', 'wait call-back', 'active', 'deleting',
+                  'cleaning', 'clean wait', 'deploy failed'):
+        changed = dict(held, provision_state=state)
+        assert mapping.reserved(changed, claims=True) is True
+        assert mapping.reserved(changed) is True
     for change in ({'provision_state': 'cleaning'}, {'maintenance': True},
                    {'instance_uuid': 'nova-instance'}, {'retired': True},
                    {'power_state': None}):

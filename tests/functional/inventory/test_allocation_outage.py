@@ -1,0 +1,78 @@
+# SPDX-License-Identifier: Apache-2.0
+"""The placement allocation backend while the sync thread finds Placement
+away (blackholed: every call would wait for its timeout): claims fail at
+once, releases stay queued, and nothing on the API's path calls
+Placement."""
+
+import threading
+
+from ferrum.inventory import client as client_mod
+from ferrum.inventory import consumer_audit
+from ferrum.inventory import consumers
+from tests.conftest import wait_for
+from tests.functional.inventory import test_allocations as base
+
+backend = base.backend
+one_call_at_a_time = base.one_call_at_a_time
+
+
+def test_nothing_waits_for_placement_while_it_is_known_away(
+        backend, db, pclient, pconf, monkeypatch):
+    node, _spare = base.nodes(db, 2)
+    manager = backend.manager
+    kept = manager.create_allocation(
+        {'resource_class': 'bm', 'candidate_nodes': [node.uuid]}, [])
+    assert kept.state == 'active', kept.last_error
+    me = threading.current_thread()
+    on_my_thread = []
+    blackholed = threading.Event()
+    call = client_mod.PlacementClient._call
+
+    def blackhole(self, method, url, *args, **kwargs):
+        if not blackholed.is_set():
+            return call(self, method, url, *args, **kwargs)
+        if threading.current_thread() is me:
+            on_my_thread.append((method, url))
+        raise client_mod.PlacementUnavailable(reason='timed out')
+
+    monkeypatch.setattr(client_mod.PlacementClient, '_call', blackhole)
+    blackholed.set()
+    backend.placement.outage.failed(
+        client_mod.PlacementUnavailable(reason='timed out'))
+    failed = manager.create_allocation({'resource_class': 'bm'}, [])
+    assert on_my_thread == []  # failed at once, no timeout waited for
+    assert failed.state == 'error'
+    assert 'Placement could not be reached' in failed.last_error
+    assert 'sync thread' in failed.last_error
+    manager.destroy_allocation(kept.uuid)
+    assert consumers.backlog(db) >= 1  # kept's release, queued
+    assert on_my_thread == []
+    blackholed.clear()
+    wait_for(lambda: consumers.backlog(db) == 0, timeout=30,
+             what='the queued releases to drain')
+    assert backend.placement.outage.down is None
+    assert base.holders(pclient, node.uuid) == set()
+    again = manager.create_allocation({'resource_class': 'bm'}, [])
+    assert again.state == 'active', again.last_error
+
+
+def test_a_refused_release_does_not_fail_the_delete(backend, db, pclient,
+                                                    pconf, monkeypatch):
+    """The deletion is committed: a release Placement refuses is logged
+    and left to the audit, not turned into an error."""
+    (node,) = base.nodes(db, 1)
+    allocation = backend.manager.create_allocation(
+        {'resource_class': 'bm'}, [])
+
+    def refuse(self, consumer, user):
+        raise client_mod.PlacementConflict(
+            method='PUT', url='/allocations/%s' % consumer, status=409,
+            error_code=client_mod.CONCURRENT_UPDATE, detail='kept changing')
+
+    with monkeypatch.context() as patch:
+        patch.setattr(client_mod.PlacementClient, 'release_own', refuse)
+        backend.manager.destroy_allocation(allocation.uuid)
+        assert consumers.backlog(db) == 0
+    found = consumer_audit.drift(pconf, db, pclient)
+    assert [(d.kind, d.consumer) for d in found] == [
+        (consumer_audit.ORPHAN, allocation.uuid)]
