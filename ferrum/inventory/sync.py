@@ -46,6 +46,11 @@ _NODES: sa.Table = models.Node.__table__  # type: ignore[assignment]
 _NODE_COLUMNS = [_NODES.c.id] + [_NODES.c[name]
                                  for name in sorted(mapping.COLUMNS)]
 
+#: How far ``POST /reshaper`` moves the generation of a provider whose
+#: inventory it replaces with a non-empty one (Placement writes an interim
+#: and then the final inventory).
+RESHAPE_STEP = 2
+
 #: What one push did, for logs, tests and benchmarks.
 UNCHANGED = 'unchanged'
 WRITTEN = 'written'
@@ -258,16 +263,20 @@ class Pusher:
                             'a time. %s', exc)
             return False
         # Placement answers without the new generations. A reshape writes
-        # each provider's inventory the same number of times, so all of
-        # them moved by the same step: one read-back tells it. A wrong
-        # guess (someone wrote the read-back provider meanwhile) costs only
-        # a 409 and a re-read at the node's next push, and the reconcile
-        # sees the mismatch: nothing is ever written blind on it.
+        # each provider's (non-empty) inventory twice, an interim and a
+        # final one, so each generation moved by RESHAPE_STEP; one
+        # read-back confirms it. Any other step means someone else wrote
+        # the read-back provider meanwhile, and then the others could be
+        # recorded a generation too high, which would hide a later write
+        # of theirs from the reconcile and let a trusted PUT go through
+        # blind: the whole batch is recorded without a generation instead,
+        # so each node's next push reads its provider first.
         first, sent = batch[0]
         current = self.client.get(_url(first.uuid), not_found_ok=True)
         step = int(current['generation']) - sent if current else 0
+        trusted = step == RESHAPE_STEP
         records.save_synced_many(self.db, [
-            (provider, generation + step if step > 0 else None)
+            (provider, generation + RESHAPE_STEP if trusted else None)
             for provider, generation in batch])
         return True
 

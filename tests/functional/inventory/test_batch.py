@@ -63,6 +63,44 @@ def test_inventory_changes_go_in_one_reshape(pconf, db, pclient):
     assert_no_drift(db, pclient)
 
 
+def _foreign_trait(pclient, uuid, trait):
+    traits = pclient.get('/resource_providers/%s/traits' % uuid)
+    pclient.put('/traits/%s' % trait)
+    pclient.put('/resource_providers/%s/traits' % uuid, {
+        'traits': traits['traits'] + [trait],
+        'resource_provider_generation':
+            traits['resource_provider_generation']})
+
+
+def test_a_write_before_the_read_back_leaves_no_generation_trusted(
+        pconf, db, pclient):
+    nodes = _pushed_nodes(pconf, db, pclient, 3)
+    _maintenance(db, nodes)
+    client = client_mod.PlacementClient(pconf)
+    reshape = client.reshape
+
+    def then_a_foreign_write(inventories):
+        reshape(inventories)
+        # Another service writes the provider ferrum reads back.
+        _foreign_trait(pclient, nodes[0].uuid, 'CUSTOM_FIRST')
+    client.reshape = then_a_foreign_write
+    outcomes, rest = sync.Pusher(pconf, db, client).push_batch(
+        [node.uuid for node in nodes])
+    assert rest == [] and set(outcomes.values()) == {sync.WRITTEN}
+    # The step read back is 3, not 2: no generation of the batch is
+    # trusted, so a later foreign write on another provider is seen...
+    _foreign_trait(pclient, nodes[1].uuid, 'CUSTOM_SECOND')
+    drifted = {d.node_uuid for d in audit.drift(db, pclient, deep=False)}
+    assert {nodes[0].uuid, nodes[1].uuid} <= drifted
+    # ...and the next pushes read first, keeping both foreign traits.
+    pusher = sync.Pusher(pconf, db, client)
+    for node in nodes:
+        pusher.push(node.uuid)
+    assert 'CUSTOM_FIRST' in provider(pclient, nodes[0].uuid)[1]
+    assert 'CUSTOM_SECOND' in provider(pclient, nodes[1].uuid)[1]
+    assert_no_drift(db, pclient)
+
+
 def test_one_conflict_fails_the_reshape_and_each_node_is_pushed(
         pconf, db, pclient):
     nodes = _pushed_nodes(pconf, db, pclient, 4)
