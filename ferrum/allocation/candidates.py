@@ -112,7 +112,8 @@ class Requirements:
         """The bound values, with the lease guard measured from now: an
         allocation retried for a while must not miss a lease starting
         meanwhile."""
-        return dict(self.fixed_params, b_guard_until=base.utcnow()
+        now = base.utcnow()
+        return dict(self.fixed_params, b_now=now, b_guard_until=now
                     + datetime.timedelta(seconds=self.guard_s))
 
     @property
@@ -160,13 +161,21 @@ def lease_filter(owner: bool) -> Filter:
     the lease's project may take them (the node's ``lessee`` then matches
     too, Ironic's 1.60/1.65 rule); an allocation without an owner is
     "another project" for every lease.
+
+    Past its end, a lease still holds a node until its engine gives the
+    node back (or hands it to the project's next lease), and then nobody
+    may take it, the project included: that end would release or undeploy
+    whatever was made on the node meanwhile.
     """
     held = sa.select(_LEASE_NODES.c.id).where(
         _LEASE_NODES.c.node_id == _NODES.c.id, _LEASE_NODES.c.holding,
         _LEASE_NODES.c.start_at < sa.bindparam('b_guard_until',
                                                type_=sa.DateTime))
     if owner:
-        held = held.where(_LEASE_NODES.c.project != sa.bindparam('b_owner'))
+        held = held.where(sa.or_(
+            _LEASE_NODES.c.project != sa.bindparam('b_owner'),
+            _LEASE_NODES.c.end_at <= sa.bindparam('b_now',
+                                                  type_=sa.DateTime)))
     return Filter(~held.offset(0).exists(),
                   'are not leased to another project',
                   'leased, or about to be, to another project')

@@ -14,6 +14,7 @@ from typing import Any
 import sqlalchemy as sa
 from oslo_db import exception as db_exc
 
+from ferrum.common import lease_statuses as statuses
 from ferrum.db import api as db_api
 from ferrum.objects import base
 from ferrum.objects import lease as lease_obj
@@ -121,16 +122,29 @@ class _Lost(Exception):
 
 
 _NEXT = NODES.alias('next_row')
+_NEXT_LEASE = lease_obj.TABLE.alias('next_lease')
 #: The node already belongs to the next lease of the same project: one
-#: that holds it from a start already reached (the start took the node
-#: as the project's own, as a re-run start does) and has not ended. The
-#: end must not clear the lessee under that lease.
-_PASSED_ON = sa.select(_NEXT.c.id).where(
+#: that holds it from a start already reached and run (the start took the
+#: node as the project's own, as a re-run start does; a lease still
+#: ``pending`` may yet be cancelled, and would then leave the node with
+#: the project for good) and has not ended. The end must not clear the
+#: lessee under that lease.
+_NEXT_ROW = (
     _NEXT.c.node_id == NODES.c.node_id, _NEXT.c.holding,
     _NEXT.c.lease_id != NODES.c.lease_id,
     _NEXT.c.project == NODES.c.project,
     _NEXT.c.start_at <= sa.bindparam('b_now', type_=sa.DateTime),
-    _NEXT.c.end_at > sa.bindparam('b_now', type_=sa.DateTime)).exists()
+    _NEXT.c.end_at > sa.bindparam('b_now', type_=sa.DateTime),
+    _NEXT_LEASE.c.id == _NEXT.c.lease_id,
+    _NEXT_LEASE.c.status != statuses.PENDING)
+_PASSED_ON = sa.select(_NEXT.c.id).where(*_NEXT_ROW).exists()
+#: The next rows that take the nodes over, with the ending rows' copy of
+#: each node's ``extra`` from before the project had it: the next lease's
+#: start copied the node's extra as this project left it, and at its end
+#: the node must get back the original, not the first lease's tenant's.
+_TAKING_OVER = sa.select(_NEXT.c.id, NODES.c.node_extra).where(
+    NODES.c.id.in_(sa.bindparam('b_rows', expanding=True)),
+    NODES.c.node_extra.is_not(None), *_NEXT_ROW)
 #: One UPDATE for the nodes of many rows: per node, PostgreSQL planned the
 #: single-node form on ``nodes_provision_state_idx`` while the table was
 #: not yet analyzed, reading every available node (1.5 ms each at 10,000).
@@ -176,6 +190,9 @@ def give_back_all(db: db_api.Database, rows: Sequence[Mapping[str, Any]]
     values = {'b_rows': base.bucketed(sorted(
         row['id'] for row in by_node.values())), 'b_now': base.utcnow()}
     with db.writer() as conn:
+        for next_id, extra in conn.execute(_TAKING_OVER, values).all():
+            conn.execute(sa.update(NODES).where(NODES.c.id == next_id)
+                         .values(node_extra=extra))
         passed = set(conn.execute(_HAND_OVER, values).scalars())
         nodes = conn.execute(_GIVE_BACK, values).scalars().all()
         back = {by_node[node_id]['id'] for node_id in nodes}

@@ -11,6 +11,7 @@ import threading
 
 import sqlalchemy as sa
 
+from ferrum.allocation import allocator
 from ferrum.common import states
 from ferrum.drivers.fake import interfaces as fake_interfaces
 from ferrum.leases import engine
@@ -185,11 +186,20 @@ def test_the_projects_next_lease_keeps_the_node(site):
     """Lease B of the same project starts on the node as lease A ends
     (margin 0): B's start takes the node as the project's own, and A's
     end must not clear the lessee under B."""
-    (node,) = site.nodes(1)
+    (node,) = site.nodes(1, extra={'rack': 'r1'})
     (first,) = _book(site, [node])
     engine.run(site.conductor.ctx)
+    # The first lease's tenant leaves a mark in extra.
+    used = node_obj.Node.get(site.db, node.id)
+    used.extra = dict(used.extra, tenant='was here')
+    used.save()
     assert site.client.delete('/v1/leases/%s' % first['uuid']
                               ).status_code == 204
+    # Past its end and not yet given back, the node is nobody's to
+    # allocate, the project's included: the end would release it.
+    refused = allocator.create(site.conductor.ctx, {
+        'resource_class': 'gold', 'owner': 'tenant'}, [])
+    assert refused.state == 'error', refused.node_id
     (second,) = _book(site, [node])
     engine.run(site.conductor.ctx)
     assert _lease(site, first['uuid'])['status'] == 'ended'
@@ -203,4 +213,31 @@ def test_the_projects_next_lease_keeps_the_node(site):
                               ).status_code == 204
     engine.run(site.conductor.ctx)
     assert _lease(site, second['uuid'])['status'] == 'ended'
+    back = node_obj.Node.get(site.db, node.id)
+    assert back.lessee is None
+    # The extra from before the project's first lease, not its tenant's.
+    assert back.extra == {'rack': 'r1'}
+
+
+def test_a_pending_next_lease_does_not_take_the_node_over(site):
+    """A same-project lease still pending (its start not run yet) may be
+    cancelled; the ending lease gives the node back instead of leaving it
+    with the project."""
+    (node,) = site.nodes(1)
+    (first,) = _book(site, [node])
+    engine.run(site.conductor.ctx)
+    assert site.client.delete('/v1/leases/%s' % first['uuid']
+                              ).status_code == 204
+    (second,) = _book(site, [node])
+    # Only the end runs: the second lease stays pending.
+    first_row = lease_obj.Lease.get(site.db, first['uuid'])
+    [claimed] = lease_obj.Lease.claim(
+        site.db, [first_row.id], 'end', site.conductor.ctx.conductor_id,
+        [_TABLE.c.end_at <= base.utcnow()])
+    engine.end_all(site.conductor.ctx, [claimed])
+    assert _lease(site, first['uuid'])['status'] == 'ended'
+    assert _lease(site, second['uuid'])['status'] == 'pending'
+    assert node_obj.Node.get(site.db, node.id).lessee is None
+    assert site.client.delete('/v1/leases/%s' % second['uuid']
+                              ).status_code == 204
     assert node_obj.Node.get(site.db, node.id).lessee is None
