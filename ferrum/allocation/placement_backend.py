@@ -41,7 +41,10 @@ from ferrum.common import exception
 from ferrum.conductor import context as context_mod
 from ferrum.inventory import client as client_mod
 from ferrum.inventory import consumers
+from ferrum.inventory import mapping
+from ferrum.inventory import reservations
 from ferrum.objects import allocation as allocation_obj
+from ferrum.objects import lease_node
 
 LOG = logging.getLogger(__name__)
 
@@ -92,6 +95,10 @@ def place(ctx: context_mod.ConductorContext, consumer: str, node_uuid: str,
     placement = _placement(ctx)
     placement.check_up()
     client = placement.client
+    holder = lease_node.placement_holder_of(ctx.db, node_uuid)
+    if holder is not None and holder[1] in lease_node.RUNNING:
+        return _take(ctx, client, consumer, node_uuid, resource_class,
+                     owner, holder[0])
     for attempt in range(2):
         try:
             consumers.claim(ctx.conf, client, consumer, node_uuid,
@@ -112,6 +119,27 @@ def place(ctx: context_mod.ConductorContext, consumer: str, node_uuid: str,
             # No provider, or no such class on it yet (the sync is behind).
             return _refused(node_uuid, consumer, exc)
     raise AssertionError('unreachable')  # pragma: no cover
+
+
+def _take(ctx: context_mod.ConductorContext,
+          client: client_mod.PlacementClient, consumer: str,
+          node_uuid: str, resource_class: str | None, owner: str | None,
+          lease_uuid: str) -> bool:
+    """Claim a node a running lease holds: moved from the lease's
+    consumer to the allocation's in one request, with the lease's
+    reservation unit (:func:`reservations.take`)."""
+    group = ctx.conf.allocation
+    try:
+        reservations.take(client, lease_uuid, consumer, node_uuid,
+                          mapping.resource_class_name(resource_class or ''),
+                          owner or group.default_project, group.default_user)
+    except reservations.Busy as exc:
+        return _refused(node_uuid, consumer, exc)
+    except reservations.ConsumerTaken as exc:
+        raise ConsumerExists(consumer, None) from exc
+    except client_mod.PlacementRefused as exc:
+        return _refused(node_uuid, consumer, exc)
+    return True
 
 
 def claim(ctx: context_mod.ConductorContext,
@@ -178,7 +206,7 @@ def forget(ctx: context_mod.ConductorContext, consumer: str) -> None:
     """
     placement = _placement(ctx)
     placement.check_up()
-    consumers.release(ctx.conf, placement.client, consumer)
+    consumers.release(ctx.conf, placement.client, consumer, ctx.db)
 
 
 def outage_error(exc: Exception) -> str:

@@ -57,6 +57,9 @@ class ConductorContext:
     :ivar placement: with ``[allocation] backend = placement``, the
         Placement client and consumer releases allocations go through;
         None with the database backend.
+    :ivar inventory: whenever ``[placement]`` is configured, the same
+        (it is ``placement`` with the placement backend): what the lease
+        engine puts leases in Placement with.
     """
 
     conf: cfg.ConfigOpts
@@ -71,6 +74,7 @@ class ConductorContext:
     inflight: inflight_mod.InFlight = dataclasses.field(
         default_factory=inflight_mod.InFlight)
     placement: consumers.Consumers | None = None
+    inventory: consumers.Consumers | None = None
 
     def each_node(self, purpose: str, func: Callable[[Any], None], *,
                   columns: Iterable[str] = (),

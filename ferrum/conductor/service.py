@@ -64,23 +64,23 @@ class SchemaOutOfDate(exception.FerrumException):
 
 
 def _claims(conf: cfg.ConfigOpts, db: db_api.Database,
-            client: client_mod.PlacementClient | None
+            link: consumers.Consumers | None
             ) -> consumers.Consumers | None:
     """The Placement side of allocations with ``[allocation] backend =
-    placement``, None with the database backend.
+    placement`` (``link``), None with the database backend.
 
     :raises ConfigInvalid: ``placement`` without ``[placement]``.
     """
     if not allocation_conf.through_placement(conf):
         return None
-    if client is None:
+    if link is None:
         raise client_mod.ConfigInvalid(reason=(
             '[allocation] backend = placement claims every allocation in '
             'Placement, but [placement] auth_type is not set: configure '
             '[placement] (auth_type and its options), or set [allocation] '
             'backend = database.'))
     consumers.install(db)
-    return consumers.Consumers(conf, db, client)
+    return link
 
 
 class ConductorService:
@@ -119,7 +119,9 @@ class ConductorService:
         drivers = loader.DriverRegistry(self.conf)
         drivers.check_configuration(self.conf)
         placement = placement_sync.check_config(self.conf)
-        claims = _claims(self.conf, db, placement)
+        link = (None if placement is None
+                else consumers.Consumers(self.conf, db, placement))
+        claims = _claims(self.conf, db, link)
         me = conductor_obj.register(
             db, self.conf.host, ownership.group_of(self.conf),
             self.conf.conductor.heartbeat_timeout, rpc_address=rpc_address)
@@ -127,7 +129,8 @@ class ConductorService:
             conf=self.conf, db=db, host=self.conf.host, conductor_id=me.id,
             drivers=drivers, runner=runner.Runner(),
             workers=workers.WorkerPool(self.conf.conductor.workers_pool_size),
-            clock=self._clock, sleep=self._sleep, placement=claims)
+            clock=self._clock, sleep=self._sleep, placement=claims,
+            inventory=link)
         conductor_obj.set_hardware_interfaces(db, me.id, drivers.advertised())
         cleared = recovery.fail_and_release(db, ctx.host, 'restarted')
         if cleared:
@@ -141,10 +144,10 @@ class ConductorService:
         if placement is not None:
             self.placement = placement_sync.start(self.conf, db, ctx.host,
                                                   placement)
-            if claims is not None:
+            if link is not None:
                 # Claims and releases fail fast while the sync thread
                 # finds Placement away, rather than wait for its timeout.
-                claims.outage = self.placement.outage
+                link.outage = self.placement.outage
         if start_periodics:
             self.start_periodics()
         LOG.info('Conductor %s started with hardware types %s',

@@ -267,6 +267,11 @@ class PlacementProvider(Base):
     generation: orm.Mapped[int | None] = orm.mapped_column(sa.Integer)
     resource_class: orm.Mapped[str | None] = orm.mapped_column(sa.String(255))
     reserved: orm.Mapped[int | None] = orm.mapped_column(sa.Integer)
+    #: The reservation class of the lease holding the node, and its
+    #: reserved value, as last written.
+    reservation: orm.Mapped[str | None] = orm.mapped_column(sa.String(255))
+    reservation_reserved: orm.Mapped[int | None] = orm.mapped_column(
+        sa.Integer)
     #: The traits ferrum set (the node's and the marker): the only ones it
     #: ever removes.
     traits: orm.Mapped[Any] = orm.mapped_column(JSONEncoded, nullable=True)
@@ -344,6 +349,10 @@ class Lease(TimestampMixin, Base):
     #: The conductor running the lease's transition (starting, ending).
     conductor_affinity: orm.Mapped[int | None] = orm.mapped_column(
         sa.ForeignKey('conductors.id', name='leases_conductor_affinity_fk'))
+    #: The lease's class CUSTOM_RESERVATION_<UUID> may exist in Placement
+    #: (created with the lease, cleared once deleted after its end).
+    placement_class: orm.Mapped[bool] = orm.mapped_column(
+        sa.Boolean, default=False, server_default=sa.false())
 
 
 class LeaseNode(Base):

@@ -39,14 +39,17 @@ from ferrum.db import api as db_api
 from ferrum.db import models
 from ferrum.inventory import client as client_mod
 from ferrum.inventory import mapping
+from ferrum.inventory import reservations
 from ferrum.inventory import sync
 from ferrum.objects import base
+from ferrum.objects import lease_node
 
 LOG = logging.getLogger(__name__)
 
 TABLE: sa.Table = models.PlacementRelease.__table__  # type: ignore[assignment]
 _ALLOCATIONS: sa.Table = models.Allocation.__table__  # type: ignore[assignment]
 _NODES: sa.Table = models.Node.__table__  # type: ignore[assignment]
+_LEASES: sa.Table = models.Lease.__table__  # type: ignore[assignment]
 #: The recording INSERT of each DELETE statement (by identity).
 _CACHE: dict[int, tuple[sa.Executable, sa.Insert]] = {}
 _CACHE_SIZE = 256
@@ -178,22 +181,56 @@ def claim_in_use(pusher: sync.Pusher, node_uuid: str,
 
 
 def release(conf: cfg.ConfigOpts, client: client_mod.PlacementClient,
-            consumer: str) -> bool:
+            consumer: str, db: db_api.Database | None = None) -> bool:
     """Remove ``consumer`` if it is ferrum's (its user is ``[allocation]
     default_user``); another service's consumer of that uuid is left
     alone and False returned.
 
+    A consumer that holds a node under a lease still running (its
+    resources include the lease's reservation class) gives the node back
+    to the lease's consumer in the same request
+    (:func:`reservations.give_back`): no other consumer can take the node
+    in between. With ``db`` None the lease is not looked up.
+
     :raises PlacementUnavailable: Placement is away.
     :raises PlacementConflict: the consumer kept changing under us.
     """
-    if client.release_own(consumer, conf.allocation.default_user):
+    user = conf.allocation.default_user
+    if db is not None:
+        current = client.consumer(consumer)
+        if not current.get('allocations'):
+            return True
+        lease = _live_lease(db, current) if current.get(
+            'user_id') == user else None
+        if lease is not None:
+            reservations.give_back(client, consumer, current, lease[0],
+                                   lease[1], user)
+            return True
+    if client.release_own(consumer, user):
         return True
     LOG.warning('Placement consumer %(consumer)s belongs to another '
                 'service (its user is not [allocation] default_user '
                 '%(user)s): not removed', {
-                    'consumer': consumer,
-                    'user': conf.allocation.default_user})
+                    'consumer': consumer, 'user': user})
     return False
+
+
+def _live_lease(db: db_api.Database, current: dict[str, Any]
+                ) -> tuple[str, str] | None:
+    """(uuid, project) of the running lease whose class ``current`` (a
+    consumer's allocations) holds, if any."""
+    for found in current['allocations'].values():
+        for rc in found['resources']:
+            lease_uuid = reservations.lease_of(rc)
+            if lease_uuid is None:
+                continue
+            with db.reader() as conn:
+                row = conn.execute(sa.select(
+                    _LEASES.c.project, _LEASES.c.status).where(
+                        _LEASES.c.uuid == lease_uuid)).first()
+            if row is not None and row.status in lease_node.RUNNING:
+                return lease_uuid, row.project
+    return None
 
 
 # ---- releasing --------------------------------------------------------------
@@ -289,7 +326,7 @@ class Consumers:
                     # Reserved first (a node still cleaning), then free.
                     self.pusher.push(node_uuid, delete=False)
                 try:
-                    release(self.conf, self.client, consumer)
+                    release(self.conf, self.client, consumer, self.db)
                 except client_mod.PlacementRefused as exc:
                     # Trying again would meet the same refusal each round;
                     # the audit reports the consumer (consumer-orphan).

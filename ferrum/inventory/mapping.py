@@ -13,6 +13,11 @@ move from nova's Ironic driver to ferrum and keep its providers' meaning.
   (nova's bug 1974070 happened because it was offered while cleaning).
 - Its traits are the node's traits plus :data:`MANAGED`, the marker that
   says ferrum manages the provider.
+- While a lease holds the node (from its start to the node's return), it
+  also has one unit of the lease's class ``CUSTOM_RESERVATION_<UUID>``
+  (see :mod:`ferrum.inventory.reservations`), reserved by the same rule,
+  and always reserved once the lease is ending: only consumers that know
+  the lease claim it, and nobody new after its end.
 """
 
 from __future__ import annotations
@@ -74,33 +79,61 @@ def reserved(node: Mapping[str, Any], claims: bool = False) -> bool:
             or bool(node['retired']))
 
 
+def _unit(reserved: int) -> dict[str, Any]:
+    return {'total': 1, 'reserved': reserved, 'min_unit': 1, 'max_unit': 1,
+            'step_size': 1, 'allocation_ratio': 1.0}
+
+
 @dataclasses.dataclass(frozen=True)
 class Provider:
-    """The provider a node should have."""
+    """The provider a node should have.
+
+    :ivar reservation: the class of the lease holding the node
+        (``CUSTOM_RESERVATION_<UUID>``), if any.
+    """
 
     uuid: str
     resource_class: str | None
     reserved: int
     traits: frozenset[str]
+    reservation: str | None = None
+    reservation_reserved: int = 1
 
     @property
     def inventories(self) -> dict[str, dict[str, Any]]:
         if self.resource_class is None:
             return {}
-        return {self.resource_class: {
-            'total': 1, 'reserved': self.reserved, 'min_unit': 1,
-            'max_unit': 1, 'step_size': 1, 'allocation_ratio': 1.0}}
+        found = {self.resource_class: _unit(self.reserved)}
+        if self.reservation is not None:
+            found[self.reservation] = _unit(self.reservation_reserved)
+        return found
+
+    def unreserved(self) -> Provider:
+        """This provider with nothing reserved."""
+        return dataclasses.replace(self, reserved=0, reservation_reserved=0)
+
+
+@dataclasses.dataclass(frozen=True)
+class Holder:
+    """The lease holding a node in Placement."""
+
+    reservation: str
+    ending: bool
 
 
 def provider_of(node: Mapping[str, Any], traits: Iterable[str],
-                claims: bool = False) -> Provider:
+                claims: bool = False, holder: Holder | None = None
+                ) -> Provider:
     """The provider of ``node`` (a row with :data:`COLUMNS`); ``claims``
-    as for :func:`reserved`."""
+    as for :func:`reserved`; ``holder`` the lease holding it, if any."""
     rc = node['resource_class']
-    return Provider(uuid=node['uuid'],
-                    resource_class=resource_class_name(rc) if rc else None,
-                    reserved=int(reserved(node, claims)),
-                    traits=frozenset(traits) | {MANAGED})
+    held = int(reserved(node, claims))
+    return Provider(
+        uuid=node['uuid'],
+        resource_class=resource_class_name(rc) if rc else None,
+        reserved=held, traits=frozenset(traits) | {MANAGED},
+        reservation=holder.reservation if holder and rc else None,
+        reservation_reserved=int(held or holder is None or holder.ending))
 
 
 def same_inventories(current: Mapping[str, Mapping[str, Any]],

@@ -43,6 +43,8 @@ class Record(NamedTuple):
     state: str
     last_error: str | None
     updated_at: datetime.datetime
+    reservation: str | None = None
+    reservation_reserved: int | None = None
 
     def matches(self, provider: mapping.Provider) -> bool:
         """Whether ferrum last wrote exactly ``provider``."""
@@ -50,13 +52,18 @@ class Record(NamedTuple):
                 and self.resource_class == provider.resource_class
                 and (self.resource_class is None
                      or self.reserved == provider.reserved)
+                and self.reservation == provider.reservation
+                and (self.reservation is None
+                     or self.reservation_reserved
+                     == provider.reservation_reserved)
                 and self.traits == provider.traits)
 
 
 def _record(row: Any) -> Record:
     return Record(row.node_uuid, row.generation, row.resource_class,
                   row.reserved, frozenset(row.traits or ()), row.state,
-                  row.last_error, row.updated_at)
+                  row.last_error, row.updated_at, row.reservation,
+                  row.reservation_reserved)
 
 
 def get(db: db_api.Database, node_uuid: str) -> Record | None:
@@ -115,6 +122,8 @@ def save_synced(db: db_api.Database, provider: mapping.Provider,
     _upsert(db, provider.uuid, {
         'generation': generation, 'resource_class': provider.resource_class,
         'reserved': provider.reserved, 'traits': sorted(provider.traits),
+        'reservation': provider.reservation,
+        'reservation_reserved': provider.reservation_reserved,
         'state': SYNCED, 'last_error': None})
 
 
@@ -133,12 +142,16 @@ def save_synced_many(db: db_api.Database,
                 generation=sa.bindparam('new_generation'),
                 resource_class=sa.bindparam('rc'),
                 reserved=sa.bindparam('new_reserved'),
+                reservation=sa.bindparam('new_reservation'),
+                reservation_reserved=sa.bindparam('new_res_reserved'),
                 traits=sa.bindparam('provider_traits',
                                      type_=PROVIDERS.c.traits.type),
                 state=SYNCED,
                 last_error=None, updated_at=now), [
                     {'uuid': p.uuid, 'new_generation': generation,
                      'rc': p.resource_class, 'new_reserved': p.reserved,
+                     'new_reservation': p.reservation,
+                     'new_res_reserved': p.reservation_reserved,
                      'provider_traits': sorted(p.traits)}
                     for p, generation in pushed])
 

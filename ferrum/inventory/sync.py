@@ -32,12 +32,15 @@ from typing import Any
 import sqlalchemy as sa
 from oslo_config import cfg
 
+from ferrum.common import lease_statuses
 from ferrum.conf import allocation as allocation_conf
 from ferrum.db import api as db_api
 from ferrum.db import models
 from ferrum.inventory import client as client_mod
 from ferrum.inventory import mapping
 from ferrum.inventory import records
+from ferrum.inventory import reservations
+from ferrum.objects import lease_node
 from ferrum.objects import trait as trait_obj
 
 LOG = logging.getLogger(__name__)
@@ -77,10 +80,21 @@ def desired_many(db: db_api.Database, node_uuids: Sequence[str] | None,
         params['uuids'] = list(node_uuids)
     with db.reader() as conn:
         rows = list(conn.execute(query, params).mappings())
-        traits = trait_obj.get_for_nodes(db, [row['id'] for row in rows])
-    return {row['uuid']: mapping.provider_of(dict(row), traits[row['id']],
-                                             claims)
-            for row in rows}
+        ids = [row['id'] for row in rows]
+        traits = trait_obj.get_for_nodes(db, ids)
+        holders = lease_node.placement_holders(
+            conn, None if node_uuids is None else ids)
+    return {row['uuid']: mapping.provider_of(
+        dict(row), traits[row['id']], claims, _holder(holders.get(row['id'])))
+        for row in rows}
+
+
+def _holder(held: tuple[str, str] | None) -> mapping.Holder | None:
+    if held is None:
+        return None
+    lease_uuid, status = held
+    return mapping.Holder(reservations.class_name(lease_uuid),
+                          status == lease_statuses.ENDING)
 
 
 def desired(db: db_api.Database, node_uuid: str,
@@ -299,7 +313,8 @@ class Pusher:
                 'inventories': wanted.inventories,
                 'resource_provider_generation': record.generation})
         except client_mod.PlacementConflict as exc:
-            if exc.error_code == client_mod.CONCURRENT_UPDATE:
+            if exc.error_code in (client_mod.CONCURRENT_UPDATE,
+                                  client_mod.INVENTORY_IN_USE):
                 return None
             raise
         records.save_synced(self.db, wanted,
@@ -337,13 +352,50 @@ class Pusher:
         if not mapping.same_inventories(inventories, wanted.inventories):
             if wanted.resource_class is not None:
                 self._ensure_class(wanted.resource_class)
-            body = self.client.put(_url(uuid, '/inventories'), {
-                'inventories': wanted.inventories,
-                'resource_provider_generation': generation})
-            generation = int(body['resource_provider_generation'])
+            if wanted.reservation is not None:
+                self._ensure_class(wanted.reservation)
+            try:
+                generation = self._put_inventories(uuid, wanted.inventories,
+                                                   generation)
+            except client_mod.PlacementConflict as exc:
+                if exc.error_code != client_mod.INVENTORY_IN_USE:
+                    raise
+                return self._keep_held(wanted, inventories, generation, exc)
             wrote = True
         records.save_synced(self.db, wanted, generation)
         return WRITTEN if wrote else UNCHANGED
+
+    def _put_inventories(self, uuid: str, inventories: dict[str, Any],
+                         generation: int) -> int:
+        body = self.client.put(_url(uuid, '/inventories'), {
+            'inventories': inventories,
+            'resource_provider_generation': generation})
+        return int(body['resource_provider_generation'])
+
+    def _keep_held(self, wanted: mapping.Provider,
+                   current: dict[str, Any], generation: int,
+                   exc: client_mod.PlacementConflict) -> str:
+        """Write ``wanted`` but keep, reserved, the reservation units a
+        consumer still holds: a consumer that claimed through an ended
+        lease's class (another service's; ferrum's own are released at
+        the end) is never dropped, and the node's own class must still be
+        written. Recorded as a problem, so the reconcile tries again until
+        that consumer is gone (the lease's class waits for it too)."""
+        kept = dict(wanted.inventories)
+        held = sorted(rc for rc in current if rc not in kept
+                      and reservations.lease_of(rc) is not None)
+        if not held:
+            raise exc
+        for rc in held:
+            kept[rc] = dict(current[rc], reserved=current[rc]['total'])
+        self._put_inventories(wanted.uuid, kept, generation)
+        records.save_problem(
+            self.db, wanted.uuid, records.CONFLICT,
+            'Placement still has consumers of %s on this provider (another '
+            'service claimed through an ended lease\'s reservation class): '
+            'kept, reserved, until they are released. %s'
+            % (', '.join(held), exc))
+        return WRITTEN
 
     def unreserve(self, node_uuid: str) -> None:
         """Write the provider of ``node_uuid`` with ``reserved`` 0 whatever
@@ -358,9 +410,7 @@ class Pusher:
         wanted = desired(self.db, node_uuid, self.claims)
         if wanted is None:
             return
-        self._apply(mapping.Provider(
-            uuid=wanted.uuid, resource_class=wanted.resource_class,
-            reserved=0, traits=wanted.traits))
+        self._apply(wanted.unreserved())
 
     def _delete(self, uuid: str) -> str:
         """The node is gone from the database: delete its provider if ours."""

@@ -47,6 +47,7 @@ from ferrum.common import state_machine
 from ferrum.common import states
 from ferrum.conductor import context as context_mod
 from ferrum.conductor import provisioning
+from ferrum.leases import placement
 from ferrum.leases import selection
 from ferrum.objects import conductor as conductor_obj
 from ferrum.objects import lease as lease_obj
@@ -94,6 +95,7 @@ def run(ctx: context_mod.ConductorContext) -> None:
             _TABLE.c.conductor_affinity == me])):
         end_all(ctx, batch)
     _before_end(ctx, now)
+    placement.delete_classes(ctx)
 
 
 def _batches(leases: Sequence[lease_obj.Lease]
@@ -169,32 +171,87 @@ def start(ctx: context_mod.ConductorContext, lease: lease_obj.Lease,
     activated: list[bool] = []
 
     def activate() -> None:
-        activated.append(lease.transition('done', None, fence=True,
-                                          last_error=None))
+        activated.append(_activate(ctx, lease, rows))
+    placed = lease.placement_class
     busy = lease_node.hold_nodes(ctx.db, lease.id, rows, lease.project,
-                                 then=activate)
+                                 then=None if placed else activate)
     policy = ctx.conf.lease.busy_node_policy
     if busy and policy == 'substitute':
         busy = [row for row in busy if not _substitute(ctx, lease, row)]
+    if not busy and placed:
+        try:
+            busy = _claim_in_placement(ctx, lease, policy)
+        except placement.Unavailable as exc:
+            lease.record_error('Starting: waiting for Placement, which '
+                               'holds the nodes for the lease: %s' % exc)
+            LOG.warning('Lease %(lease)s: start waits for Placement: '
+                        '%(error)s', {'lease': lease.uuid, 'error': exc})
+            return
     if busy:
-        reasons = '; '.join(_why_busy(ctx, row['node_id']) for row in busy)
-        for row in lease.node_rows():
-            lease_node.unhold_node(ctx.db, row, lease.project)
-        error = ('The lease could not start: %d of its nodes %s held by '
-                 'someone else (%s), and [lease] busy_node_policy is "%s". '
-                 'Delete the lease, or free the nodes and book again.'
-                 % (len(busy), 'is' if len(busy) == 1 else 'are', reasons,
-                    policy))
-        if lease.transition('fail', None, fence=True, last_error=error):
-            LOG.error('Lease %(lease)s: %(error)s',
-                      {'lease': lease.uuid, 'error': error})
+        _fail(ctx, lease, busy, policy)
         return
-    if activated[0] if activated else lease.transition(
-            'done', None, fence=True, last_error=None):
+    if activated[0] if activated else _activate(ctx, lease):
         LOG.info('Lease %(lease)s: active, project %(project)s holds '
                  '%(count)d nodes until %(end)s',
                  {'lease': lease.uuid, 'project': lease.project,
                   'count': len(rows), 'end': lease.end_at})
+
+
+def _activate(ctx: context_mod.ConductorContext, lease: lease_obj.Lease,
+              rows: Sequence[Mapping[str, Any]] | None = None) -> bool:
+    with ctx.db.writer():
+        done = lease.transition('done', None, fence=True, last_error=None)
+        if done and lease.placement_class:
+            placement.queue_push(ctx, lease, [
+                row['node_uuid'] for row in rows or lease.node_rows()])
+    return done
+
+
+def _claim_in_placement(ctx: context_mod.ConductorContext,
+                        lease: lease_obj.Lease,
+                        policy: str) -> list[Mapping[str, Any]]:
+    """The Placement claim of a start, busy nodes substituted by policy;
+    the rows still busy."""
+    for _round in range(_SUBSTITUTES + 1):
+        rows = lease.node_rows()
+        busy = placement.claim_start(ctx, lease, rows)
+        if not busy or policy != 'substitute':
+            return busy
+        for row in busy:
+            lease_node.unhold_node(ctx.db, row, lease.project)
+        if [row for row in busy if not _substitute(ctx, lease, row)]:
+            return busy
+    return busy
+
+
+def _fail(ctx: context_mod.ConductorContext, lease: lease_obj.Lease,
+          busy: Sequence[Mapping[str, Any]], policy: str) -> None:
+    reasons = '; '.join(_why_busy(ctx, row['node_id'], lease.project)
+                        for row in busy)
+    if lease.placement_class:
+        try:
+            placement.release_start(ctx, lease)
+        except placement.Unavailable as exc:
+            lease.record_error('Starting: failed, waiting for Placement to '
+                               'release the lease\'s claim: %s' % exc)
+            return
+    rows = lease.node_rows()
+    for row in rows:
+        lease_node.unhold_node(ctx.db, row, lease.project)
+    error = ('The lease could not start: %d of its nodes %s held by '
+             'someone else (%s), and [lease] busy_node_policy is "%s". '
+             'Delete the lease, or free the nodes and book again.'
+             % (len(busy), 'is' if len(busy) == 1 else 'are', reasons,
+                policy))
+    with ctx.db.writer():
+        failed = lease.transition('fail', None, fence=True,
+                                  last_error=error)
+        if failed:
+            placement.queue_push(ctx, lease,
+                                 [row['node_uuid'] for row in rows])
+    if failed:
+        LOG.error('Lease %(lease)s: %(error)s',
+                  {'lease': lease.uuid, 'error': error})
 
 
 def _substitute(ctx: context_mod.ConductorContext, lease: lease_obj.Lease,
@@ -214,9 +271,15 @@ def _substitute(ctx: context_mod.ConductorContext, lease: lease_obj.Lease,
     return False
 
 
-def _why_busy(ctx: context_mod.ConductorContext, node_id: int) -> str:
+def _why_busy(ctx: context_mod.ConductorContext, node_id: int,
+              project: str) -> str:
     node = node_obj.Node.get(ctx.db, node_id)
-    if node.maintenance:
+    free = not (node.maintenance or node.reservation or node.instance_uuid
+                or node.allocation_id)
+    if (free and node.lessee in (None, project)
+            and node.provision_state == states.AVAILABLE):
+        why = 'held by another consumer in Placement'
+    elif node.maintenance:
         why = 'in maintenance'
     elif node.reservation:
         why = 'locked by %s' % node.reservation
@@ -245,6 +308,12 @@ def end_all(ctx: context_mod.ConductorContext,
     never_given = []
     for lease in leases:
         waits = waiting[lease.id] = []
+        if lease.placement_class:
+            released = _release_in_placement(ctx, lease, rows[lease.id])
+            if released is not None:
+                # Nothing goes back before Placement let go of it.
+                waits.append(released)
+                continue
         for row in rows[lease.id]:
             if row['lessee'] != lease.project:
                 # Never given to the lessee (its start failed): nothing to
@@ -264,6 +333,11 @@ def end_all(ctx: context_mod.ConductorContext,
             if row['id'] not in back:
                 waiting[row['lease_id']].append(
                     'node %s, which changed meanwhile' % row['node_uuid'])
+        for lease in leases:
+            # Their reservation inventory goes with them.
+            placement.queue_push(ctx, lease, [
+                row['node_uuid'] for row in ready
+                if row['id'] in back and row['lease_id'] == lease.id])
         done = lease_obj.Lease.finish(
             ctx.db, [lease for lease in leases if not waiting[lease.id]],
             'done', ctx.conductor_id)
@@ -274,6 +348,23 @@ def end_all(ctx: context_mod.ConductorContext,
         elif waiting[lease.id]:
             lease.record_error('Ending: waiting for %s.'
                                % '; '.join(waiting[lease.id]))
+
+
+def _release_in_placement(ctx: context_mod.ConductorContext,
+                          lease: lease_obj.Lease,
+                          rows: Sequence[Mapping[str, Any]]) -> str | None:
+    """Release the lease's claims in Placement (its consumer's and its
+    allocations', in one request); what the end waits for, if anything."""
+    try:
+        if placement.release_end(ctx, lease, rows):
+            LOG.info('Lease %(lease)s: its claims in Placement are '
+                     'released', {'lease': lease.uuid})
+            # Their reservation units are reserved from now on.
+            placement.queue_push(ctx, lease,
+                                 [row['node_uuid'] for row in rows])
+    except (placement.Unavailable, placement.Refused) as exc:
+        return 'Placement, to release the lease\'s claims (%s)' % exc
+    return None
 
 
 def _is_free(row: Any) -> bool:

@@ -58,7 +58,8 @@ _INSERT_NODE = sa.insert(NODES)
 _NODE_STATE = sa.select(
     _NODE.c.id, _NODE.c.uuid.label('node_uuid'), _NODE.c.lessee,
     _NODE.c.reservation, _NODE.c.allocation_id, _NODE.c.instance_uuid,
-    _NODE.c.maintenance, _NODE.c.provision_state).where(
+    _NODE.c.maintenance, _NODE.c.provision_state,
+    _NODE.c.resource_class).where(
         _NODE.c.id.in_(sa.bindparam('b_ids', expanding=True)))
 
 #: Pick nodes for a new lease inside its creating transaction: returns
@@ -133,6 +134,7 @@ class Lease(base.Row):
     last_error: str | None
     extra: dict[str, Any]
     conductor_affinity: int | None
+    placement_class: bool
     created_at: datetime.datetime
     updated_at: datetime.datetime | None
     nodes: list[str]
@@ -238,6 +240,7 @@ class Lease(base.Row):
         """
         row: dict[str, Any] = {'uuid': base.new_uuid(),
                                'status': statuses.PENDING, 'extra': {},
+                               'placement_class': False,
                                'created_at': base.utcnow()}
         row.update(values)
         base.check_columns(row, FIELDS, 'lease')
@@ -504,3 +507,11 @@ def calendar(db: db_api.Database, node_id: int, start: datetime.datetime,
                 NODES.c.node_id == node_id, NODES.c.holding,
                 NODES.c.start_at < end, NODES.c.block_end > start)
             .order_by(NODES.c.start_at)).mappings())
+
+
+def forget_classes(db: db_api.Database, lease_ids: Collection[int]) -> None:
+    """The reservation classes of these leases are gone from Placement."""
+    if lease_ids:
+        with db.writer() as conn:
+            conn.execute(sa.update(TABLE).where(TABLE.c.id.in_(
+                sorted(lease_ids))).values(placement_class=False))

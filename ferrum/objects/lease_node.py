@@ -207,3 +207,54 @@ def drop_rows(db: db_api.Database, row_ids: Sequence[int]) -> None:
         return
     with db.writer() as conn:
         conn.execute(_LET_GO, {'b_rows': base.bucketed(sorted(row_ids))})
+
+
+#: Statuses in which a lease's class sits on its nodes' providers.
+PLACED = (statuses.STARTING, statuses.ACTIVE, statuses.ENDING)
+#: Statuses in which allocations under a lease take its nodes from the
+#: lease's Placement consumer (and give them back to it).
+RUNNING = (statuses.STARTING, statuses.ACTIVE)
+_LEASES = lease_obj.TABLE
+_HOLDERS = sa.select(NODES.c.node_id, _LEASES.c.uuid,
+                     _LEASES.c.status).select_from(
+    NODES.join(_LEASES, _LEASES.c.id == NODES.c.lease_id)
+    .join(_NODE, _NODE.c.id == NODES.c.node_id)).where(
+        NODES.c.holding, _NODE.c.lessee == NODES.c.project,
+        _LEASES.c.placement_class, _LEASES.c.status.in_(PLACED))
+
+
+def placement_holders(conn: sa.Connection,
+                      node_ids: Sequence[int] | None
+                      ) -> dict[int, tuple[str, str]]:
+    """The lease in Placement holding each node (of every node with None):
+    node id -> (lease uuid, status).
+
+    A node two leases of one project hold (the next one took it over
+    while the first is ending) belongs to the one not ending.
+    """
+    query = _HOLDERS
+    params: dict[str, Any] = {}
+    if node_ids is not None:
+        if not node_ids:
+            return {}
+        query = query.where(NODES.c.node_id.in_(
+            sa.bindparam('b_ids', expanding=True)))
+        params['b_ids'] = base.bucketed(sorted(node_ids))
+    found: dict[int, tuple[str, str]] = {}
+    for node_id, uuid, status in conn.execute(query, params):
+        if node_id not in found or found[node_id][1] == statuses.ENDING:
+            found[node_id] = (uuid, status)
+    return found
+
+
+def placement_holder_of(db: db_api.Database, node_uuid: str
+                        ) -> tuple[str, str, str] | None:
+    """The lease in Placement holding ``node_uuid``: (lease uuid, status,
+    project), or None."""
+    with db.reader() as conn:
+        node = conn.execute(sa.select(_NODE.c.id, _NODE.c.lessee).where(
+            _NODE.c.uuid == node_uuid)).first()
+        if node is None or node.lessee is None:
+            return None
+        held = placement_holders(conn, [node.id]).get(node.id)
+    return None if held is None else (held[0], held[1], node.lessee)

@@ -61,7 +61,8 @@ LAYERS = {
     'rpc': {'common', 'conductor', 'conf', 'db', 'objects'},
     # Above the conductor: its engine drives conductor verbs, and the
     # programs that start a conductor hand it the engine's periodic task.
-    'leases': {'allocation', 'common', 'conductor', 'objects', 'periodic'},
+    'leases': {'allocation', 'common', 'conductor', 'inventory', 'objects',
+               'periodic'},
     'api': {'common', 'conductor', 'conf', 'db', 'drivers', 'inventory',
             'leases', 'objects', 'rpc'},
     'cmd': {'api', 'common', 'conductor', 'conf', 'db', 'drivers',

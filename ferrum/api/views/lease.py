@@ -5,6 +5,7 @@ from collections.abc import Collection
 from typing import Any
 
 from ferrum.api import listing
+from ferrum.inventory import reservations
 from ferrum.leases import windows
 from ferrum.objects import lease as lease_obj
 
@@ -17,7 +18,7 @@ _ATTRIBUTES: dict[str, str] = {
     'cleaning_margin': 'cleaning_margin', 'before_end': 'before_end_at',
     'before_end_fired_at': 'before_end_fired_at',
     'last_error': 'last_error', 'extra': 'extra', 'created_at': 'created_at',
-    'updated_at': 'updated_at',
+    'updated_at': 'updated_at', 'reservation_class': 'placement_class',
 }
 FIELDS: list[str] = list(_ATTRIBUTES) + ['links']
 
@@ -26,6 +27,10 @@ def _value(lease: lease_obj.Lease, name: str) -> Any:
     if name == 'links':
         return listing.resource_links('leases', lease.uuid)
     value = getattr(lease, _ATTRIBUTES[name])
+    if name == 'reservation_class':
+        # What a nova flavor asks for to land on the lease's nodes, while
+        # the class exists in Placement.
+        return reservations.class_name(lease.uuid) if value else None
     if name in ('start', 'end', 'before_end', 'before_end_fired_at',
                 'created_at', 'updated_at'):
         return windows.render(value)

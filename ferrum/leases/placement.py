@@ -1,0 +1,174 @@
+# SPDX-License-Identifier: Apache-2.0
+"""The lease engine's steps in Placement, for leases created while
+``[placement]`` was configured (``placement_class``); the mapping itself
+is :mod:`ferrum.inventory.reservations`.
+
+- **Start**: one request claims every node of the lease for the lease's
+  consumer (:func:`claim_start`), after ferrum's database gave them to
+  the lessee; nodes Placement refuses go to the busy-node policy.
+- **End**: one request empties the lease's consumer and its allocations'
+  (:func:`release_end`) before any node goes back.
+- **After the end**: the class goes once no inventory uses it any more
+  (:func:`delete_classes`); nodes lose the inventory as they go back
+  (pushed by the sync worker, queued here with :func:`queue_push`).
+
+While Placement is away a start or an end waits (the lease stays
+``starting`` or ``ending``, ``last_error`` says why) and is tried again
+at the next run: nothing is half done in one system and not the other.
+"""
+
+import logging
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from ferrum.common import lease_statuses as statuses
+from ferrum.conductor import context as context_mod
+from ferrum.inventory import client as client_mod
+from ferrum.inventory import consumers
+from ferrum.inventory import mapping
+from ferrum.inventory import outbox
+from ferrum.inventory import reservations
+from ferrum.objects import allocation as allocation_obj
+from ferrum.objects import lease as lease_obj
+
+LOG = logging.getLogger(__name__)
+_TABLE = lease_obj.TABLE
+#: Classes deleted per run, at most.
+_SWEEP = 100
+
+Unavailable = client_mod.PlacementUnavailable
+Refused = client_mod.PlacementRefused
+
+
+class Undecided(client_mod.PlacementUnavailable):
+    """Placement refused the start without naming a node, and no node
+    looks held by another consumer (a provider not synced yet): the
+    start is tried again at the next run."""
+
+
+def link(ctx: context_mod.ConductorContext,
+         lease: lease_obj.Lease) -> consumers.Consumers | None:
+    """Placement, when the lease is in it and this conductor talks to it.
+
+    :raises PlacementUnavailable: the lease is in Placement but this
+        conductor has no ``[placement]`` (it must not act on half of it).
+    """
+    if not lease.placement_class:
+        return None
+    if ctx.inventory is None:
+        raise Unavailable(reason=(
+            'lease %s was created with [placement] configured, but this '
+            'conductor has no [placement] section' % lease.uuid))
+    ctx.inventory.check_up()
+    return ctx.inventory
+
+
+def claim_start(ctx: context_mod.ConductorContext, lease: lease_obj.Lease,
+                rows: Sequence[Mapping[str, Any]]
+                ) -> list[Mapping[str, Any]]:
+    """Claim the lease's nodes (``rows``, all held in ferrum's database)
+    for its consumer, in one request; the rows Placement refused.
+
+    A node an allocation under the lease already holds keeps its
+    allocation's claim; a node without a resource class has no inventory,
+    so nothing in Placement can claim it and neither can the lease.
+
+    :raises PlacementUnavailable: Placement is away, or refused without
+        saying which node (:class:`Undecided`); tried again next run.
+    """
+    placement = link(ctx, lease)
+    if placement is None:
+        return []
+    client = placement.client
+    reservations.ensure_class(client, lease.uuid)
+    nodes = {row['node_uuid']: mapping.resource_class_name(
+        row['resource_class']) for row in rows
+        if row['resource_class'] and row['allocation_id'] is None}
+    try:
+        reservations.claim_lease(client, lease.uuid, lease.project,
+                                 ctx.conf.allocation.default_user, nodes)
+        return []
+    except reservations.Busy as exc:
+        named = exc.providers or _held_elsewhere(client, lease, nodes)
+        if not named:
+            raise Undecided(reason='it refused the lease\'s claim (%s)'
+                            % exc) from exc
+        LOG.warning('Lease %(lease)s: Placement refused its claim, nodes '
+                    '%(nodes)s are held by other consumers',
+                    {'lease': lease.uuid, 'nodes': ', '.join(sorted(named))})
+        return [row for row in rows if row['node_uuid'] in named]
+    except reservations.ConsumerTaken as exc:
+        raise Undecided(reason=(
+            'the lease\'s uuid is another user\'s consumer (%s)' % exc)
+        ) from exc
+
+
+def _held_elsewhere(client: client_mod.PlacementClient,
+                    lease: lease_obj.Lease,
+                    nodes: Mapping[str, str]) -> set[str]:
+    """Nodes another consumer holds, read one by one: only after a
+    refusal that named none (Placement names the first it met)."""
+    return {node for node in nodes
+            if set(client.consumers_of(node)) - {lease.uuid}}
+
+
+def release_start(ctx: context_mod.ConductorContext,
+                  lease: lease_obj.Lease) -> None:
+    """Empty the lease's consumer after a start that failed."""
+    placement = link(ctx, lease)
+    if placement is not None:
+        reservations.release_all(placement.client,
+                                 ctx.conf.allocation.default_user,
+                                 [lease.uuid])
+
+
+def release_end(ctx: context_mod.ConductorContext, lease: lease_obj.Lease,
+                rows: Sequence[Mapping[str, Any]]) -> int:
+    """Empty the lease's consumer and the consumers of the allocations on
+    its nodes (ferrum's only), in one request; how many held anything.
+
+    :raises PlacementUnavailable: Placement is away; nothing is released.
+    """
+    placement = link(ctx, lease)
+    if placement is None:
+        return 0
+    held = [row['allocation_id'] for row in rows
+            if row['allocation_id'] is not None]
+    allocations = allocation_obj.uuids_by_id(ctx.db, held).values()
+    return reservations.release_all(placement.client,
+                                    ctx.conf.allocation.default_user,
+                                    [lease.uuid, *sorted(allocations)])
+
+
+def queue_push(ctx: context_mod.ConductorContext, lease: lease_obj.Lease,
+               node_uuids: Iterable[str]) -> None:
+    """Queue the nodes' providers for the sync worker (their reservation
+    inventory follows the lease); joins the caller's transaction."""
+    if lease.placement_class and ctx.inventory is not None:
+        outbox.enqueue(ctx.db, node_uuids)
+
+
+def delete_classes(ctx: context_mod.ConductorContext) -> None:
+    """Delete the classes of leases that are over, once no inventory uses
+    them (their nodes all went back and were pushed)."""
+    if ctx.inventory is None:
+        return
+    over = lease_obj.Lease.matching(ctx.db, [
+        _TABLE.c.placement_class.is_(True),
+        _TABLE.c.status.in_(sorted(statuses.FINAL))])[:_SWEEP]
+    if not over:
+        return
+    client = ctx.inventory.client
+    gone = []
+    try:
+        ctx.inventory.check_up()
+        for lease in over:
+            if reservations.delete_class(client, lease.uuid):
+                gone.append(lease.id)
+                LOG.info('Lease %(lease)s: its class %(class)s is deleted '
+                         'from Placement', {
+                             'lease': lease.uuid,
+                             'class': reservations.class_name(lease.uuid)})
+    except Unavailable as exc:
+        LOG.debug('Lease classes wait for Placement: %s', exc)
+    lease_obj.forget_classes(ctx.db, gone)

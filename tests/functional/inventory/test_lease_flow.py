@@ -1,0 +1,92 @@
+# SPDX-License-Identifier: Apache-2.0
+"""A lease in the real Placement (in-process): class, start, moves, end."""
+
+import datetime
+import uuid
+
+import pytest
+
+from ferrum.api import app as api_app
+from ferrum.inventory import reservations
+from ferrum.leases import engine
+from ferrum.objects import base
+from ferrum.objects import lease as lease_obj
+from tests.functional.inventory.conftest import converged
+from tests.functional.inventory.test_allocations import AVAILABLE
+from tests.functional.inventory.test_allocations import RC
+from tests.functional.inventory.test_allocations import backend  # noqa
+from tests.functional.inventory.test_allocations import nodes
+from tests.functional.inventory.test_allocations import one_call_at_a_time  # noqa
+
+
+def resources(client, consumer):
+    return {p: v['resources'] for p, v in
+            client.consumer(consumer)['allocations'].items()}
+
+
+def classes(client):
+    return {rc['name'] for rc in client.get('/resource_classes')[
+        'resource_classes']}
+
+
+@pytest.fixture
+def api(backend, pconf, db):  # noqa: F811
+    app = api_app.create_app(pconf, db, backend.manager)
+    app.testing = True
+    return app.test_client()
+
+
+def iso(when):
+    return when.replace(microsecond=0).isoformat() + 'Z'
+
+
+def test_lease_in_placement_start_move_end(backend, api, db, pclient,
+                                           pconf):  # noqa: F811
+    made = nodes(db, 3)
+    end = base.utcnow() + datetime.timedelta(hours=1)
+    resp = api.post('/v1/leases', json={
+        'project': 'p1', 'resource_class': 'bm', 'count': 2,
+        'end': iso(end)})
+    assert resp.status_code == 201, resp.json
+    lease_uuid = resp.json['uuid']
+    name = reservations.class_name(lease_uuid)
+    assert resp.json['reservation_class'] == name
+    assert name in classes(pclient)
+    ctx = backend.ctx
+    engine.run(ctx)
+    lease = lease_obj.Lease.get(db, lease_uuid)
+    assert lease.status == 'active', lease.last_error
+    held = resources(pclient, lease_uuid)
+    assert held == {n: {RC: 1} for n in lease.nodes}
+    converged(db)
+    for node in lease.nodes:
+        inv = pclient.get('/resource_providers/%s/inventories' % node)
+        assert inv['inventories'][name]['total'] == 1
+        assert inv['inventories'][name]['reserved'] == 0
+    # A ferrum allocation under the lease takes a node from it.
+    alloc = backend.manager.create_allocation(
+        {'resource_class': 'bm', 'owner': 'p1'}, [])
+    assert alloc.state == 'active', alloc.last_error
+    assert alloc.node_uuid in lease.nodes
+    assert resources(pclient, alloc.uuid) == {
+        alloc.node_uuid: {RC: 1, name: 1}}
+    assert alloc.node_uuid not in resources(pclient, lease_uuid)
+    # Deleted, it gives the node back to the lease.
+    backend.manager.destroy_allocation(alloc.uuid)
+    assert resources(pclient, alloc.uuid) == {}
+    assert resources(pclient, lease_uuid) == {n: {RC: 1}
+                                              for n in lease.nodes}
+    # The end.
+    api.delete('/v1/leases/%s' % lease_uuid)
+    engine.run(ctx)
+    lease = lease_obj.Lease.get(db, lease_uuid)
+    assert lease.status == 'ended', lease.last_error
+    assert resources(pclient, lease_uuid) == {}
+    converged(db)
+    engine.run(ctx)
+    assert name not in classes(pclient)
+    lease = lease_obj.Lease.get(db, lease_uuid)
+    assert not lease.placement_class
+    for node in made:
+        inv = pclient.get('/resource_providers/%s/inventories' % node.uuid)
+        assert set(inv['inventories']) == {RC}
