@@ -84,6 +84,8 @@ def claim_start(ctx: context_mod.ConductorContext, lease: lease_obj.Lease,
     nodes = {row['node_uuid']: mapping.resource_class_name(
         row['resource_class']) for row in rows
         if row['resource_class'] and row['allocation_id'] is None}
+    if not nodes:
+        return []
     try:
         reservations.claim_lease(client, lease.uuid, lease.project,
                                  ctx.conf.allocation.default_user, nodes)

@@ -90,3 +90,90 @@ def test_lease_in_placement_start_move_end(backend, api, db, pclient,
     for node in made:
         inv = pclient.get('/resource_providers/%s/inventories' % node.uuid)
         assert set(inv['inventories']) == {RC}
+
+
+@pytest.fixture
+def db_backend(synced, one_call_at_a_time):  # noqa: F811
+    """A conductor with [placement] and the database allocation backend."""
+    return synced
+
+
+def test_lease_in_placement_with_the_database_backend(db_backend, db,
+                                                      pclient, pconf):
+    app = api_app.create_app(pconf, db, db_backend.manager)
+    app.testing = True
+    api = app.test_client()
+    nodes(db, 2)
+    resp = api.post('/v1/leases', json={
+        'project': 'p1', 'resource_class': 'bm', 'count': 2,
+        'end': iso(base.utcnow() + datetime.timedelta(hours=1))})
+    assert resp.status_code == 201, resp.json
+    lease_uuid = resp.json['uuid']
+    name = reservations.class_name(lease_uuid)
+    ctx = db_backend.ctx
+    engine.run(ctx)
+    lease = lease_obj.Lease.get(db, lease_uuid)
+    assert lease.status == 'active', lease.last_error
+    assert resources(pclient, lease_uuid) == {n: {RC: 1}
+                                              for n in lease.nodes}
+    # An allocation of the lessee has no consumer with this backend: the
+    # node's reservation unit is reserved instead, so nothing claims it
+    # through the class.
+    alloc = db_backend.manager.create_allocation(
+        {'resource_class': 'bm', 'owner': 'p1'}, [])
+    assert alloc.state == 'active', alloc.last_error
+    assert resources(pclient, alloc.uuid) == {}
+    converged(db)
+    inv = pclient.get('/resource_providers/%s/inventories' % alloc.node_uuid)
+    assert inv['inventories'][name]['reserved'] == 1
+    other = next(n for n in lease.nodes if n != alloc.node_uuid)
+    inv = pclient.get('/resource_providers/%s/inventories' % other)
+    assert inv['inventories'][name]['reserved'] == 0
+    api.delete('/v1/leases/%s' % lease_uuid)
+    engine.run(ctx)
+    # The first run released the lease's claim and the allocation.
+    assert resources(pclient, lease_uuid) == {}
+    engine.run(ctx)
+    assert lease_obj.Lease.get(db, lease_uuid).status == 'ended'
+    converged(db)
+    engine.run(ctx)
+    assert name not in classes(pclient)
+
+
+def test_a_lease_created_while_placement_is_away_gets_its_class_at_start(
+        backend, api, db, pclient, monkeypatch):  # noqa: F811
+    from ferrum.api import services
+    from ferrum.inventory import client as client_mod
+    away = client_mod.PlacementClient(
+        backend.conf, timeout=services.PLACEMENT_TIMEOUT)
+    # Nothing listens on port 9 of loopback: connection refused.
+    away._adapter.endpoint_override = 'http://127.0.0.1:9'
+    monkeypatch.setattr(services, 'placement', lambda: away)
+    nodes(db, 1)
+    resp = api.post('/v1/leases', json={
+        'project': 'p1', 'resource_class': 'bm',
+        'end': iso(base.utcnow() + datetime.timedelta(hours=1))})
+    assert resp.status_code == 201, resp.json
+    name = reservations.class_name(resp.json['uuid'])
+    assert name not in classes(pclient)
+    engine.run(backend.ctx)
+    lease = lease_obj.Lease.get(db, resp.json['uuid'])
+    assert lease.status == 'active', lease.last_error
+    assert name in classes(pclient)
+
+
+def test_nodes_without_a_resource_class_need_no_claim(backend, api, db,
+                                                      pclient):  # noqa: F811
+    made = nodes(db, 2, resource_class=None)
+    resp = api.post('/v1/leases', json={
+        'project': 'p1', 'candidate_nodes': [n.uuid for n in made],
+        'end': iso(base.utcnow() + datetime.timedelta(hours=1))})
+    assert resp.status_code == 201, resp.json
+    engine.run(backend.ctx)
+    lease = lease_obj.Lease.get(db, resp.json['uuid'])
+    assert lease.status == 'active', lease.last_error
+    assert resources(pclient, lease.uuid) == {}
+    converged(db)
+    for node in made:
+        inv = pclient.get('/resource_providers/%s/inventories' % node.uuid)
+        assert inv['inventories'] == {}
