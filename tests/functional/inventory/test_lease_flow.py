@@ -2,7 +2,6 @@
 """A lease in the real Placement (in-process): class, start, moves, end."""
 
 import datetime
-import uuid
 
 import pytest
 
@@ -11,12 +10,13 @@ from ferrum.inventory import reservations
 from ferrum.leases import engine
 from ferrum.objects import base
 from ferrum.objects import lease as lease_obj
+from tests.functional.inventory import test_allocations as allocations
 from tests.functional.inventory.conftest import converged
-from tests.functional.inventory.test_allocations import AVAILABLE
 from tests.functional.inventory.test_allocations import RC
-from tests.functional.inventory.test_allocations import backend  # noqa
 from tests.functional.inventory.test_allocations import nodes
-from tests.functional.inventory.test_allocations import one_call_at_a_time  # noqa
+
+backend = allocations.backend
+one_call_at_a_time = allocations.one_call_at_a_time
 
 
 def resources(client, consumer):
@@ -30,7 +30,7 @@ def classes(client):
 
 
 @pytest.fixture
-def api(backend, pconf, db):  # noqa: F811
+def api(backend, pconf, db):
     app = api_app.create_app(pconf, db, backend.manager)
     app.testing = True
     return app.test_client()
@@ -41,7 +41,7 @@ def iso(when):
 
 
 def test_lease_in_placement_start_move_end(backend, api, db, pclient,
-                                           pconf):  # noqa: F811
+                                           pconf):
     made = nodes(db, 3)
     end = base.utcnow() + datetime.timedelta(hours=1)
     resp = api.post('/v1/leases', json={
@@ -93,7 +93,7 @@ def test_lease_in_placement_start_move_end(backend, api, db, pclient,
 
 
 @pytest.fixture
-def db_backend(synced, one_call_at_a_time):  # noqa: F811
+def db_backend(synced, one_call_at_a_time):
     """A conductor with [placement] and the database allocation backend."""
     return synced
 
@@ -141,7 +141,7 @@ def test_lease_in_placement_with_the_database_backend(db_backend, db,
 
 
 def test_a_lease_created_while_placement_is_away_gets_its_class_at_start(
-        backend, api, db, pclient, monkeypatch):  # noqa: F811
+        backend, api, db, pclient, monkeypatch):
     from ferrum.api import services
     from ferrum.inventory import client as client_mod
     away = client_mod.PlacementClient(
@@ -163,7 +163,7 @@ def test_a_lease_created_while_placement_is_away_gets_its_class_at_start(
 
 
 def test_nodes_without_a_resource_class_need_no_claim(backend, api, db,
-                                                      pclient):  # noqa: F811
+                                                      pclient):
     made = nodes(db, 2, resource_class=None)
     resp = api.post('/v1/leases', json={
         'project': 'p1', 'candidate_nodes': [n.uuid for n in made],
