@@ -10,12 +10,16 @@ Each node's provider is asked who holds it (one GET per node). Then:
   once), which Placement refuses if someone else took the node meanwhile;
 - a consumer of ferrum's (its user is ``[allocation] default_user``)
   holding a node without a live allocation of that uuid is
-  ``consumer-orphan``; ``--heal`` releases it;
+  ``consumer-orphan``; ``--heal`` releases it (one that took the node
+  under a running lease gives it back to the lease's consumer in the same
+  request);
 - another service's consumer holding a node a ferrum allocation holds too
   is ``double``: reported, never repaired by ferrum (one of the two
   services must give the node up).
 
-Allocations still ``allocating`` are in flight and left alone.
+Allocations still ``allocating`` are in flight and left alone. The
+consumers of leases in Placement (uuid = the lease's) are the lease
+audit's (:mod:`ferrum.inventory.lease_audit`).
 """
 
 from __future__ import annotations
@@ -36,6 +40,7 @@ LOG = logging.getLogger(__name__)
 
 _NODES: sa.Table = models.Node.__table__  # type: ignore[assignment]
 _ALLOCATIONS: sa.Table = models.Allocation.__table__  # type: ignore[assignment]
+_LEASES: sa.Table = models.Lease.__table__  # type: ignore[assignment]
 
 MISSING = 'consumer-missing'
 ORPHAN = 'consumer-orphan'
@@ -58,7 +63,9 @@ class _Held(NamedTuple):
 
 def _state(db: db_api.Database) -> tuple[list[str], dict[str, _Held],
                                          set[str]]:
-    """Every node uuid; the active allocations by node; the live uuids."""
+    """Every node uuid; the active allocations by node; the live uuids
+    and those of the leases in Placement (whose consumers are not
+    allocations')."""
     with db.reader() as conn:
         nodes = list(conn.execute(sa.select(_NODES.c.uuid)).scalars())
         held = {row.node_uuid: _Held(row.uuid, row.owner, row.resource_class)
@@ -70,6 +77,8 @@ def _state(db: db_api.Database) -> tuple[list[str], dict[str, _Held],
                         _ALLOCATIONS.c.state == 'active'))}
         live = set(conn.execute(sa.select(_ALLOCATIONS.c.uuid).where(
             _ALLOCATIONS.c.state.in_(('allocating', 'active')))).scalars())
+        live.update(conn.execute(sa.select(_LEASES.c.uuid).where(
+            _LEASES.c.placement_class.is_(True))).scalars())
     return nodes, held, live
 
 
@@ -94,7 +103,8 @@ def drift(conf: cfg.ConfigOpts, db: db_api.Database,
             if mine is not None and consumer == mine.allocation:
                 continue
             if consumer in live:
-                continue  # an allocation in flight, or one moving
+                # An allocation in flight, one moving, or a lease's.
+                continue
             ours = client.consumer(consumer).get('user_id') == user
             if ours:
                 found.append(ConsumerDrift(
@@ -120,8 +130,8 @@ def heal(conf: cfg.ConfigOpts, db: db_api.Database,
             continue
         if item.kind == ORPHAN:
             outcomes[item.consumer] = (
-                'released' if consumers.release(conf, client, item.consumer)
-                else 'not ours')
+                'released' if consumers.release(conf, client, item.consumer,
+                                                db) else 'not ours')
             continue
         mine = held.get(item.node_uuid)
         if mine is None or mine.allocation != item.consumer:

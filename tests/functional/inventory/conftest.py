@@ -34,6 +34,18 @@ def configure(conf, endpoint, token='admin'):
     conf.set_override('token', token, group='placement')
 
 
+def command_config(tmp_path, conf):
+    """A config file for ``ferrum-placement`` run with the test's database
+    (``state_path``) and Placement, with the placement allocation
+    backend."""
+    path = tmp_path / 'ferrum.conf'
+    path.write_text(
+        '[DEFAULT]\nstate_path = %s\n[allocation]\nbackend = placement\n'
+        '[placement]\nauth_type = admin_token\nendpoint = %s\n'
+        'token = admin\n' % (tmp_path, conf.placement.endpoint))
+    return str(path)
+
+
 @pytest.fixture
 def placement():
     try:
