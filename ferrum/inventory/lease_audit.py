@@ -131,6 +131,17 @@ def _live(db: db_api.Database, uuids: Collection[str]) -> bool:
         ).first() is not None
 
 
+def classes_to_delete(db: db_api.Database) -> int:
+    """How many leases are over and still have their class in Placement
+    (the status view's ``lease_classes``): each engine run deletes them
+    once no inventory uses them, so a count that stays up means nodes
+    that do not come back, or a Placement that refuses."""
+    with db.reader() as conn:
+        return int(conn.execute(sa.select(sa.func.count()).where(
+            _LEASES.c.placement_class.is_(True),
+            _LEASES.c.status.in_(sorted(statuses.FINAL)))).scalar() or 0)
+
+
 def drift(conf: cfg.ConfigOpts, db: db_api.Database,
           client: client_mod.PlacementClient,
           claims: bool = False) -> list[LeaseDrift]:

@@ -12,6 +12,7 @@ from ferrum.inventory import audit
 from ferrum.inventory import consumer_audit
 from ferrum.inventory import lease_audit
 from ferrum.inventory import reservations
+from ferrum.inventory import status
 from ferrum.leases import engine
 from ferrum.objects import base
 from ferrum.objects import lease as lease_obj
@@ -154,6 +155,7 @@ def test_classes_missing_and_orphan_are_healed(backend, api, db, pclient,
         (lease_audit.CLASS_MISSING, pending, True),
         (lease_audit.CLASS_ORPHAN, over, True),
         (lease_audit.CLASS_ORPHAN, reservations.lease_of(stranger), False)}
+    assert status.summary(pconf, db)['lease_classes'] == 1  # over's
     outcomes = heal(pconf, db, pclient)
     assert outcomes[pending] == 'class created'
     assert outcomes[over] == 'class deleted'
@@ -162,6 +164,7 @@ def test_classes_missing_and_orphan_are_healed(backend, api, db, pclient,
     assert reservations.class_name(over) not in names
     assert stranger in names  # maybe Blazar's: left alone
     assert not lease_obj.Lease.get(db, over).placement_class
+    assert status.summary(pconf, db)['lease_classes'] == 0
     pclient.delete('/resource_classes/%s' % stranger)
     all_drift(pconf, db, pclient)
 
