@@ -7,7 +7,9 @@ Each node's provider is asked who holds it (one GET per node). Then:
 - an ``active`` allocation whose consumer does not hold its node is
   ``consumer-missing``; ``--heal`` claims it again (``consumer_generation:
   null``; a node in use is unreserved for the claim and reserved again at
-  once), which Placement refuses if someone else took the node meanwhile;
+  once; a node a running lease holds is taken from the lease's consumer
+  in the same request), which Placement refuses if someone else took the
+  node meanwhile;
 - a consumer of ferrum's (its user is ``[allocation] default_user``)
   holding a node without a live allocation of that uuid is
   ``consumer-orphan``; ``--heal`` releases it (one that took the node
@@ -34,7 +36,10 @@ from ferrum.db import api as db_api
 from ferrum.db import models
 from ferrum.inventory import client as client_mod
 from ferrum.inventory import consumers
+from ferrum.inventory import mapping
+from ferrum.inventory import reservations
 from ferrum.inventory import sync
+from ferrum.objects import lease_node
 
 LOG = logging.getLogger(__name__)
 
@@ -144,15 +149,28 @@ def heal(conf: cfg.ConfigOpts, db: db_api.Database,
 def _claim(conf: cfg.ConfigOpts, pusher: sync.Pusher, item: ConsumerDrift,
            mine: _Held) -> str:
     """Claim a missing consumer: its node is in use (reserved) unless
-    ``available``, hence :func:`consumers.claim_in_use`."""
+    ``available``, hence :func:`consumers.claim_in_use`. A node a running
+    lease holds is taken from the lease's consumer in the same request
+    (:func:`reservations.take`), as the allocation took it."""
     refusal: list[str] = []
+    holder = lease_node.placement_holder_of(pusher.db, item.node_uuid)
+    lease = holder[0] if holder and holder[1] in lease_node.RUNNING else None
 
     def claim_once() -> bool:
         try:
-            consumers.claim(conf, pusher.client, item.consumer,
-                            item.node_uuid, mine.resource_class, mine.owner)
+            if lease is None:
+                consumers.claim(conf, pusher.client, item.consumer,
+                                item.node_uuid, mine.resource_class,
+                                mine.owner)
+            else:
+                group = conf.allocation
+                reservations.take(
+                    pusher.client, lease, item.consumer, item.node_uuid,
+                    mapping.resource_class_name(mine.resource_class or ''),
+                    mine.owner or group.default_project, group.default_user)
             return True
-        except client_mod.PlacementRefused as exc:
+        except (client_mod.PlacementRefused, reservations.Busy,
+                reservations.ConsumerTaken) as exc:
             refusal[:] = [str(exc)]
             return False
 

@@ -203,3 +203,34 @@ def test_audit_command_reports_and_heals_leases(running, db, pclient, pconf,
     assert '%s healed: claimed' % lease.uuid in out
     assert '0 leases with drift' in out
     assert set(resources(pclient, lease.uuid)) == set(lease.nodes)
+
+
+def test_missing_allocation_consumer_under_a_lease_is_taken_from_it(
+        running, backend, db, pclient, pconf):  # noqa: F811
+    lease, _free = running
+    alloc = backend.manager.create_allocation(
+        {'resource_class': 'bm', 'owner': 'p1'}, [])
+    assert alloc.state == 'active', alloc.last_error
+    converged(db)
+    # Behind ferrum's back (or an allocation made with the database
+    # backend): the lease's consumer holds the allocation's node.
+    held = pclient.consumer(lease.uuid)
+    mine = pclient.consumer(alloc.uuid)
+    body = {alloc.uuid: {
+        'allocations': {}, 'project_id': 'p1', 'user_id': mine['user_id'],
+        'consumer_generation': mine['consumer_generation']},
+        lease.uuid: {
+        'allocations': {n: {'resources': {RC: 1}} for n in lease.nodes},
+        'project_id': 'p1', 'user_id': held['user_id'],
+        'consumer_generation': held['consumer_generation']}}
+    pclient.post('/allocations', body)
+    assert [(d.kind, d.consumer) for d in consumer_audit.drift(
+        pconf, db, pclient)] == [(consumer_audit.MISSING, alloc.uuid)]
+    assert lease_drift(pconf, db, pclient) == [
+        (lease_audit.CONSUMER_ORPHAN, lease.uuid, alloc.node_uuid)]
+    outcomes = heal(pconf, db, pclient)
+    assert outcomes[alloc.uuid] == 'claimed'
+    assert resources(pclient, alloc.uuid) == {
+        alloc.node_uuid: {RC: 1, reservations.class_name(lease.uuid): 1}}
+    assert alloc.node_uuid not in resources(pclient, lease.uuid)
+    all_drift(pconf, db, pclient)
