@@ -96,6 +96,8 @@ def survivor(tmp_path, conf, db, placement_process):
     path = killed_conductor_config(tmp_path, placement_process.endpoint)
     conf(['--config-file', str(path)])
     conf.set_override('host', 'survivor')
+    # The outbox rows the dead conductor held are taken over after this.
+    conf.set_override('heartbeat_timeout', 2, group='conductor')
     svc = service.ConductorService(conf, db=db)
     svc.start(start_periodics=False)
     svc.config_file = str(path)
