@@ -32,6 +32,7 @@ from typing import NamedTuple
 import sqlalchemy as sa
 from oslo_config import cfg
 
+from ferrum.common import lease_statuses
 from ferrum.db import api as db_api
 from ferrum.db import models
 from ferrum.inventory import client as client_mod
@@ -66,20 +67,34 @@ class _Held(NamedTuple):
     resource_class: str | None
 
 
+def _ending(conn: sa.Connection) -> set[int]:
+    """The nodes of leases ``ending`` in Placement: the end released their
+    allocations' consumers with the lease's, before the allocations go."""
+    return {node_id for node_id, (_lease, status)
+            in lease_node.placement_holders(conn, None).items()
+            if status == lease_statuses.ENDING}
+
+
 def _state(db: db_api.Database) -> tuple[list[str], dict[str, _Held],
                                          set[str]]:
     """Every node uuid; the active allocations by node; the live uuids
     and those of the leases in Placement (whose consumers are not
-    allocations')."""
+    allocations').
+
+    An allocation on a node of a lease ending (:func:`_ending`) is not
+    held.
+    """
     with db.reader() as conn:
         nodes = list(conn.execute(sa.select(_NODES.c.uuid)).scalars())
+        ending = _ending(conn)
         held = {row.node_uuid: _Held(row.uuid, row.owner, row.resource_class)
                 for row in conn.execute(sa.select(
                     _ALLOCATIONS.c.uuid, _ALLOCATIONS.c.owner,
-                    _NODES.c.uuid.label('node_uuid'),
+                    _NODES.c.id, _NODES.c.uuid.label('node_uuid'),
                     _NODES.c.resource_class).select_from(_ALLOCATIONS.join(
                         _NODES, _NODES.c.id == _ALLOCATIONS.c.node_id)).where(
-                        _ALLOCATIONS.c.state == 'active'))}
+                        _ALLOCATIONS.c.state == 'active'))
+                if row.id not in ending}
         live = set(conn.execute(sa.select(_ALLOCATIONS.c.uuid).where(
             _ALLOCATIONS.c.state.in_(('allocating', 'active')))).scalars())
         live.update(conn.execute(sa.select(_LEASES.c.uuid).where(
@@ -186,20 +201,23 @@ def claim_missing_unreserved(conf: cfg.ConfigOpts, db: db_api.Database,
     Placement (see :func:`mapping.reserved`), so only its consumer fences
     the node. One missing (an allocation made before a switch from the
     database backend) is claimed at once; a node another consumer holds
-    is logged (the audit reports it as ``double``). One GET per such node.
+    is logged (the audit reports it as ``double``); a node of a lease
+    ending is left alone (:func:`_ending`). One GET per such node.
 
     Returns how many consumers were created.
 
     :raises PlacementUnavailable: Placement is away.
     """
     with db.reader() as conn:
-        rows = list(conn.execute(sa.select(
-            _ALLOCATIONS.c.uuid, _ALLOCATIONS.c.owner,
+        ending = _ending(conn)
+        rows = [row for row in conn.execute(sa.select(
+            _ALLOCATIONS.c.uuid, _ALLOCATIONS.c.owner, _NODES.c.id,
             _NODES.c.uuid.label('node_uuid'),
             _NODES.c.resource_class).select_from(_ALLOCATIONS.join(
                 _NODES, _NODES.c.id == _ALLOCATIONS.c.node_id)).where(
                 _ALLOCATIONS.c.state == 'active',
-                _NODES.c.provision_state == 'available')))
+                _NODES.c.provision_state == 'available'))
+            if row.id not in ending]
     claimed = 0
     for row in rows:
         holders = client.consumers_of(row.node_uuid)

@@ -18,6 +18,7 @@ from ferrum.api import app as api_app
 from ferrum.cmd import placement as placement_cmd
 from ferrum.conductor import service
 from ferrum.inventory import client as client_mod
+from ferrum.inventory import consumer_audit
 from ferrum.inventory import consumers
 from ferrum.inventory import lease_audit
 from ferrum.inventory import reservations
@@ -250,6 +251,12 @@ def test_sigkill_during_the_end(survivor, db, tmp_path, step):
     if step == 'release':
         assert lease.status == 'ending'
         assert resources(client, used.uuid) == {}
+        # In flight: neither the allocation's consumer, released with the
+        # lease's, nor the lease's is a finding (nor claimed again).
+        assert consumer_audit.drift(survivor.conf, db, client) == []
+        assert consumer_audit.claim_missing_unreserved(
+            survivor.conf, db, client) == 0
+        assert lease_audit.drift(survivor.conf, db, client, True) == []
         _settle(survivor, db, lease_uuid, lambda lease: (
             lease.status == 'ended' and not lease.placement_class))
     else:
