@@ -35,10 +35,11 @@ def configure(conf, endpoint, token='admin'):
     conf.set_override('token', token, group='placement')
 
 
-def killed_conductor_config(tmp_path, endpoint):
+def killed_conductor_config(tmp_path, endpoint, db_url=''):
     """The config file of a conductor process a test kills: host
-    ``killed-conductor``, the test's database (``state_path``), log in
-    ``conductor.log``, the placement allocation backend."""
+    ``killed-conductor``, the test's database (``db_url``, else SQLite in
+    ``state_path``), log in ``conductor.log``, the placement allocation
+    backend."""
     path = tmp_path / 'ferrum.conf'
     path.write_text(textwrap.dedent('''
         [DEFAULT]
@@ -54,8 +55,10 @@ def killed_conductor_config(tmp_path, endpoint):
         endpoint = %(endpoint)s
         token = admin
         poll_interval = 0.02
+        [database]
+        connection = %(db_url)s
         ''' % {'state': tmp_path, 'log': tmp_path / 'conductor.log',
-               'endpoint': endpoint}))
+               'endpoint': endpoint, 'db_url': db_url}))
     return path
 
 

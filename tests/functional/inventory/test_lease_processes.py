@@ -91,10 +91,23 @@ sys.exit('step %s: the patched point was never reached' % step)
 
 
 @pytest.fixture
-def survivor(tmp_path, conf, db, placement_process):
+def site():
+    """Where ferrum's database is; some steps run on both."""
+    return 'sqlite'
+
+
+@pytest.fixture
+def db(request, site, db):
+    return request.getfixturevalue('pg_db') if site == 'postgresql' else db
+
+
+@pytest.fixture
+def survivor(tmp_path, conf, db, site, placement_process):
     """The conductor that lives on (in this process), and the config file
     of the one that dies."""
-    path = killed_conductor_config(tmp_path, placement_process.endpoint)
+    path = killed_conductor_config(
+        tmp_path, placement_process.endpoint,
+        db.url if site == 'postgresql' else '')
     conf(['--config-file', str(path)])
     conf.set_override('host', 'survivor')
     # The outbox rows the dead conductor held are taken over after this.
@@ -184,7 +197,8 @@ def _running_as_booked(conf, db, client, lease_uuid):
     assert lease_audit.drift(conf, db, client, claims=True) == []
 
 
-@pytest.mark.parametrize('step', ['class', 'claim'])
+@pytest.mark.parametrize('step, site', [
+    ('class', 'sqlite'), ('claim', 'sqlite'), ('claim', 'postgresql')])
 def test_sigkill_during_the_start(survivor, db, tmp_path, step):
     nodes(db, 2)
     _api, lease_uuid = _book(survivor, db)
@@ -198,6 +212,7 @@ def test_sigkill_during_the_start(survivor, db, tmp_path, step):
     _running_as_booked(survivor.conf, db, client, lease_uuid)
 
 
+@pytest.mark.parametrize('site', ['sqlite', 'postgresql'])
 def test_sigkill_during_a_move_under_the_lease(survivor, db, tmp_path):
     nodes(db, 2)
     _api, lease_uuid = _book(survivor, db)
@@ -234,7 +249,8 @@ def test_sigkill_during_a_give_back_under_the_lease(survivor, db, tmp_path):
     _running_as_booked(survivor.conf, db, client, lease_uuid)
 
 
-@pytest.mark.parametrize('step', ['release', 'ended'])
+@pytest.mark.parametrize('step, site', [
+    ('release', 'sqlite'), ('release', 'postgresql'), ('ended', 'sqlite')])
 def test_sigkill_during_the_end(survivor, db, tmp_path, step):
     made = nodes(db, 2)
     api, lease_uuid = _book(survivor, db)
