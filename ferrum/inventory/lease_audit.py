@@ -269,7 +269,7 @@ def heal_classes(db: db_api.Database, client: client_mod.PlacementClient,
                  found: list[LeaseDrift]) -> dict[str, str]:
     """Create the missing classes and delete the orphans (after the
     inventories were pushed: Placement refuses to delete a class in
-    use); lease uuid -> outcome."""
+    use); class name -> outcome."""
     outcomes = {}
     gone = []
     leases = _leases(db, [item.lease_uuid for item in found])
@@ -277,14 +277,15 @@ def heal_classes(db: db_api.Database, client: client_mod.PlacementClient,
         lease = leases.get(item.lease_uuid)
         if not item.repairable or lease is None:
             continue
+        name = reservations.class_name(lease.uuid)
         if item.kind == CLASS_MISSING and lease.status in _CLASSED:
             reservations.ensure_class(client, lease.uuid)
-            outcomes[lease.uuid] = 'class created'
+            outcomes[name] = 'created'
         elif item.kind == CLASS_ORPHAN and lease.status in statuses.FINAL:
             if reservations.delete_class(client, lease.uuid):
                 gone.append(lease.id)
-                outcomes[lease.uuid] = 'class deleted'
+                outcomes[name] = 'deleted'
             else:
-                outcomes[lease.uuid] = 'class still in use by an inventory'
+                outcomes[name] = 'still in use by an inventory'
     lease_obj.forget_classes(db, gone)
     return outcomes

@@ -157,8 +157,8 @@ def test_classes_missing_and_orphan_are_healed(backend, api, db, pclient,
         (lease_audit.CLASS_ORPHAN, reservations.lease_of(stranger), False)}
     assert status.summary(pconf, db)['lease_classes'] == 1  # over's
     outcomes = heal(pconf, db, pclient)
-    assert outcomes[pending] == 'class created'
-    assert outcomes[over] == 'class deleted'
+    assert outcomes[reservations.class_name(pending)] == 'created'
+    assert outcomes[reservations.class_name(over)] == 'deleted'
     names = classes(pclient)
     assert reservations.class_name(pending) in names
     assert reservations.class_name(over) not in names
