@@ -10,10 +10,12 @@ per lease in Placement plus one listing of the classes:
 
 - ``lease-consumer-missing``: an ``active`` lease's consumer does not
   hold a node it should (a node the lease holds that no ferrum allocation
-  under the lease took); ``--heal`` claims it again, which Placement
-  refuses if someone else took the node meanwhile;
+  uses; see :class:`_Want` for the database backend); ``--heal`` claims
+  it again, which Placement refuses if someone else took the node
+  meanwhile;
 - ``lease-consumer-orphan``: a lease's consumer holds a node it should
-  not (a node the lease does not hold, or one an allocation took), or
+  not (a node the lease does not hold, or, with the placement backend,
+  one an allocation took), or
   anything at all once the lease is not running (``pending``, ``error``,
   ``ended``, ``cancelled``); ``--heal`` rewrites the consumer to what it
   should hold, in one request;
@@ -92,10 +94,24 @@ def _leases(db: db_api.Database, uuids: Collection[str]
         return {row.uuid: _Lease(*row) for row in rows}
 
 
-def _expected(db: db_api.Database, claims: bool
-              ) -> dict[str, dict[str, str]]:
-    """What each ``active`` lease's consumer should hold: lease uuid ->
-    {node uuid: the node's ``CUSTOM_<RC>``}.
+class _Want(NamedTuple):
+    """What an ``active`` lease's consumer holds: node uuid -> the node's
+    ``CUSTOM_<RC>``."""
+
+    #: What it must hold.
+    required: dict[str, str]
+    #: What it may hold: the required nodes, and with the database
+    #: backend those an allocation uses (held since the start; in use,
+    #: they are reserved, so Placement would refuse to claim them again,
+    #: and nothing else can claim them either).
+    allowed: dict[str, str]
+
+
+_NOTHING = _Want({}, {})
+
+
+def _expected(db: db_api.Database, claims: bool) -> dict[str, _Want]:
+    """What each ``active`` lease's consumer should hold, by lease uuid.
 
     :param claims: allocations are consumers (``[allocation] backend =
         placement``): a node an allocation holds is its consumer's.
@@ -109,14 +125,17 @@ def _expected(db: db_api.Database, claims: bool
             _NODES.c.allocation_id).where(_NODES.c.id.in_(
                 sa.bindparam('b_ids', expanding=True))),
             {'b_ids': base.bucketed(sorted(holders))}))
-    expected: dict[str, dict[str, str]] = {}
+    expected: dict[str, _Want] = {}
     for row in rows:
         lease_uuid, status = holders[row.id]
         if status != statuses.ACTIVE or not row.resource_class or (
                 claims and row.allocation_id is not None):
             continue
-        expected.setdefault(lease_uuid, {})[row.uuid] = (
-            mapping.resource_class_name(row.resource_class))
+        want = expected.setdefault(lease_uuid, _Want({}, {}))
+        rc = mapping.resource_class_name(row.resource_class)
+        want.allowed[row.uuid] = rc
+        if row.allocation_id is None:
+            want.required[row.uuid] = rc
     return expected
 
 
@@ -163,7 +182,7 @@ def drift(conf: cfg.ConfigOpts, db: db_api.Database,
         if lease.placement_class and lease.status not in (
                 statuses.TRANSITIONAL):
             found.extend(_consumer(db, client, user, lease,
-                                   expected.get(uuid, {})))
+                                   expected.get(uuid, _NOTHING)))
     return found
 
 
@@ -194,19 +213,19 @@ def _classes(leases: dict[str, _Lease],
 
 def _consumer(db: db_api.Database, client: client_mod.PlacementClient,
               user: str, lease: _Lease,
-              expected: dict[str, str]) -> Iterator[LeaseDrift]:
+              expected: _Want) -> Iterator[LeaseDrift]:
     current = client.consumer(lease.uuid)
     held = set(current.get('allocations') or {})
     if held and current.get('user_id') != user:
         return  # another service's consumer of that uuid
-    wanted = expected if lease.status == statuses.ACTIVE else {}
-    for node in sorted(set(wanted) - held):
+    wanted = expected if lease.status == statuses.ACTIVE else _NOTHING
+    for node in sorted(set(wanted.required) - held):
         if _live(db, client.consumers_of(node)):
             continue  # an allocation under the lease is taking it
         yield LeaseDrift(lease.uuid, CONSUMER_MISSING, 'the consumer of '
                          'active lease %s does not hold node %s'
                          % (lease.uuid, node), node)
-    for node in sorted(held - set(wanted)):
+    for node in sorted(held - set(wanted.allowed)):
         yield LeaseDrift(lease.uuid, CONSUMER_ORPHAN, 'the consumer of '
                          '%s lease %s holds node %s, which it should not'
                          % (lease.status, lease.uuid, node), node)
@@ -228,13 +247,17 @@ def heal_consumers(conf: cfg.ConfigOpts, db: db_api.Database,
     outcomes = {}
     for uuid in uuids:
         lease = leases.get(uuid)
+        want = expected.get(uuid, _NOTHING)
+        held = set(client.consumer(uuid).get('allocations') or {})
+        wanted = {node: rc for node, rc in want.allowed.items()
+                  if node in want.required or node in held}
         if lease is None or lease.status in statuses.TRANSITIONAL:
             outcomes[uuid] = 'in flight, left alone'
-        elif lease.status != statuses.ACTIVE or not expected.get(uuid):
+        elif lease.status != statuses.ACTIVE or not wanted:
             released = reservations.release_all(client, user, [uuid])
             outcomes[uuid] = 'released' if released else 'nothing held'
         else:
-            outcomes[uuid] = _claim(client, user, lease, expected[uuid])
+            outcomes[uuid] = _claim(client, user, lease, wanted)
     return outcomes
 
 
@@ -253,8 +276,9 @@ def _claim(client: client_mod.PlacementClient, user: str, lease: _Lease,
             return 'refused: %s' % exc
         rest = {node: rc for node, rc in wanted.items()
                 if node not in exc.providers}
-        outcome = 'nodes %s held elsewhere' % ', '.join(sorted(
-            exc.providers))
+        outcome = ('Placement refused nodes %s (another consumer holds '
+                   'them, or they are reserved)' % ', '.join(sorted(
+                       exc.providers)))
     if not rest:
         return outcome
     try:

@@ -122,7 +122,8 @@ def test_missing_node_held_by_a_foreign_consumer_is_reported_not_taken(
     assert lease_drift(pconf, db, pclient) == [
         (lease_audit.CONSUMER_MISSING, lease.uuid, lost)]
     outcome = heal(pconf, db, pclient)[lease.uuid]
-    assert outcome == 'claimed; nodes %s held elsewhere' % lost
+    assert outcome == ('claimed; Placement refused nodes %s (another '
+                       'consumer holds them, or they are reserved)' % lost)
     assert set(resources(pclient, nova)) == {lost}
     assert set(resources(pclient, lease.uuid)) == {kept}
 
@@ -234,3 +235,35 @@ def test_missing_allocation_consumer_under_a_lease_is_taken_from_it(
         alloc.node_uuid: {RC: 1, reservations.class_name(lease.uuid): 1}}
     assert alloc.node_uuid not in resources(pclient, lease.uuid)
     all_drift(pconf, db, pclient)
+
+
+def test_database_backend_lease_consumer_keeps_allocated_nodes(
+        synced, db, pclient, pconf, one_call_at_a_time):  # noqa: F811
+    from ferrum.api import app as api_app
+    nodes(db, 2)
+    app = api_app.create_app(pconf, db, synced.manager)
+    app.testing = True
+    lease_uuid = book(app.test_client(), 2)
+    engine.run(synced.ctx)
+    lease = lease_obj.Lease.get(db, lease_uuid)
+    assert lease.status == 'active', lease.last_error
+    # An allocation under the lease has no consumer with this backend:
+    # the lease's consumer keeps its node.
+    alloc = synced.manager.create_allocation(
+        {'resource_class': 'bm', 'owner': 'p1'}, [])
+    assert alloc.state == 'active', alloc.last_error
+    converged(db)
+    assert set(resources(pclient, lease_uuid)) == set(lease.nodes)
+    assert audit.drift(db, pclient, deep=True) == []
+    assert lease_audit.drift(pconf, db, pclient) == []
+    # Lost: the free node is missing and claimed again; the allocation's
+    # is reserved (in use), fenced without the lease's consumer.
+    pclient.release(lease_uuid)
+    (free,) = set(lease.nodes) - {alloc.node_uuid}
+    found = lease_audit.drift(pconf, db, pclient)
+    assert [(d.kind, d.node_uuid) for d in found] == [
+        (lease_audit.CONSUMER_MISSING, free)]
+    assert lease_audit.heal_consumers(pconf, db, pclient, found) == {
+        lease_uuid: 'claimed'}
+    assert set(resources(pclient, lease_uuid)) == {free}
+    assert lease_audit.drift(pconf, db, pclient) == []
