@@ -6,15 +6,19 @@
   a backlog, a conductor that cannot reach Placement or a refused node.
 - ``ferrum-placement audit [--heal]`` compares every node with its provider
   and prints the drift node by node, like ``nova-manage placement audit``;
-  ``--heal`` pushes each node that drifted. With ``[allocation] backend =
-  placement`` it also compares allocations with their consumers (see
-  :mod:`ferrum.inventory.consumer_audit`) and heals those. Exit status 0
-  when there is no drift (left), 3 when there is, 2 when Placement cannot
-  be reached, 4 when sync is not configured.
+  ``--heal`` pushes each node that drifted. It compares the leases in
+  Placement with their consumers and reservation classes (see
+  :mod:`ferrum.inventory.lease_audit`), and with ``[allocation] backend
+  = placement`` the allocations with their consumers (see
+  :mod:`ferrum.inventory.consumer_audit`), and heals those too. Exit
+  status 0 when there is no drift (left), 3 when there is, 2 when
+  Placement cannot be reached, 4 when sync is not configured.
 """
 
 import json
 import sys
+from collections.abc import Iterator
+from typing import NamedTuple
 
 from oslo_config import cfg
 
@@ -26,6 +30,7 @@ from ferrum.db import api as db_api
 from ferrum.inventory import audit
 from ferrum.inventory import client as client_mod
 from ferrum.inventory import consumer_audit
+from ferrum.inventory import lease_audit
 from ferrum.inventory import status
 from ferrum.inventory import sync
 
@@ -48,6 +53,50 @@ def _status(conf: cfg.ConfigOpts, db: db_api.Database) -> int:
     return 0 if in_sync else 1
 
 
+class _Found(NamedTuple):
+    nodes: list[audit.Drift]
+    consumers: list[consumer_audit.ConsumerDrift]
+    leases: list[lease_audit.LeaseDrift]
+
+    def lines(self) -> Iterator[str]:
+        for item in self.nodes:
+            yield '%s %s: %s' % (item.node_uuid, item.kind, item.detail)
+        for held in self.consumers:
+            yield '%s %s: %s' % (held.node_uuid, held.kind, held.detail)
+        for leased in self.leases:
+            yield 'lease %s %s: %s' % (leased.lease_uuid, leased.kind,
+                                       leased.detail)
+
+
+def _drift(conf: cfg.ConfigOpts, db: db_api.Database,
+           client: client_mod.PlacementClient, claims: bool) -> _Found:
+    return _Found(audit.drift(db, client, claims=claims),
+                  consumer_audit.drift(conf, db, client) if claims else [],
+                  lease_audit.drift(conf, db, client, claims))
+
+
+def _heal(conf: cfg.ConfigOpts, db: db_api.Database,
+          client: client_mod.PlacementClient, claims: bool,
+          found: _Found) -> dict[str, str]:
+    """In the order Placement accepts: consumers (allocations', then
+    leases'), inventories (a push of each node), classes last (a class is
+    deleted only once no inventory uses it)."""
+    outcomes = {}
+    if found.consumers:
+        outcomes.update(consumer_audit.heal(conf, db, client,
+                                            found.consumers))
+    outcomes.update(lease_audit.heal_consumers(conf, db, client,
+                                               found.leases, claims))
+    nodes = found.nodes
+    if found.consumers or found.leases:
+        # A consumer healed can change what a node's provider wants.
+        nodes = audit.drift(db, client, claims=claims)
+    if nodes:
+        outcomes.update(audit.heal(sync.Pusher(conf, db, client), nodes))
+    outcomes.update(lease_audit.heal_classes(db, client, found.leases))
+    return outcomes
+
+
 def _audit(conf: cfg.ConfigOpts, db: db_api.Database, heal: bool) -> int:
     if not placement_conf.enabled(conf):
         print('Placement sync is not configured ([placement] auth_type).',
@@ -56,36 +105,23 @@ def _audit(conf: cfg.ConfigOpts, db: db_api.Database, heal: bool) -> int:
     client = client_mod.PlacementClient(conf)
     claims = allocation_conf.through_placement(conf)
     try:
-        found = audit.drift(db, client, claims=claims)
-        for item in found:
-            print('%s %s: %s' % (item.node_uuid, item.kind, item.detail))
-        if heal and found:
-            outcomes = audit.heal(sync.Pusher(conf, db, client), found)
+        found = _drift(conf, db, client, claims)
+        for line in found.lines():
+            print(line)
+        if heal and any(found):
+            outcomes = _heal(conf, db, client, claims, found)
             for uuid, outcome in sorted(outcomes.items()):
                 print('%s healed: %s' % (uuid, outcome))
-            found = audit.drift(db, client, claims=claims)
-        held = _audit_consumers(conf, db, client, heal) if claims else []
+            found = _drift(conf, db, client, claims)
     except client_mod.PlacementUnavailable as exc:
         print(str(exc), file=sys.stderr)
         return 2
-    print('%d nodes with drift' % len({item.node_uuid for item in found}
-                                      | {item.node_uuid for item in held}))
-    return 3 if found or held else 0
-
-
-def _audit_consumers(conf: cfg.ConfigOpts, db: db_api.Database,
-                     client: client_mod.PlacementClient,
-                     heal: bool) -> list[consumer_audit.ConsumerDrift]:
-    """The allocations' consumers (the placement backend); what is left."""
-    found = consumer_audit.drift(conf, db, client)
-    for item in found:
-        print('%s %s: %s' % (item.node_uuid, item.kind, item.detail))
-    if heal and found:
-        outcomes = consumer_audit.heal(conf, db, client, found)
-        for consumer, outcome in sorted(outcomes.items()):
-            print('%s healed: %s' % (consumer, outcome))
-        found = consumer_audit.drift(conf, db, client)
-    return found
+    print('%d nodes with drift' % len(
+        {item.node_uuid for item in found.nodes}
+        | {item.node_uuid for item in found.consumers}))
+    print('%d leases with drift' % len({item.lease_uuid
+                                        for item in found.leases}))
+    return 3 if any(found) else 0
 
 
 def main(argv: list[str] | None = None) -> int:

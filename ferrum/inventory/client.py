@@ -275,6 +275,13 @@ class PlacementClient:
                         not_found_ok=True)
         return dict((body or {}).get('allocations') or {})
 
+    def resource_classes(self, prefix: str = '') -> set[str]:
+        """The names of Placement's resource classes starting with
+        ``prefix``."""
+        body = self.get('/resource_classes')
+        return {rc['name'] for rc in body['resource_classes']
+                if rc['name'].startswith(prefix)}
+
     def allocation_candidates(self, resource_class: str,
                               required: list[str] | None = None,
                               limit: int | None = None) -> list[str]:

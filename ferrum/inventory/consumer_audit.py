@@ -7,15 +7,21 @@ Each node's provider is asked who holds it (one GET per node). Then:
 - an ``active`` allocation whose consumer does not hold its node is
   ``consumer-missing``; ``--heal`` claims it again (``consumer_generation:
   null``; a node in use is unreserved for the claim and reserved again at
-  once), which Placement refuses if someone else took the node meanwhile;
+  once; a node a running lease holds is taken from the lease's consumer
+  in the same request), which Placement refuses if someone else took the
+  node meanwhile;
 - a consumer of ferrum's (its user is ``[allocation] default_user``)
   holding a node without a live allocation of that uuid is
-  ``consumer-orphan``; ``--heal`` releases it;
+  ``consumer-orphan``; ``--heal`` releases it (one that took the node
+  under a running lease gives it back to the lease's consumer in the same
+  request);
 - another service's consumer holding a node a ferrum allocation holds too
   is ``double``: reported, never repaired by ferrum (one of the two
   services must give the node up).
 
-Allocations still ``allocating`` are in flight and left alone.
+Allocations still ``allocating`` are in flight and left alone. The
+consumers of leases in Placement (uuid = the lease's) are the lease
+audit's (:mod:`ferrum.inventory.lease_audit`).
 """
 
 from __future__ import annotations
@@ -26,16 +32,21 @@ from typing import NamedTuple
 import sqlalchemy as sa
 from oslo_config import cfg
 
+from ferrum.common import lease_statuses
 from ferrum.db import api as db_api
 from ferrum.db import models
 from ferrum.inventory import client as client_mod
 from ferrum.inventory import consumers
+from ferrum.inventory import mapping
+from ferrum.inventory import reservations
 from ferrum.inventory import sync
+from ferrum.objects import lease_node
 
 LOG = logging.getLogger(__name__)
 
 _NODES: sa.Table = models.Node.__table__  # type: ignore[assignment]
 _ALLOCATIONS: sa.Table = models.Allocation.__table__  # type: ignore[assignment]
+_LEASES: sa.Table = models.Lease.__table__  # type: ignore[assignment]
 
 MISSING = 'consumer-missing'
 ORPHAN = 'consumer-orphan'
@@ -56,20 +67,38 @@ class _Held(NamedTuple):
     resource_class: str | None
 
 
+def _ending(conn: sa.Connection) -> set[int]:
+    """The nodes of leases ``ending`` in Placement: the end released their
+    allocations' consumers with the lease's, before the allocations go."""
+    return {node_id for node_id, (_lease, status)
+            in lease_node.placement_holders(conn, None).items()
+            if status == lease_statuses.ENDING}
+
+
 def _state(db: db_api.Database) -> tuple[list[str], dict[str, _Held],
                                          set[str]]:
-    """Every node uuid; the active allocations by node; the live uuids."""
+    """Every node uuid; the active allocations by node; the live uuids
+    and those of the leases in Placement (whose consumers are not
+    allocations').
+
+    An allocation on a node of a lease ending (:func:`_ending`) is not
+    held.
+    """
     with db.reader() as conn:
         nodes = list(conn.execute(sa.select(_NODES.c.uuid)).scalars())
+        ending = _ending(conn)
         held = {row.node_uuid: _Held(row.uuid, row.owner, row.resource_class)
                 for row in conn.execute(sa.select(
                     _ALLOCATIONS.c.uuid, _ALLOCATIONS.c.owner,
-                    _NODES.c.uuid.label('node_uuid'),
+                    _NODES.c.id, _NODES.c.uuid.label('node_uuid'),
                     _NODES.c.resource_class).select_from(_ALLOCATIONS.join(
                         _NODES, _NODES.c.id == _ALLOCATIONS.c.node_id)).where(
-                        _ALLOCATIONS.c.state == 'active'))}
+                        _ALLOCATIONS.c.state == 'active'))
+                if row.id not in ending}
         live = set(conn.execute(sa.select(_ALLOCATIONS.c.uuid).where(
             _ALLOCATIONS.c.state.in_(('allocating', 'active')))).scalars())
+        live.update(conn.execute(sa.select(_LEASES.c.uuid).where(
+            _LEASES.c.placement_class.is_(True))).scalars())
     return nodes, held, live
 
 
@@ -94,7 +123,8 @@ def drift(conf: cfg.ConfigOpts, db: db_api.Database,
             if mine is not None and consumer == mine.allocation:
                 continue
             if consumer in live:
-                continue  # an allocation in flight, or one moving
+                # An allocation in flight, one moving, or a lease's.
+                continue
             ours = client.consumer(consumer).get('user_id') == user
             if ours:
                 found.append(ConsumerDrift(
@@ -120,8 +150,8 @@ def heal(conf: cfg.ConfigOpts, db: db_api.Database,
             continue
         if item.kind == ORPHAN:
             outcomes[item.consumer] = (
-                'released' if consumers.release(conf, client, item.consumer)
-                else 'not ours')
+                'released' if consumers.release(conf, client, item.consumer,
+                                                db) else 'not ours')
             continue
         mine = held.get(item.node_uuid)
         if mine is None or mine.allocation != item.consumer:
@@ -134,15 +164,28 @@ def heal(conf: cfg.ConfigOpts, db: db_api.Database,
 def _claim(conf: cfg.ConfigOpts, pusher: sync.Pusher, item: ConsumerDrift,
            mine: _Held) -> str:
     """Claim a missing consumer: its node is in use (reserved) unless
-    ``available``, hence :func:`consumers.claim_in_use`."""
+    ``available``, hence :func:`consumers.claim_in_use`. A node a running
+    lease holds is taken from the lease's consumer in the same request
+    (:func:`reservations.take`), as the allocation took it."""
     refusal: list[str] = []
+    holder = lease_node.placement_holder_of(pusher.db, item.node_uuid)
+    lease = holder[0] if holder and holder[1] in lease_node.RUNNING else None
 
     def claim_once() -> bool:
         try:
-            consumers.claim(conf, pusher.client, item.consumer,
-                            item.node_uuid, mine.resource_class, mine.owner)
+            if lease is None:
+                consumers.claim(conf, pusher.client, item.consumer,
+                                item.node_uuid, mine.resource_class,
+                                mine.owner)
+            else:
+                group = conf.allocation
+                reservations.take(
+                    pusher.client, lease, item.consumer, item.node_uuid,
+                    mapping.resource_class_name(mine.resource_class or ''),
+                    mine.owner or group.default_project, group.default_user)
             return True
-        except client_mod.PlacementRefused as exc:
+        except (client_mod.PlacementRefused, reservations.Busy,
+                reservations.ConsumerTaken) as exc:
             refusal[:] = [str(exc)]
             return False
 
@@ -158,20 +201,23 @@ def claim_missing_unreserved(conf: cfg.ConfigOpts, db: db_api.Database,
     Placement (see :func:`mapping.reserved`), so only its consumer fences
     the node. One missing (an allocation made before a switch from the
     database backend) is claimed at once; a node another consumer holds
-    is logged (the audit reports it as ``double``). One GET per such node.
+    is logged (the audit reports it as ``double``); a node of a lease
+    ending is left alone (:func:`_ending`). One GET per such node.
 
     Returns how many consumers were created.
 
     :raises PlacementUnavailable: Placement is away.
     """
     with db.reader() as conn:
-        rows = list(conn.execute(sa.select(
-            _ALLOCATIONS.c.uuid, _ALLOCATIONS.c.owner,
+        ending = _ending(conn)
+        rows = [row for row in conn.execute(sa.select(
+            _ALLOCATIONS.c.uuid, _ALLOCATIONS.c.owner, _NODES.c.id,
             _NODES.c.uuid.label('node_uuid'),
             _NODES.c.resource_class).select_from(_ALLOCATIONS.join(
                 _NODES, _NODES.c.id == _ALLOCATIONS.c.node_id)).where(
                 _ALLOCATIONS.c.state == 'active',
-                _NODES.c.provision_state == 'available')))
+                _NODES.c.provision_state == 'available'))
+            if row.id not in ending]
     claimed = 0
     for row in rows:
         holders = client.consumers_of(row.node_uuid)

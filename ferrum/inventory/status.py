@@ -17,6 +17,7 @@ from oslo_config import cfg
 from ferrum.conf import placement as placement_conf
 from ferrum.db import api as db_api
 from ferrum.inventory import consumers
+from ferrum.inventory import lease_audit
 from ferrum.inventory import outbox
 from ferrum.inventory import records
 
@@ -39,6 +40,8 @@ def summary(conf: cfg.ConfigOpts, db: db_api.Database) -> dict[str, Any]:
         # Consumers of deleted allocations not yet released (the placement
         # allocation backend, while Placement is away).
         'consumer_releases': consumers.backlog(db),
+        # Classes of leases that are over, not yet deleted from Placement.
+        'lease_classes': lease_audit.classes_to_delete(db),
         'backlog': {'changes': queued.size, 'nodes': queued.nodes,
                     'oldest_change_at': _iso(queued.oldest)},
         'last_error': max(errors, key=lambda c: c['since'])['last_error']

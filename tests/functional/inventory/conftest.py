@@ -10,6 +10,7 @@ wsgi-intercept, which intercepts ``requests`` and so keystoneauth1.
 import os
 import signal
 import subprocess
+import textwrap
 
 import pytest
 import requests
@@ -32,6 +33,45 @@ def configure(conf, endpoint, token='admin'):
     conf.set_override('auth_type', 'admin_token', group='placement')
     conf.set_override('endpoint', endpoint, group='placement')
     conf.set_override('token', token, group='placement')
+
+
+def killed_conductor_config(tmp_path, endpoint, db_url=''):
+    """The config file of a conductor process a test kills: host
+    ``killed-conductor``, the test's database (``db_url``, else SQLite in
+    ``state_path``), log in ``conductor.log``, the placement allocation
+    backend."""
+    path = tmp_path / 'ferrum.conf'
+    path.write_text(textwrap.dedent('''
+        [DEFAULT]
+        host = killed-conductor
+        state_path = %(state)s
+        log_file = %(log)s
+        [conductor]
+        heartbeat_interval = 1
+        [allocation]
+        backend = placement
+        [placement]
+        auth_type = admin_token
+        endpoint = %(endpoint)s
+        token = admin
+        poll_interval = 0.02
+        [database]
+        connection = %(db_url)s
+        ''' % {'state': tmp_path, 'log': tmp_path / 'conductor.log',
+               'endpoint': endpoint, 'db_url': db_url}))
+    return path
+
+
+def command_config(tmp_path, conf):
+    """A config file for ``ferrum-placement`` run with the test's database
+    (``state_path``) and Placement, with the placement allocation
+    backend."""
+    path = tmp_path / 'ferrum.conf'
+    path.write_text(
+        '[DEFAULT]\nstate_path = %s\n[allocation]\nbackend = placement\n'
+        '[placement]\nauth_type = admin_token\nendpoint = %s\n'
+        'token = admin\n' % (tmp_path, conf.placement.endpoint))
+    return str(path)
 
 
 @pytest.fixture

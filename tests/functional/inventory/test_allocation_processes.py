@@ -9,7 +9,6 @@ import random
 import signal
 import subprocess
 import sys
-import textwrap
 import threading
 import time
 import uuid
@@ -28,6 +27,7 @@ from ferrum.objects import node as node_obj
 from tests.conftest import wait_for
 from tests.functional.inventory.conftest import configure
 from tests.functional.inventory.conftest import converged
+from tests.functional.inventory.conftest import killed_conductor_config
 from tests.functional.inventory.test_allocations import AVAILABLE
 from tests.functional.inventory.test_allocations import RC
 from tests.functional.inventory.test_allocations import holders
@@ -194,23 +194,7 @@ threading.Event().wait()
 
 def test_sigkill_mid_allocation_leaves_no_orphan(tmp_path, conf, db,
                                                  placement_process):
-    path = tmp_path / 'ferrum.conf'
-    path.write_text(textwrap.dedent('''
-        [DEFAULT]
-        host = killed-conductor
-        state_path = %(state)s
-        log_file = %(log)s
-        [conductor]
-        heartbeat_interval = 1
-        [allocation]
-        backend = placement
-        [placement]
-        auth_type = admin_token
-        endpoint = %(endpoint)s
-        token = admin
-        poll_interval = 0.02
-        ''' % {'state': tmp_path, 'log': tmp_path / 'conductor.log',
-               'endpoint': placement_process.endpoint}))
+    path = killed_conductor_config(tmp_path, placement_process.endpoint)
     conf(['--config-file', str(path)])
     conf.set_override('heartbeat_timeout', 2, group='conductor')
     first = service.ConductorService(conf, db=db)

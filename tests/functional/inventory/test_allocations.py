@@ -20,6 +20,7 @@ from ferrum.objects import conductor as conductor_obj
 from ferrum.objects import node as node_obj
 from tests.conftest import wait_for
 from tests.functional.conductor.flows import settled
+from tests.functional.inventory.conftest import command_config
 from tests.functional.inventory.conftest import converged
 from tests.functional.inventory.conftest import reserved
 
@@ -356,14 +357,10 @@ def test_audit_command_checks_and_heals_consumers(backend, db, pclient,
     (node,) = nodes(db, 1)
     stray = str(uuid.uuid4())
     consumers.claim(pconf, pclient, stray, node.uuid, 'bm', None)
-    config = tmp_path / 'ferrum.conf'
-    config.write_text(
-        '[DEFAULT]\nstate_path = %s\n[allocation]\nbackend = placement\n'
-        '[placement]\nauth_type = admin_token\nendpoint = %s\n'
-        'token = admin\n' % (tmp_path, pconf.placement.endpoint))
-    assert placement_cmd.main(['--config-file', str(config), 'audit']) == 3
+    config = command_config(tmp_path, pconf)
+    assert placement_cmd.main(['--config-file', config, 'audit']) == 3
     assert '%s consumer-orphan' % node.uuid in capsys.readouterr().out
-    assert placement_cmd.main(['--config-file', str(config), 'audit',
+    assert placement_cmd.main(['--config-file', config, 'audit',
                                '--heal']) == 0
     out = capsys.readouterr().out
     assert '%s healed: released' % stray in out

@@ -1,0 +1,315 @@
+# SPDX-License-Identifier: Apache-2.0
+"""Comparing ferrum's leases with Placement: the leases' consumers and
+their reservation classes (part of ``ferrum-placement audit``).
+
+The reservation inventory on each node's provider is the node audit's
+(:mod:`ferrum.inventory.audit`): it wants what the sync pushes, the
+lease's class included, so a missing or stale reservation unit is an
+``inventory`` finding there. What is left is found here, with one GET
+per lease in Placement plus one listing of the classes:
+
+- ``lease-consumer-missing``: an ``active`` lease's consumer does not
+  hold a node it should (a node the lease holds that no ferrum allocation
+  uses; see :class:`_Want` for the database backend); ``--heal`` claims
+  it again, which Placement refuses if someone else took the node
+  meanwhile;
+- ``lease-consumer-orphan``: a lease's consumer holds a node it should
+  not (a node the lease does not hold, or, with the placement backend,
+  one an allocation took), or
+  anything at all once the lease is not running (``pending``, ``error``,
+  ``ended``, ``cancelled``); ``--heal`` rewrites the consumer to what it
+  should hold, in one request;
+- ``class-orphan``: the class of a lease that is over (``ended`` or
+  ``cancelled``), or a lease over that still records its class; ``--heal``
+  deletes it (refused while an inventory still uses it). A class named
+  after no lease of ferrum's is reported and left alone: Blazar names its
+  classes the same way;
+- ``class-missing``: a lease in Placement, from ``pending`` to
+  ``ending``, whose class is absent; ``--heal`` creates it.
+
+Leases ``starting`` or ``ending`` are in flight (their conductor, or the
+one that takes them over, finishes them) and a node an allocation is
+taking is left to the allocation, as the consumer audit does. A
+consumer of the lease's uuid whose user is not ``[allocation]
+default_user`` is another service's and never touched.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Iterator
+from typing import NamedTuple
+
+import sqlalchemy as sa
+from oslo_config import cfg
+
+from ferrum.common import lease_statuses as statuses
+from ferrum.db import api as db_api
+from ferrum.db import models
+from ferrum.inventory import client as client_mod
+from ferrum.inventory import mapping
+from ferrum.inventory import reservations
+from ferrum.objects import base
+from ferrum.objects import lease as lease_obj
+from ferrum.objects import lease_node
+
+CONSUMER_MISSING = 'lease-consumer-missing'
+CONSUMER_ORPHAN = 'lease-consumer-orphan'
+CLASS_ORPHAN = 'class-orphan'
+CLASS_MISSING = 'class-missing'
+
+_LEASES = lease_obj.TABLE
+_NODES: sa.Table = models.Node.__table__  # type: ignore[assignment]
+_ALLOCATIONS: sa.Table = models.Allocation.__table__  # type: ignore[assignment]
+#: Statuses in which a lease in Placement has its class.
+_CLASSED = frozenset({statuses.PENDING, statuses.STARTING, statuses.ACTIVE,
+                      statuses.ENDING})
+
+
+class LeaseDrift(NamedTuple):
+    lease_uuid: str
+    kind: str
+    detail: str
+    node_uuid: str | None = None
+    repairable: bool = True
+
+
+class _Lease(NamedTuple):
+    id: int
+    uuid: str
+    status: str
+    project: str
+    placement_class: bool
+
+
+def _leases(db: db_api.Database, uuids: Collection[str]
+            ) -> dict[str, _Lease]:
+    """The leases in Placement, and those named ``uuids``, by uuid."""
+    with db.reader() as conn:
+        rows = conn.execute(sa.select(
+            _LEASES.c.id, _LEASES.c.uuid, _LEASES.c.status,
+            _LEASES.c.project, _LEASES.c.placement_class).where(sa.or_(
+                _LEASES.c.placement_class.is_(True),
+                _LEASES.c.uuid.in_(sa.bindparam('b_uuids', expanding=True)))),
+            {'b_uuids': sorted(uuids)})
+        return {row.uuid: _Lease(*row) for row in rows}
+
+
+class _Want(NamedTuple):
+    """What an ``active`` lease's consumer holds: node uuid -> the node's
+    ``CUSTOM_<RC>``."""
+
+    #: What it must hold.
+    required: dict[str, str]
+    #: What it may hold: the required nodes, and with the database
+    #: backend those an allocation uses (held since the start; in use,
+    #: they are reserved, so Placement would refuse to claim them again,
+    #: and nothing else can claim them either).
+    allowed: dict[str, str]
+
+
+_NOTHING = _Want({}, {})
+
+
+def _expected(db: db_api.Database, claims: bool) -> dict[str, _Want]:
+    """What each ``active`` lease's consumer should hold, by lease uuid.
+
+    :param claims: allocations are consumers (``[allocation] backend =
+        placement``): a node an allocation holds is its consumer's.
+    """
+    with db.reader() as conn:
+        holders = lease_node.placement_holders(conn, None)
+        if not holders:
+            return {}
+        rows = list(conn.execute(sa.select(
+            _NODES.c.id, _NODES.c.uuid, _NODES.c.resource_class,
+            _NODES.c.allocation_id).where(_NODES.c.id.in_(
+                sa.bindparam('b_ids', expanding=True))),
+            {'b_ids': base.bucketed(sorted(holders))}))
+    expected: dict[str, _Want] = {}
+    for row in rows:
+        lease_uuid, status = holders[row.id]
+        if status != statuses.ACTIVE or not row.resource_class or (
+                claims and row.allocation_id is not None):
+            continue
+        want = expected.setdefault(lease_uuid, _Want({}, {}))
+        rc = mapping.resource_class_name(row.resource_class)
+        want.allowed[row.uuid] = rc
+        if row.allocation_id is None:
+            want.required[row.uuid] = rc
+    return expected
+
+
+def _live(db: db_api.Database, uuids: Collection[str]) -> bool:
+    """Whether any of ``uuids`` is an allocation in flight or active."""
+    if not uuids:
+        return False
+    with db.reader() as conn:
+        return conn.execute(sa.select(_ALLOCATIONS.c.id).where(
+            _ALLOCATIONS.c.uuid.in_(sorted(uuids)),
+            _ALLOCATIONS.c.state.in_(('allocating', 'active')))
+        ).first() is not None
+
+
+def classes_to_delete(db: db_api.Database) -> int:
+    """How many leases are over and still have their class in Placement
+    (the status view's ``lease_classes``): each engine run deletes them
+    once no inventory uses them, so a count that stays up means nodes
+    that do not come back, or a Placement that refuses."""
+    with db.reader() as conn:
+        return int(conn.execute(sa.select(sa.func.count()).where(
+            _LEASES.c.placement_class.is_(True),
+            _LEASES.c.status.in_(sorted(statuses.FINAL)))).scalar() or 0)
+
+
+def drift(conf: cfg.ConfigOpts, db: db_api.Database,
+          client: client_mod.PlacementClient,
+          claims: bool = False) -> list[LeaseDrift]:
+    """Every difference (see the module docstring).
+
+    :param claims: as for :func:`_expected`.
+    :raises PlacementUnavailable: when Placement cannot be read.
+    """
+    named = {}
+    for name in client.resource_classes(reservations.PREFIX):
+        lease_uuid = reservations.lease_of(name)
+        if lease_uuid is not None:
+            named[lease_uuid] = name
+    leases = _leases(db, named)
+    found = list(_classes(leases, named))
+    expected = _expected(db, claims)
+    user = conf.allocation.default_user
+    for uuid, lease in sorted(leases.items()):
+        if lease.placement_class and lease.status not in (
+                statuses.TRANSITIONAL):
+            found.extend(_consumer(db, client, user, lease,
+                                   expected.get(uuid, _NOTHING)))
+    return found
+
+
+def _classes(leases: dict[str, _Lease],
+             named: dict[str, str]) -> Iterator[LeaseDrift]:
+    for uuid, name in sorted(named.items()):
+        lease = leases.get(uuid)
+        if lease is None:
+            yield LeaseDrift(uuid, CLASS_ORPHAN, 'class %s names no lease '
+                             'of ferrum\'s (another service\'s?): left '
+                             'alone' % name, repairable=False)
+        elif lease.status in statuses.FINAL:
+            yield LeaseDrift(uuid, CLASS_ORPHAN, 'class %s outlived its '
+                             'lease, which is %s' % (name, lease.status))
+    for uuid, lease in sorted(leases.items()):
+        if not lease.placement_class or uuid in named:
+            continue
+        if lease.status in statuses.FINAL:
+            yield LeaseDrift(uuid, CLASS_ORPHAN, 'lease is %s and still '
+                             'records its class %s, which Placement no '
+                             'longer has' % (lease.status,
+                                             reservations.class_name(uuid)))
+        elif lease.status in _CLASSED:
+            yield LeaseDrift(uuid, CLASS_MISSING, 'lease is %s and its class '
+                             '%s is missing' % (lease.status,
+                                                reservations.class_name(uuid)))
+
+
+def _consumer(db: db_api.Database, client: client_mod.PlacementClient,
+              user: str, lease: _Lease,
+              expected: _Want) -> Iterator[LeaseDrift]:
+    current = client.consumer(lease.uuid)
+    held = set(current.get('allocations') or {})
+    if held and current.get('user_id') != user:
+        return  # another service's consumer of that uuid
+    wanted = expected if lease.status == statuses.ACTIVE else _NOTHING
+    for node in sorted(set(wanted.required) - held):
+        if _live(db, client.consumers_of(node)):
+            continue  # an allocation under the lease is taking it
+        yield LeaseDrift(lease.uuid, CONSUMER_MISSING, 'the consumer of '
+                         'active lease %s does not hold node %s'
+                         % (lease.uuid, node), node)
+    for node in sorted(held - set(wanted.allowed)):
+        yield LeaseDrift(lease.uuid, CONSUMER_ORPHAN, 'the consumer of '
+                         '%s lease %s holds node %s, which it should not'
+                         % (lease.status, lease.uuid, node), node)
+
+
+def heal_consumers(conf: cfg.ConfigOpts, db: db_api.Database,
+                   client: client_mod.PlacementClient,
+                   found: list[LeaseDrift],
+                   claims: bool = False) -> dict[str, str]:
+    """Rewrite each drifted lease consumer to what it should hold now
+    (read again), in one request each; lease uuid -> outcome."""
+    uuids = sorted({item.lease_uuid for item in found if item.repairable
+                    and item.kind in (CONSUMER_MISSING, CONSUMER_ORPHAN)})
+    if not uuids:
+        return {}
+    leases = _leases(db, uuids)
+    expected = _expected(db, claims)
+    user = conf.allocation.default_user
+    outcomes = {}
+    for uuid in uuids:
+        lease = leases.get(uuid)
+        want = expected.get(uuid, _NOTHING)
+        held = set(client.consumer(uuid).get('allocations') or {})
+        wanted = {node: rc for node, rc in want.allowed.items()
+                  if node in want.required or node in held}
+        if lease is None or lease.status in statuses.TRANSITIONAL:
+            outcomes[uuid] = 'in flight, left alone'
+        elif lease.status != statuses.ACTIVE or not wanted:
+            released = reservations.release_all(client, user, [uuid])
+            outcomes[uuid] = 'released' if released else 'nothing held'
+        else:
+            outcomes[uuid] = _claim(client, user, lease, wanted)
+    return outcomes
+
+
+def _claim(client: client_mod.PlacementClient, user: str, lease: _Lease,
+           wanted: dict[str, str]) -> str:
+    """Make the lease's consumer hold ``wanted``; the nodes Placement
+    refuses (another consumer holds them) are left out and reported."""
+    try:
+        reservations.claim_lease(client, lease.uuid, lease.project, user,
+                                 wanted)
+        return 'claimed'
+    except reservations.ConsumerTaken:
+        return 'not ours'
+    except reservations.Busy as exc:
+        if not exc.providers:
+            return 'refused: %s' % exc
+        rest = {node: rc for node, rc in wanted.items()
+                if node not in exc.providers}
+        outcome = ('Placement refused nodes %s (another consumer holds '
+                   'them, or they are reserved)' % ', '.join(sorted(
+                       exc.providers)))
+    if not rest:
+        return outcome
+    try:
+        reservations.claim_lease(client, lease.uuid, lease.project, user,
+                                 rest)
+    except (reservations.Busy, reservations.ConsumerTaken) as exc:
+        return '%s; refused: %s' % (outcome, exc)
+    return 'claimed; %s' % outcome
+
+
+def heal_classes(db: db_api.Database, client: client_mod.PlacementClient,
+                 found: list[LeaseDrift]) -> dict[str, str]:
+    """Create the missing classes and delete the orphans (after the
+    inventories were pushed: Placement refuses to delete a class in
+    use); class name -> outcome."""
+    outcomes = {}
+    gone = []
+    leases = _leases(db, [item.lease_uuid for item in found])
+    for item in found:
+        lease = leases.get(item.lease_uuid)
+        if not item.repairable or lease is None:
+            continue
+        name = reservations.class_name(lease.uuid)
+        if item.kind == CLASS_MISSING and lease.status in _CLASSED:
+            reservations.ensure_class(client, lease.uuid)
+            outcomes[name] = 'created'
+        elif item.kind == CLASS_ORPHAN and lease.status in statuses.FINAL:
+            if reservations.delete_class(client, lease.uuid):
+                gone.append(lease.id)
+                outcomes[name] = 'deleted'
+            else:
+                outcomes[name] = 'still in use by an inventory'
+    lease_obj.forget_classes(db, gone)
+    return outcomes
