@@ -180,7 +180,9 @@ def start(ctx: context_mod.ConductorContext, lease: lease_obj.Lease,
         busy = [row for row in busy if not _substitute(ctx, lease, row)]
     if not busy and placed:
         try:
-            busy = _claim_in_placement(ctx, lease, policy)
+            busy = placement.claim_rounds(
+                ctx, lease, _SUBSTITUTES + 1, policy == 'substitute',
+                lambda row: _substitute(ctx, lease, row))
         except placement.Unavailable as exc:
             lease.record_error('Starting: waiting for Placement, which '
                                'holds the nodes for the lease: %s' % exc)
@@ -205,23 +207,6 @@ def _activate(ctx: context_mod.ConductorContext, lease: lease_obj.Lease,
             placement.queue_push(ctx, lease, [
                 row['node_uuid'] for row in rows or lease.node_rows()])
     return done
-
-
-def _claim_in_placement(ctx: context_mod.ConductorContext,
-                        lease: lease_obj.Lease,
-                        policy: str) -> list[Mapping[str, Any]]:
-    """The Placement claim of a start, busy nodes substituted by policy;
-    the rows still busy."""
-    for _round in range(_SUBSTITUTES + 1):
-        rows = lease.node_rows()
-        busy = placement.claim_start(ctx, lease, rows)
-        if not busy or policy != 'substitute':
-            return busy
-        for row in busy:
-            lease_node.unhold_node(ctx.db, row, lease.project)
-        if [row for row in busy if not _substitute(ctx, lease, row)]:
-            return busy
-    return busy
 
 
 def _fail(ctx: context_mod.ConductorContext, lease: lease_obj.Lease,
@@ -257,17 +242,24 @@ def _fail(ctx: context_mod.ConductorContext, lease: lease_obj.Lease,
 def _substitute(ctx: context_mod.ConductorContext, lease: lease_obj.Lease,
                 row: Any) -> bool:
     now = ctx.clock()
-    taken = [r['node_id'] for r in lease.node_rows(holding_only=False)]
-    with ctx.db.reader() as conn:
-        found = selection.pick(conn, selection.Ask.of(lease, now, True),
-                               _SUBSTITUTES, exclude=taken)
-    for node_id, node_uuid in found:
-        if lease_node.substitute(ctx.db, row, node_id, lease.project, now):
-            LOG.warning('Lease %(lease)s: node %(busy)s was busy at the '
-                        'start; node %(node)s replaces it',
-                        {'lease': lease.uuid, 'busy': row['node_uuid'],
-                         'node': node_uuid})
-            return True
+    tried = [r['node_id'] for r in lease.node_rows(holding_only=False)]
+    for _pick in range(_SUBSTITUTES):
+        with ctx.db.reader() as conn:
+            found = selection.pick(conn, selection.Ask.of(lease, now, True),
+                                   _SUBSTITUTES, exclude=tried)
+        # A node free in ferrum's database may be another consumer's in
+        # Placement: it would only cost the start a claim round.
+        for node_id, node_uuid in placement.unheld(ctx, lease, found):
+            if lease_node.substitute(ctx.db, row, node_id, lease.project,
+                                     now):
+                LOG.warning('Lease %(lease)s: node %(busy)s was busy at '
+                            'the start; node %(node)s replaces it',
+                            {'lease': lease.uuid, 'busy': row['node_uuid'],
+                             'node': node_uuid})
+                return True
+        tried += [node_id for node_id, _uuid in found]
+        if len(found) < _SUBSTITUTES:
+            break
     return False
 
 

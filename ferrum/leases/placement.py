@@ -18,7 +18,7 @@ at the next run: nothing is half done in one system and not the other.
 """
 
 import logging
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from ferrum.common import lease_statuses as statuses
@@ -30,6 +30,7 @@ from ferrum.inventory import outbox
 from ferrum.inventory import reservations
 from ferrum.objects import allocation as allocation_obj
 from ferrum.objects import lease as lease_obj
+from ferrum.objects import lease_node
 
 LOG = logging.getLogger(__name__)
 _TABLE = lease_obj.TABLE
@@ -101,6 +102,43 @@ def claim_start(ctx: context_mod.ConductorContext, lease: lease_obj.Lease,
         raise Undecided(reason=(
             'the lease\'s uuid is another user\'s consumer (%s)' % exc)
         ) from exc
+
+
+def claim_rounds(ctx: context_mod.ConductorContext, lease: lease_obj.Lease,
+                 rounds: int, substitute: bool,
+                 replace: Callable[[Mapping[str, Any]], bool]
+                 ) -> list[Mapping[str, Any]]:
+    """The Placement claim of a start (one request a round); with
+    ``substitute``, the busy nodes are let go and each ``replace``-d
+    before the next round. The rows still busy.
+
+    :raises PlacementUnavailable: as :func:`claim_start`.
+    """
+    busy: list[Mapping[str, Any]] = []
+    for _round in range(rounds):
+        busy = claim_start(ctx, lease, lease.node_rows())
+        if not busy or not substitute:
+            return busy
+        for row in busy:
+            lease_node.unhold_node(ctx.db, row, lease.project)
+        if [row for row in busy if not replace(row)]:
+            return busy
+    return busy
+
+
+def unheld(ctx: context_mod.ConductorContext, lease: lease_obj.Lease,
+           nodes: Sequence[tuple[int, str]]) -> list[tuple[int, str]]:
+    """Those of ``nodes`` (id, uuid) no other consumer holds in Placement
+    (all of them when the lease is not in Placement, or it is away: the
+    claim finds out)."""
+    if not lease.placement_class or ctx.inventory is None:
+        return list(nodes)
+    client = ctx.inventory.client
+    try:
+        return [(node_id, uuid) for node_id, uuid in nodes
+                if not set(client.consumers_of(uuid)) - {lease.uuid}]
+    except Unavailable:
+        return list(nodes)
 
 
 def _held_elsewhere(client: client_mod.PlacementClient,
