@@ -205,6 +205,7 @@ def release(conf: cfg.ConfigOpts, client: client_mod.PlacementClient,
         if lease is not None:
             reservations.give_back(client, consumer, current, lease[0],
                                    lease[1], user)
+            _late_give_back(db, client, lease[0], user)
             return True
     if client.release_own(consumer, user):
         return True
@@ -215,6 +216,34 @@ def release(conf: cfg.ConfigOpts, client: client_mod.PlacementClient,
     return False
 
 
+def _late_give_back(db: db_api.Database,
+                    client: client_mod.PlacementClient, lease_uuid: str,
+                    user: str) -> None:
+    """Release the lease's consumer if the lease stopped running while
+    the node was given back to it: its end may have released that
+    consumer already, and nothing would release it again.
+
+    The end moves the lease to ``ending`` before it releases; so either
+    this read sees the lease running and the end's release comes after
+    the give-back (and takes it), or it does not and the release is done
+    here (the end releases everything anyway).
+    """
+    if _running(db, lease_uuid) is None:
+        LOG.info('Lease %(lease)s: it ended while a node was given back '
+                 'to its Placement consumer; releasing that consumer',
+                 {'lease': lease_uuid})
+        reservations.release_all(client, user, [lease_uuid])
+
+
+def _running(db: db_api.Database, lease_uuid: str) -> str | None:
+    """The project of lease ``lease_uuid`` if it is running."""
+    with db.reader() as conn:
+        row = conn.execute(sa.select(
+            _LEASES.c.project, _LEASES.c.status).where(
+                _LEASES.c.uuid == lease_uuid)).first()
+    return row.project if row and row.status in lease_node.RUNNING else None
+
+
 def _live_lease(db: db_api.Database, current: dict[str, Any]
                 ) -> tuple[str, str] | None:
     """(uuid, project) of the running lease whose class ``current`` (a
@@ -222,14 +251,10 @@ def _live_lease(db: db_api.Database, current: dict[str, Any]
     for found in current['allocations'].values():
         for rc in found['resources']:
             lease_uuid = reservations.lease_of(rc)
-            if lease_uuid is None:
-                continue
-            with db.reader() as conn:
-                row = conn.execute(sa.select(
-                    _LEASES.c.project, _LEASES.c.status).where(
-                        _LEASES.c.uuid == lease_uuid)).first()
-            if row is not None and row.status in lease_node.RUNNING:
-                return lease_uuid, row.project
+            project = None if lease_uuid is None else _running(
+                db, lease_uuid)
+            if lease_uuid is not None and project is not None:
+                return lease_uuid, project
     return None
 
 

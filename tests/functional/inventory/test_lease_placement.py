@@ -14,6 +14,7 @@ import pytest
 from ferrum.api import app as api_app
 from ferrum.inventory import audit
 from ferrum.inventory import client as client_mod
+from ferrum.inventory import consumers
 from ferrum.inventory import reservations
 from ferrum.inventory import worker
 from ferrum.leases import engine
@@ -215,6 +216,41 @@ def test_a_substitute_is_a_node_placement_has_free(backend, db, pconf,
     assert set(lease.nodes) == {booked[1], spares[0]}
     # The refused round, then the substitute's: one request each.
     assert claim_posts(calls, since) == 2
+
+
+def test_a_give_back_racing_the_end_leaves_no_claim(backend, db, pconf,
+                                                     pclient, monkeypatch):  # noqa
+    nodes(db, 2)
+    api = make_api(pconf, db, backend.manager)
+    lease_uuid, _booked = book(api, 2)
+    engine.run(backend.ctx)
+    converged(db)
+    alloc = backend.manager.create_allocation(
+        {'resource_class': 'bm', 'owner': PROJECT}, [])
+    assert alloc.state == 'active', alloc.last_error
+    running = consumers._live_lease
+
+    def then_the_end(db, current):
+        # The allocation's release found its lease running; before it
+        # gives the node back, the lease ends (another conductor).
+        found = running(db, current)
+        assert found is not None
+        monkeypatch.setattr(consumers, '_live_lease', running)
+        assert api.delete('/v1/leases/%s' % lease_uuid).status_code == 204
+        wait_for_end(backend, db, lease_uuid)
+        return found
+
+    monkeypatch.setattr(consumers, '_live_lease', then_the_end)
+    backend.manager.destroy_allocation(alloc.uuid)
+    assert lease_obj.Lease.get(db, lease_uuid).status == 'ended'
+    # Nothing holds the nodes: the late give-back left no claim to a
+    # lease that is over.
+    assert resources(pclient, alloc.uuid) == {}
+    assert resources(pclient, lease_uuid) == {}
+    converged(db)
+    engine.run(backend.ctx)
+    assert reservations.class_name(lease_uuid) not in classes(pclient)
+    assert audit.drift(db, pclient, deep=True, claims=True) == []
 
 
 def _untouched(client, consumer):
