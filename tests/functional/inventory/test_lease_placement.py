@@ -20,6 +20,7 @@ from ferrum.inventory import worker
 from ferrum.leases import engine
 from ferrum.objects import base
 from ferrum.objects import lease as lease_obj
+from ferrum.objects import lease_node
 from ferrum.objects import node as node_obj
 from tests.conftest import wait_for
 from tests.functional.inventory.conftest import converged
@@ -150,8 +151,8 @@ class Nova(threading.Thread):
         assert self.errors == []
 
 
-def test_a_start_costs_one_claim_whatever_its_size(backend, db, pconf,
-                                                   pclient, calls):  # noqa
+def test_a_start_costs_one_claim_whatever_its_size(
+        backend, db, pconf, pclient, calls):  # noqa: F811
     nodes(db, 41)
     api = make_api(pconf, db, backend.manager)
     posts = []
@@ -165,8 +166,8 @@ def test_a_start_costs_one_claim_whatever_its_size(backend, db, pconf,
     assert posts == [1, 1, 1]
 
 
-def test_a_busy_node_fails_the_start_with_policy_fail(backend, db, pconf,
-                                                      pclient, calls):  # noqa
+def test_a_busy_node_fails_the_start_with_policy_fail(
+        backend, db, pconf, pclient, calls):  # noqa: F811
     nodes(db, 4)
     pconf.set_override('busy_node_policy', 'fail', group='lease')
     api = make_api(pconf, db, backend.manager)
@@ -199,8 +200,8 @@ def test_a_busy_node_fails_the_start_with_policy_fail(backend, db, pconf,
     assert audit.drift(db, pclient, deep=True, claims=True) == []
 
 
-def test_a_substitute_is_a_node_placement_has_free(backend, db, pconf,
-                                                   pclient, calls):  # noqa
+def test_a_substitute_is_a_node_placement_has_free(
+        backend, db, pconf, pclient, calls):  # noqa: F811
     made = nodes(db, 8)
     api = make_api(pconf, db, backend.manager)
     lease_uuid, booked = book(api, 2)
@@ -218,8 +219,8 @@ def test_a_substitute_is_a_node_placement_has_free(backend, db, pconf,
     assert claim_posts(calls, since) == 2
 
 
-def test_a_give_back_racing_the_end_leaves_no_claim(backend, db, pconf,
-                                                     pclient, monkeypatch):  # noqa
+def test_a_give_back_racing_the_end_leaves_no_claim(
+        backend, db, pconf, pclient, monkeypatch):  # noqa: F811
     nodes(db, 2)
     api = make_api(pconf, db, backend.manager)
     lease_uuid, _booked = book(api, 2)
@@ -253,6 +254,41 @@ def test_a_give_back_racing_the_end_leaves_no_claim(backend, db, pconf,
     assert audit.drift(db, pclient, deep=True, claims=True) == []
 
 
+def test_a_take_racing_the_end_leaves_no_claim(
+        backend, db, pconf, pclient, monkeypatch):  # noqa: F811
+    nodes(db, 2)
+    api = make_api(pconf, db, backend.manager)
+    lease_uuid, _booked = book(api, 2)
+    name = reservations.class_name(lease_uuid)
+    engine.run(backend.ctx)
+    converged(db)
+    holder_of = lease_node.placement_holder_of
+
+    def then_the_end(db, node_uuid):
+        # The allocation found the node's lease running; before it takes
+        # the node from the lease's consumer, the lease ends.
+        found = holder_of(db, node_uuid)
+        monkeypatch.setattr(lease_node, 'placement_holder_of', holder_of)
+        assert api.delete('/v1/leases/%s' % lease_uuid).status_code == 204
+        wait_for_end(backend, db, lease_uuid)
+        return found
+
+    monkeypatch.setattr(lease_node, 'placement_holder_of', then_the_end)
+    alloc = backend.manager.create_allocation(
+        {'resource_class': 'bm', 'owner': PROJECT}, [])
+    assert lease_obj.Lease.get(db, lease_uuid).status == 'ended'
+    # The node left the lessee before ferrum's database took it: the
+    # allocation fails, and nothing holds the class of a lease that is
+    # over.
+    assert alloc.state == 'error'
+    assert resources(pclient, lease_uuid) == {}
+    assert resources(pclient, alloc.uuid) == {}
+    converged(db)
+    engine.run(backend.ctx)
+    assert name not in classes(pclient)
+    assert audit.drift(db, pclient, deep=True, claims=True) == []
+
+
 def _untouched(client, consumer):
     """What a write to a consumer would change (not its providers'
     generations, which inventory writes move)."""
@@ -266,7 +302,7 @@ def _usages(client, node):
 
 
 def test_the_end_order_with_a_foreign_consumer_of_the_class(
-        backend, db, pconf, pclient, calls):  # noqa
+        backend, db, pconf, pclient, calls):  # noqa: F811
     nodes(db, 3)
     api = make_api(pconf, db, backend.manager)
     lease_uuid, _booked = book(api, 3)
@@ -328,10 +364,10 @@ def test_the_end_order_with_a_foreign_consumer_of_the_class(
     assert audit.drift(db, pclient, deep=True, claims=True) == []
 
 
-def wait_for_end(backend, db, lease_uuid):
+def wait_for_end(conductor, db, lease_uuid):
     """Run the engine until the lease ended (its allocation's node goes
     back through a tear-down, done by the fake driver)."""
     def ended():
-        engine.run(backend.ctx)
+        engine.run(conductor.ctx)
         return lease_obj.Lease.get(db, lease_uuid).status == 'ended'
     wait_for(ended, timeout=30, interval=0.05, what='the lease to end')

@@ -63,8 +63,8 @@ def api(backend, gconf, db):  # noqa: F811
 
 
 @pytest.mark.parametrize('policy', ['substitute', 'fail'])
-def test_a_start_racing_nova_is_all_or_nothing(policy, backend, api, db,
-                                              gconf, calls):  # noqa: F811
+def test_a_start_racing_nova_is_all_or_nothing(
+        policy, backend, api, db, gconf, calls):  # noqa: F811
     gconf.set_override('busy_node_policy', policy, group='lease')
     made = _nodes(db, 30)
     client = client_mod.PlacementClient(gconf)
@@ -172,8 +172,8 @@ def test_the_class_and_ferrum_allocations_never_share_a_node(
     assert audit.drift(db, client, deep=True, claims=True) == []
 
 
-def test_no_move_opens_a_gap_to_a_nova_claimer(backend, api, db, gconf,
-                                              calls):  # noqa: F811
+def test_no_move_opens_a_gap_to_a_nova_claimer(
+        backend, api, db, gconf, calls):  # noqa: F811
     made = _nodes(db, 14)
     client = client_mod.PlacementClient(gconf)
     lease_uuid, booked = book(api, 4)
@@ -239,8 +239,8 @@ def test_no_move_opens_a_gap_to_a_nova_claimer(backend, api, db, gconf,
     assert audit.drift(db, client, deep=True, claims=True) == []
 
 
-def test_placement_killed_during_a_start(backend, api, db, gconf,
-                                         placement_process):  # noqa: F811
+def test_placement_killed_during_a_start(
+        backend, api, db, gconf, placement_process):  # noqa: F811
     _nodes(db, 3)
     lease_uuid, _booked = book(api, 2)
     placement_process.kill()
