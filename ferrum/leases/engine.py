@@ -85,11 +85,14 @@ def run(ctx: context_mod.ConductorContext) -> None:
         for lease in batch:
             LOG.info('Lease %(lease)s: ending (its end %(end)s is reached)',
                      {'lease': lease.uuid, 'end': lease.end_at})
+    started: set[int] = set()
     for batch in _claim(ctx, [_TABLE.c.start_at <= now], 'start'):
         _start_all(ctx, batch)
-    _start_all(ctx, lease_obj.Lease.matching(ctx.db, [
+        started.update(lease.id for lease in batch)
+    # Those still starting wait for the next run (Placement away).
+    _start_all(ctx, [lease for lease in lease_obj.Lease.matching(ctx.db, [
         _TABLE.c.status == statuses.STARTING,
-        _TABLE.c.conductor_affinity == me]))
+        _TABLE.c.conductor_affinity == me]) if lease.id not in started])
     for batch in _batches(lease_obj.Lease.matching(ctx.db, [
             _TABLE.c.status == statuses.ENDING,
             _TABLE.c.conductor_affinity == me])):
@@ -216,7 +219,7 @@ def _fail(ctx: context_mod.ConductorContext, lease: lease_obj.Lease,
     if lease.placement_class:
         try:
             placement.release_start(ctx, lease)
-        except placement.Unavailable as exc:
+        except (placement.Unavailable, placement.Refused) as exc:
             lease.record_error('Starting: failed, waiting for Placement to '
                                'release the lease\'s claim: %s' % exc)
             return
@@ -301,7 +304,8 @@ def end_all(ctx: context_mod.ConductorContext,
     for lease in leases:
         waits = waiting[lease.id] = []
         if lease.placement_class:
-            released = _release_in_placement(ctx, lease, rows[lease.id])
+            released = placement.end_waits_for(ctx, lease,
+                                               rows[lease.id])
             if released is not None:
                 # Nothing goes back before Placement let go of it.
                 waits.append(released)
@@ -340,23 +344,6 @@ def end_all(ctx: context_mod.ConductorContext,
         elif waiting[lease.id]:
             lease.record_error('Ending: waiting for %s.'
                                % '; '.join(waiting[lease.id]))
-
-
-def _release_in_placement(ctx: context_mod.ConductorContext,
-                          lease: lease_obj.Lease,
-                          rows: Sequence[Mapping[str, Any]]) -> str | None:
-    """Release the lease's claims in Placement (its consumer's and its
-    allocations', in one request); what the end waits for, if anything."""
-    try:
-        if placement.release_end(ctx, lease, rows):
-            LOG.info('Lease %(lease)s: its claims in Placement are '
-                     'released', {'lease': lease.uuid})
-            # Their reservation units are reserved from now on.
-            placement.queue_push(ctx, lease,
-                                 [row['node_uuid'] for row in rows])
-    except (placement.Unavailable, placement.Refused) as exc:
-        return 'Placement, to release the lease\'s claims (%s)' % exc
-    return None
 
 
 def _is_free(row: Any) -> bool:

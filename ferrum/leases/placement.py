@@ -75,7 +75,8 @@ def claim_start(ctx: context_mod.ConductorContext, lease: lease_obj.Lease,
     so nothing in Placement can claim it and neither can the lease.
 
     :raises PlacementUnavailable: Placement is away, or refused without
-        saying which node (:class:`Undecided`); tried again next run.
+        saying which node is held elsewhere (:class:`Undecided`); tried
+        again next run.
     """
     placement = link(ctx, lease)
     if placement is None:
@@ -102,6 +103,12 @@ def claim_start(ctx: context_mod.ConductorContext, lease: lease_obj.Lease,
         raise Undecided(reason=(
             'the lease\'s uuid is another user\'s consumer (%s)' % exc)
         ) from exc
+    except Refused as exc:
+        # A node's provider missing (not synced yet, or deleted behind
+        # ferrum's back: the sync creates it again), or the consumer
+        # kept changing: nothing was claimed, the next run tries again.
+        raise Undecided(reason='it refused the lease\'s claim (%s)'
+                        % exc) from exc
 
 
 def claim_rounds(ctx: context_mod.ConductorContext, lease: lease_obj.Lease,
@@ -176,6 +183,22 @@ def release_end(ctx: context_mod.ConductorContext, lease: lease_obj.Lease,
     return reservations.release_all(placement.client,
                                     ctx.conf.allocation.default_user,
                                     [lease.uuid, *sorted(allocations)])
+
+
+def end_waits_for(ctx: context_mod.ConductorContext, lease: lease_obj.Lease,
+                  rows: Sequence[Mapping[str, Any]]) -> str | None:
+    """Release the lease's claims in Placement (its consumer's and its
+    allocations', in one request); what the end waits for, if anything:
+    nothing goes back before Placement let go of it."""
+    try:
+        if release_end(ctx, lease, rows):
+            LOG.info('Lease %(lease)s: its claims in Placement are '
+                     'released', {'lease': lease.uuid})
+            # Their reservation units are reserved from now on.
+            queue_push(ctx, lease, [row['node_uuid'] for row in rows])
+    except (Unavailable, Refused) as exc:
+        return 'Placement, to release the lease\'s claims (%s)' % exc
+    return None
 
 
 def queue_push(ctx: context_mod.ConductorContext, lease: lease_obj.Lease,

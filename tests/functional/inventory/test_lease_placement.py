@@ -289,6 +289,65 @@ def test_a_take_racing_the_end_leaves_no_claim(
     assert audit.drift(db, pclient, deep=True, claims=True) == []
 
 
+def test_a_node_missing_in_placement_holds_the_start_back(
+        backend, db, pconf, pclient, calls):  # noqa: F811
+    nodes(db, 3)
+    api = make_api(pconf, db, backend.manager)
+    over_uuid, _nodes = book(api, 1, project='other')
+    engine.run(backend.ctx)
+    lease_uuid, booked = book(api, 2)
+    # Its provider is gone (deleted behind ferrum's back, or not synced
+    # yet): Placement refuses the claim with a 400 naming no holder.
+    pclient.delete('/resource_providers/%s' % booked[0])
+    # The engine ends the other lease after the starts, in the same run.
+    assert api.delete('/v1/leases/%s' % over_uuid).status_code == 204
+    since = len(calls)
+    engine.run(backend.ctx)
+    lease = lease_obj.Lease.get(db, lease_uuid)
+    assert lease.status == 'starting'
+    assert 'waiting for Placement' in lease.last_error
+    assert booked[0] in lease.last_error
+    # The start's claim, tried once a run, and the other lease's release.
+    assert claim_posts(calls, since) == 2
+    assert resources(pclient, lease_uuid) == {}
+    # The rest of the run went on.
+    assert lease_obj.Lease.get(db, over_uuid).status == 'ended'
+    # The reconcile creates the provider again; the next run starts it.
+    worker.Reconcile(backend.placement).reconcile_placement(backend.ctx)
+    converged(db)
+    engine.run(backend.ctx)
+    lease = agrees(db, pclient, lease_uuid)
+    assert lease.status == 'active', lease.last_error
+    assert set(lease.nodes) == set(booked)
+
+
+def left_behind(client, consumer):
+    """Make ``consumer`` what a write Placement refused with a 400 leaves:
+    an empty consumer at generation 0, shown without a generation."""
+    body = {consumer: {'allocations': {str(uuid.uuid4()): {
+        'resources': {RC: 1}}}, 'consumer_generation': None,
+        'project_id': PROJECT, 'user_id': 'ferrum'}}
+    with pytest.raises(client_mod.PlacementRefused) as caught:
+        client.post('/allocations', body)
+    assert caught.value.status == 400
+    assert client.consumer(consumer) == {'allocations': {}}
+
+
+def test_a_take_claims_a_consumer_a_refused_write_left(
+        backend, db, pconf, pclient):  # noqa: F811
+    nodes(db, 2)
+    api = make_api(pconf, db, backend.manager)
+    lease_uuid, _booked = book(api, 2)
+    engine.run(backend.ctx)
+    chosen = str(uuid.uuid4())
+    left_behind(pclient, chosen)
+    alloc = backend.manager.create_allocation(
+        {'uuid': chosen, 'resource_class': 'bm', 'owner': PROJECT}, [])
+    assert alloc.state == 'active', alloc.last_error
+    name = reservations.class_name(lease_uuid)
+    assert resources(pclient, chosen) == {alloc.node_uuid: {RC: 1, name: 1}}
+
+
 def _untouched(client, consumer):
     """What a write to a consumer would change (not its providers'
     generations, which inventory writes move)."""
