@@ -32,6 +32,7 @@ from tests.functional.inventory.test_lease_placement import agrees
 from tests.functional.inventory.test_lease_placement import book
 from tests.functional.inventory.test_lease_placement import calls  # noqa
 from tests.functional.inventory.test_lease_placement import claim_posts
+from tests.functional.inventory.test_lease_placement import lessees
 from tests.functional.inventory.test_lease_placement import make_api
 
 
@@ -239,7 +240,7 @@ def test_no_move_opens_a_gap_to_a_nova_claimer(
     assert audit.drift(db, client, deep=True, claims=True) == []
 
 
-def test_placement_killed_during_a_start(
+def test_placement_killed_during_a_start_and_an_end(
         backend, api, db, gconf, placement_process):  # noqa: F811
     _nodes(db, 3)
     lease_uuid, _booked = book(api, 2)
@@ -261,4 +262,27 @@ def test_placement_killed_during_a_start(
     lease = agrees(db, client, lease_uuid)
     assert lease.last_error is None
     converged(db, timeout=60)
+    # Killed again, during the end: no node goes back before Placement
+    # let go of the lease's claims.
+    placement_process.kill()
+    assert api.delete('/v1/leases/%s' % lease_uuid).status_code == 204
+    engine.run(backend.ctx)
+    lease = lease_obj.Lease.get(db, lease_uuid)
+    assert lease.status == 'ending'
+    assert 'Placement, to release the lease\'s claims' in lease.last_error
+    assert lessees(db) == set(lease.nodes)
+    placement_process.start()
+
+    def ended():
+        engine.run(backend.ctx)
+        return lease_obj.Lease.get(db, lease_uuid).status == 'ended'
+    wait_for(ended, timeout=60, interval=0.2,
+             what='the lease to end once Placement is back')
+    assert resources(client, lease_uuid) == {}
+    assert lessees(db) == set()
+    converged(db, timeout=60)
+    engine.run(backend.ctx)
+    assert reservations.class_name(lease_uuid) not in {
+        rc['name'] for rc in client.get('/resource_classes')[
+            'resource_classes']}
     assert audit.drift(db, client, deep=True, claims=True) == []
