@@ -39,6 +39,7 @@ from ferrum.db import api as db_api
 from ferrum.db import models
 from ferrum.inventory import client as client_mod
 from ferrum.inventory import mapping
+from ferrum.inventory import outbox
 from ferrum.inventory import reservations
 from ferrum.inventory import sync
 from ferrum.objects import base
@@ -196,6 +197,7 @@ def release(conf: cfg.ConfigOpts, client: client_mod.PlacementClient,
     :raises PlacementConflict: the consumer kept changing under us.
     """
     user = conf.allocation.default_user
+    reserving: list[str] = []
     if db is not None:
         current = client.consumer(consumer)
         if not current.get('allocations'):
@@ -205,14 +207,47 @@ def release(conf: cfg.ConfigOpts, client: client_mod.PlacementClient,
         if lease is not None:
             reservations.give_back(client, consumer, current, lease[0],
                                    lease[1], user)
+            _late_give_back(db, client, lease[0], user)
             return True
+        reserving = [provider for provider, found
+                     in current['allocations'].items()
+                     if any(reservations.lease_of(rc) is not None
+                            for rc in found['resources'])]
     if client.release_own(consumer, user):
+        if reserving and db is not None:
+            # The reservation inventory of a lease that stopped running
+            # was kept while this consumer held it: it can go now.
+            outbox.enqueue(db, reserving)
         return True
     LOG.warning('Placement consumer %(consumer)s belongs to another '
                 'service (its user is not [allocation] default_user '
                 '%(user)s): not removed', {
                     'consumer': consumer, 'user': user})
     return False
+
+
+def _late_give_back(db: db_api.Database,
+                    client: client_mod.PlacementClient, lease_uuid: str,
+                    user: str) -> None:
+    """Release the lease's consumer if the lease stopped running while
+    the node was given back to it (its end may have released it already).
+    The end moves the lease to ``ending`` before it releases, so either
+    this read sees it running and the end's release takes the node, or
+    the release is done here."""
+    if _running(db, lease_uuid) is None:
+        LOG.info('Lease %(lease)s: it ended while a node was given back '
+                 'to its Placement consumer; releasing that consumer',
+                 {'lease': lease_uuid})
+        reservations.release_all(client, user, [lease_uuid])
+
+
+def _running(db: db_api.Database, lease_uuid: str) -> str | None:
+    """The project of lease ``lease_uuid`` if it is running."""
+    with db.reader() as conn:
+        row = conn.execute(sa.select(
+            _LEASES.c.project, _LEASES.c.status).where(
+                _LEASES.c.uuid == lease_uuid)).first()
+    return row.project if row and row.status in lease_node.RUNNING else None
 
 
 def _live_lease(db: db_api.Database, current: dict[str, Any]
@@ -222,14 +257,10 @@ def _live_lease(db: db_api.Database, current: dict[str, Any]
     for found in current['allocations'].values():
         for rc in found['resources']:
             lease_uuid = reservations.lease_of(rc)
-            if lease_uuid is None:
-                continue
-            with db.reader() as conn:
-                row = conn.execute(sa.select(
-                    _LEASES.c.project, _LEASES.c.status).where(
-                        _LEASES.c.uuid == lease_uuid)).first()
-            if row is not None and row.status in lease_node.RUNNING:
-                return lease_uuid, row.project
+            project = None if lease_uuid is None else _running(
+                db, lease_uuid)
+            if lease_uuid is not None and project is not None:
+                return lease_uuid, project
     return None
 
 

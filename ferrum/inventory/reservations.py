@@ -82,6 +82,23 @@ def _entry(allocations: Mapping[str, Any], generation: int | None,
         'user_id': user}
 
 
+def _generation(current: Mapping[str, Any],
+                sent: int | None) -> int | None:
+    """The consumer generation to send again after Placement said the
+    one ``sent`` is stale (``current`` is the consumer, read since).
+
+    Placement shows no generation for a consumer without allocations,
+    yet one exists at generation 0 after a write it refused with a 400
+    (a provider missing: it creates the consumer before it looks the
+    providers up) and refuses None for it ever after ("expected 0 but
+    got None"). Sending 0 once None was refused claims it.
+    """
+    generation = current.get('consumer_generation')
+    if generation is None and not current.get('allocations'):
+        return 0 if sent is None else None
+    return generation
+
+
 def _post(client: client_mod.PlacementClient,
           body: dict[str, Any]) -> None:
     client.post('/allocations', body)
@@ -140,7 +157,7 @@ def claim_lease(client: client_mod.PlacementClient, lease_uuid: str,
         current = client.consumer(lease_uuid)
         if current.get('allocations') and current.get('user_id') != user:
             raise ConsumerTaken(lease_uuid)
-        generation = current.get('consumer_generation')
+        generation = _generation(current, generation)
     raise AssertionError('unreachable')  # pragma: no cover
 
 
@@ -158,9 +175,10 @@ def take(client: client_mod.PlacementClient, lease_uuid: str,
     """
     mine = {provider: {'resources': {resource_class: 1,
                                      class_name(lease_uuid): 1}}}
+    fresh: int | None = None  # the new consumer's generation
     for attempt in range(ATTEMPTS):
         lease = client.consumer(lease_uuid)
-        body = {consumer: _entry(mine, None, project, user)}
+        body = {consumer: _entry(mine, fresh, project, user)}
         held = dict(lease.get('allocations') or {})
         if held.pop(provider, None) is not None:
             if lease.get('user_id') != user:
@@ -173,10 +191,15 @@ def take(client: client_mod.PlacementClient, lease_uuid: str,
         except client_mod.PlacementConflict as exc:
             if exc.error_code != client_mod.CONCURRENT_UPDATE:
                 raise _busy(exc, [provider]) from exc
-            if client.consumer(consumer).get('allocations'):
+            existing = client.consumer(consumer)
+            if existing.get('allocations'):
                 raise ConsumerTaken(consumer) from exc
             if attempt == ATTEMPTS - 1:
                 raise
+        if lease_uuid not in body or client.consumer(lease_uuid).get(
+                'consumer_generation') == lease['consumer_generation']:
+            # Not the lease's consumer that moved: the new one's.
+            fresh = _generation(existing, fresh)
     raise AssertionError('unreachable')  # pragma: no cover
 
 

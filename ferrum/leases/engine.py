@@ -85,11 +85,14 @@ def run(ctx: context_mod.ConductorContext) -> None:
         for lease in batch:
             LOG.info('Lease %(lease)s: ending (its end %(end)s is reached)',
                      {'lease': lease.uuid, 'end': lease.end_at})
+    started: set[int] = set()
     for batch in _claim(ctx, [_TABLE.c.start_at <= now], 'start'):
         _start_all(ctx, batch)
-    _start_all(ctx, lease_obj.Lease.matching(ctx.db, [
+        started.update(lease.id for lease in batch)
+    # Those still starting wait for the next run (Placement away).
+    _start_all(ctx, [lease for lease in lease_obj.Lease.matching(ctx.db, [
         _TABLE.c.status == statuses.STARTING,
-        _TABLE.c.conductor_affinity == me]))
+        _TABLE.c.conductor_affinity == me]) if lease.id not in started])
     for batch in _batches(lease_obj.Lease.matching(ctx.db, [
             _TABLE.c.status == statuses.ENDING,
             _TABLE.c.conductor_affinity == me])):
@@ -180,7 +183,9 @@ def start(ctx: context_mod.ConductorContext, lease: lease_obj.Lease,
         busy = [row for row in busy if not _substitute(ctx, lease, row)]
     if not busy and placed:
         try:
-            busy = _claim_in_placement(ctx, lease, policy)
+            busy = placement.claim_rounds(
+                ctx, lease, _SUBSTITUTES + 1, policy == 'substitute',
+                lambda row: _substitute(ctx, lease, row))
         except placement.Unavailable as exc:
             lease.record_error('Starting: waiting for Placement, which '
                                'holds the nodes for the lease: %s' % exc)
@@ -207,23 +212,6 @@ def _activate(ctx: context_mod.ConductorContext, lease: lease_obj.Lease,
     return done
 
 
-def _claim_in_placement(ctx: context_mod.ConductorContext,
-                        lease: lease_obj.Lease,
-                        policy: str) -> list[Mapping[str, Any]]:
-    """The Placement claim of a start, busy nodes substituted by policy;
-    the rows still busy."""
-    for _round in range(_SUBSTITUTES + 1):
-        rows = lease.node_rows()
-        busy = placement.claim_start(ctx, lease, rows)
-        if not busy or policy != 'substitute':
-            return busy
-        for row in busy:
-            lease_node.unhold_node(ctx.db, row, lease.project)
-        if [row for row in busy if not _substitute(ctx, lease, row)]:
-            return busy
-    return busy
-
-
 def _fail(ctx: context_mod.ConductorContext, lease: lease_obj.Lease,
           busy: Sequence[Mapping[str, Any]], policy: str) -> None:
     reasons = '; '.join(_why_busy(ctx, row['node_id'], lease.project)
@@ -231,7 +219,7 @@ def _fail(ctx: context_mod.ConductorContext, lease: lease_obj.Lease,
     if lease.placement_class:
         try:
             placement.release_start(ctx, lease)
-        except placement.Unavailable as exc:
+        except (placement.Unavailable, placement.Refused) as exc:
             lease.record_error('Starting: failed, waiting for Placement to '
                                'release the lease\'s claim: %s' % exc)
             return
@@ -257,17 +245,24 @@ def _fail(ctx: context_mod.ConductorContext, lease: lease_obj.Lease,
 def _substitute(ctx: context_mod.ConductorContext, lease: lease_obj.Lease,
                 row: Any) -> bool:
     now = ctx.clock()
-    taken = [r['node_id'] for r in lease.node_rows(holding_only=False)]
-    with ctx.db.reader() as conn:
-        found = selection.pick(conn, selection.Ask.of(lease, now, True),
-                               _SUBSTITUTES, exclude=taken)
-    for node_id, node_uuid in found:
-        if lease_node.substitute(ctx.db, row, node_id, lease.project, now):
-            LOG.warning('Lease %(lease)s: node %(busy)s was busy at the '
-                        'start; node %(node)s replaces it',
-                        {'lease': lease.uuid, 'busy': row['node_uuid'],
-                         'node': node_uuid})
-            return True
+    tried = [r['node_id'] for r in lease.node_rows(holding_only=False)]
+    for _pick in range(_SUBSTITUTES):
+        with ctx.db.reader() as conn:
+            found = selection.pick(conn, selection.Ask.of(lease, now, True),
+                                   _SUBSTITUTES, exclude=tried)
+        # A node free in ferrum's database may be another consumer's in
+        # Placement: it would only cost the start a claim round.
+        for node_id, node_uuid in placement.unheld(ctx, lease, found):
+            if lease_node.substitute(ctx.db, row, node_id, lease.project,
+                                     now):
+                LOG.warning('Lease %(lease)s: node %(busy)s was busy at '
+                            'the start; node %(node)s replaces it',
+                            {'lease': lease.uuid, 'busy': row['node_uuid'],
+                             'node': node_uuid})
+                return True
+        tried += [node_id for node_id, _uuid in found]
+        if len(found) < _SUBSTITUTES:
+            break
     return False
 
 
@@ -309,7 +304,8 @@ def end_all(ctx: context_mod.ConductorContext,
     for lease in leases:
         waits = waiting[lease.id] = []
         if lease.placement_class:
-            released = _release_in_placement(ctx, lease, rows[lease.id])
+            released = placement.end_waits_for(ctx, lease,
+                                               rows[lease.id])
             if released is not None:
                 # Nothing goes back before Placement let go of it.
                 waits.append(released)
@@ -348,23 +344,6 @@ def end_all(ctx: context_mod.ConductorContext,
         elif waiting[lease.id]:
             lease.record_error('Ending: waiting for %s.'
                                % '; '.join(waiting[lease.id]))
-
-
-def _release_in_placement(ctx: context_mod.ConductorContext,
-                          lease: lease_obj.Lease,
-                          rows: Sequence[Mapping[str, Any]]) -> str | None:
-    """Release the lease's claims in Placement (its consumer's and its
-    allocations', in one request); what the end waits for, if anything."""
-    try:
-        if placement.release_end(ctx, lease, rows):
-            LOG.info('Lease %(lease)s: its claims in Placement are '
-                     'released', {'lease': lease.uuid})
-            # Their reservation units are reserved from now on.
-            placement.queue_push(ctx, lease,
-                                 [row['node_uuid'] for row in rows])
-    except (placement.Unavailable, placement.Refused) as exc:
-        return 'Placement, to release the lease\'s claims (%s)' % exc
-    return None
 
 
 def _is_free(row: Any) -> bool:

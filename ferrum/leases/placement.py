@@ -18,7 +18,7 @@ at the next run: nothing is half done in one system and not the other.
 """
 
 import logging
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from ferrum.common import lease_statuses as statuses
@@ -30,6 +30,7 @@ from ferrum.inventory import outbox
 from ferrum.inventory import reservations
 from ferrum.objects import allocation as allocation_obj
 from ferrum.objects import lease as lease_obj
+from ferrum.objects import lease_node
 
 LOG = logging.getLogger(__name__)
 _TABLE = lease_obj.TABLE
@@ -74,7 +75,8 @@ def claim_start(ctx: context_mod.ConductorContext, lease: lease_obj.Lease,
     so nothing in Placement can claim it and neither can the lease.
 
     :raises PlacementUnavailable: Placement is away, or refused without
-        saying which node (:class:`Undecided`); tried again next run.
+        saying which node is held elsewhere (:class:`Undecided`); tried
+        again next run.
     """
     placement = link(ctx, lease)
     if placement is None:
@@ -103,6 +105,49 @@ def claim_start(ctx: context_mod.ConductorContext, lease: lease_obj.Lease,
         raise Undecided(reason=(
             'the lease\'s uuid is another user\'s consumer (%s)' % exc)
         ) from exc
+    except Refused as exc:
+        # A node's provider missing (not synced yet, or deleted behind
+        # ferrum's back: the sync creates it again), or the consumer
+        # kept changing: nothing was claimed, the next run tries again.
+        raise Undecided(reason='it refused the lease\'s claim (%s)'
+                        % exc) from exc
+
+
+def claim_rounds(ctx: context_mod.ConductorContext, lease: lease_obj.Lease,
+                 rounds: int, substitute: bool,
+                 replace: Callable[[Mapping[str, Any]], bool]
+                 ) -> list[Mapping[str, Any]]:
+    """The Placement claim of a start (one request a round); with
+    ``substitute``, the busy nodes are let go and each ``replace``-d
+    before the next round. The rows still busy.
+
+    :raises PlacementUnavailable: as :func:`claim_start`.
+    """
+    busy: list[Mapping[str, Any]] = []
+    for _round in range(rounds):
+        busy = claim_start(ctx, lease, lease.node_rows())
+        if not busy or not substitute:
+            return busy
+        for row in busy:
+            lease_node.unhold_node(ctx.db, row, lease.project)
+        if [row for row in busy if not replace(row)]:
+            return busy
+    return busy
+
+
+def unheld(ctx: context_mod.ConductorContext, lease: lease_obj.Lease,
+           nodes: Sequence[tuple[int, str]]) -> list[tuple[int, str]]:
+    """Those of ``nodes`` (id, uuid) no other consumer holds in Placement
+    (all of them when the lease is not in Placement, or it is away: the
+    claim finds out)."""
+    if not lease.placement_class or ctx.inventory is None:
+        return list(nodes)
+    client = ctx.inventory.client
+    try:
+        return [(node_id, uuid) for node_id, uuid in nodes
+                if not set(client.consumers_of(uuid)) - {lease.uuid}]
+    except Unavailable:
+        return list(nodes)
 
 
 def _held_elsewhere(client: client_mod.PlacementClient,
@@ -140,6 +185,22 @@ def release_end(ctx: context_mod.ConductorContext, lease: lease_obj.Lease,
     return reservations.release_all(placement.client,
                                     ctx.conf.allocation.default_user,
                                     [lease.uuid, *sorted(allocations)])
+
+
+def end_waits_for(ctx: context_mod.ConductorContext, lease: lease_obj.Lease,
+                  rows: Sequence[Mapping[str, Any]]) -> str | None:
+    """Release the lease's claims in Placement (its consumer's and its
+    allocations', in one request); what the end waits for, if anything:
+    nothing goes back before Placement let go of it."""
+    try:
+        if release_end(ctx, lease, rows):
+            LOG.info('Lease %(lease)s: its claims in Placement are '
+                     'released', {'lease': lease.uuid})
+            # Their reservation units are reserved from now on.
+            queue_push(ctx, lease, [row['node_uuid'] for row in rows])
+    except (Unavailable, Refused) as exc:
+        return 'Placement, to release the lease\'s claims (%s)' % exc
+    return None
 
 
 def queue_push(ctx: context_mod.ConductorContext, lease: lease_obj.Lease,

@@ -1,0 +1,432 @@
+# SPDX-License-Identifier: Apache-2.0
+"""Leases in the real Placement (in-process): what a start costs, the
+busy-node policy "fail", and the order of the end with a foreign consumer
+of the lease's reservation class. The races run under gunicorn
+(test_lease_placement_processes)."""
+
+import datetime
+import random
+import threading
+import uuid
+
+import pytest
+
+from ferrum.api import app as api_app
+from ferrum.inventory import audit
+from ferrum.inventory import client as client_mod
+from ferrum.inventory import consumers
+from ferrum.inventory import reservations
+from ferrum.inventory import worker
+from ferrum.leases import engine
+from ferrum.objects import base
+from ferrum.objects import lease as lease_obj
+from ferrum.objects import lease_node
+from ferrum.objects import node as node_obj
+from tests.conftest import wait_for
+from tests.functional.inventory.conftest import converged
+from tests.functional.inventory.test_allocations import RC
+from tests.functional.inventory.test_allocations import backend  # noqa
+from tests.functional.inventory.test_allocations import foreign_claim
+from tests.functional.inventory.test_allocations import holders
+from tests.functional.inventory.test_allocations import nodes
+from tests.functional.inventory.test_allocations import one_call_at_a_time  # noqa
+from tests.functional.inventory.test_lease_flow import classes
+from tests.functional.inventory.test_lease_flow import iso
+from tests.functional.inventory.test_lease_flow import resources
+
+PROJECT = 'lessee-project'
+
+
+@pytest.fixture
+def calls(monkeypatch):
+    """Every request any PlacementClient sends: (method, path)."""
+    seen = []
+    call = client_mod.PlacementClient._call
+
+    def recorded(self, method, url, *args, **kwargs):
+        seen.append((method, url.split('?')[0]))
+        return call(self, method, url, *args, **kwargs)
+
+    monkeypatch.setattr(client_mod.PlacementClient, '_call', recorded)
+    return seen
+
+
+def claim_posts(calls, since=0):
+    """The ``POST /allocations`` sent since ``since`` (the only request
+    that moves claims between consumers)."""
+    return calls[since:].count(('POST', '/allocations'))
+
+
+def make_api(conf, db, manager):
+    app = api_app.create_app(conf, db, manager)
+    app.testing = True
+    return app.test_client()
+
+
+def book(api, count, project=PROJECT, hours=1):
+    """A lease of ``count`` nodes from now; (uuid, its nodes)."""
+    end = base.utcnow() + datetime.timedelta(hours=hours)
+    resp = api.post('/v1/leases', json={
+        'project': project, 'resource_class': 'bm', 'count': count,
+        'end': iso(end)})
+    assert resp.status_code == 201, resp.json
+    return resp.json['uuid'], list(resp.json['nodes'])
+
+
+def lessees(db, project=PROJECT):
+    return {node.uuid for node in node_obj.Node.list(db)
+            if node.lessee == project}
+
+
+def agrees(db, client, lease_uuid):
+    """ferrum's database and Placement tell the same about the lease: an
+    active lease's consumer holds exactly its nodes, which are exactly
+    the lessee's; a failed one holds nothing, and nothing is lessee's."""
+    lease = lease_obj.Lease.get(db, lease_uuid)
+    held = resources(client, lease_uuid)
+    if lease.status == 'active':
+        assert len(lease.nodes) == lease.count
+        assert held == {node: {RC: 1} for node in lease.nodes}
+        assert lessees(db, lease.project) == set(lease.nodes)
+    else:
+        assert lease.status == 'error', lease.last_error
+        assert held == {}
+        assert lessees(db, lease.project) == set()
+    return lease
+
+
+class Nova(threading.Thread):
+    """A foreign service claiming as nova does: ``GET
+    /allocation_candidates?resources=<class>:1``, then ``PUT
+    /allocations/{new uuid}`` with ``consumer_generation: null``; a
+    refusal (someone was faster) asks again.
+
+    :param prefer: nodes picked first when offered (the race's target).
+    :param limit: claims to win, at most.
+    """
+
+    def __init__(self, conf, resource_class=RC, prefer=(), limit=None,
+                 project='nova-project'):
+        super().__init__(daemon=True)
+        self.client = client_mod.PlacementClient(conf)
+        self.resource_class = resource_class
+        self.prefer = set(prefer)
+        self.limit = limit
+        self.project = project
+        self.held = {}  # consumer -> node
+        self.refused = 0
+        self.errors = []
+        self.stop = threading.Event()
+
+    def run(self):
+        while not self.stop.is_set() and (
+                self.limit is None or len(self.held) < self.limit):
+            try:
+                offered = self.client.allocation_candidates(
+                    self.resource_class)
+            except client_mod.PlacementRefused as exc:
+                self.errors.append(exc)
+                return
+            if not offered:
+                # Everything is taken: ask again a bit later.
+                self.stop.wait(0.01)
+                continue
+            wanted = sorted(self.prefer.intersection(offered)) or offered
+            node, consumer = random.choice(wanted), str(uuid.uuid4())
+            try:
+                self.client.claim(consumer, node, self.resource_class,
+                                  self.project, 'nova-user')
+            except client_mod.PlacementConflict:
+                self.refused += 1
+                continue
+            self.held[consumer] = node
+
+    def nodes(self):
+        return set(self.held.values())
+
+    def finish(self):
+        self.stop.set()
+        self.join(60)
+        assert not self.is_alive()
+        assert self.errors == []
+
+
+def test_a_start_costs_one_claim_whatever_its_size(
+        backend, db, pconf, pclient, calls):  # noqa: F811
+    nodes(db, 41)
+    api = make_api(pconf, db, backend.manager)
+    posts = []
+    for count in (1, 10, 30):
+        lease_uuid, _nodes = book(api, count, project='p%d' % count)
+        since = len(calls)
+        engine.run(backend.ctx)
+        posts.append(claim_posts(calls, since))
+        lease = agrees(db, pclient, lease_uuid)
+        assert lease.status == 'active', lease.last_error
+    assert posts == [1, 1, 1]
+
+
+def test_a_busy_node_fails_the_start_with_policy_fail(
+        backend, db, pconf, pclient, calls):  # noqa: F811
+    nodes(db, 4)
+    pconf.set_override('busy_node_policy', 'fail', group='lease')
+    api = make_api(pconf, db, backend.manager)
+    lease_uuid, booked = book(api, 3)
+    nova = foreign_claim(pclient, booked[1])
+    since = len(calls)
+    engine.run(backend.ctx)
+    lease = agrees(db, pclient, lease_uuid)
+    assert lease.status == 'error'
+    assert booked[1] in lease.last_error
+    assert 'held by another consumer in Placement' in lease.last_error
+    # One claim, refused, and nothing of it left behind: the foreign
+    # consumer keeps its node, the others are nobody's.
+    assert claim_posts(calls, since) == 1
+    assert holders(pclient, booked[1]) == {nova}
+    for node in set(booked) - {booked[1]}:
+        assert holders(pclient, node) == set()
+    converged(db)
+    for node in booked:
+        assert set(pclient.get('/resource_providers/%s/inventories'
+                               % node)['inventories']) == {RC}
+    # The failed lease keeps its window until it is deleted; then its
+    # class goes.
+    name = reservations.class_name(lease_uuid)
+    assert name in classes(pclient)
+    assert api.delete('/v1/leases/%s' % lease_uuid).status_code == 204
+    wait_for_end(backend, db, lease_uuid)
+    engine.run(backend.ctx)
+    assert name not in classes(pclient)
+    assert audit.drift(db, pclient, deep=True, claims=True) == []
+
+
+def test_a_substitute_is_a_node_placement_has_free(
+        backend, db, pconf, pclient, calls):  # noqa: F811
+    made = nodes(db, 8)
+    api = make_api(pconf, db, backend.manager)
+    lease_uuid, booked = book(api, 2)
+    spares = [node.uuid for node in made if node.uuid not in booked]
+    # Another service holds the busy node and all spares but one: free
+    # in ferrum's database, not in Placement.
+    for node in [booked[0], *spares[1:]]:
+        foreign_claim(pclient, node)
+    since = len(calls)
+    engine.run(backend.ctx)
+    lease = agrees(db, pclient, lease_uuid)
+    assert lease.status == 'active', lease.last_error
+    assert set(lease.nodes) == {booked[1], spares[0]}
+    # The refused round, then the substitute's: one request each.
+    assert claim_posts(calls, since) == 2
+
+
+def test_a_give_back_racing_the_end_leaves_no_claim(
+        backend, db, pconf, pclient, monkeypatch):  # noqa: F811
+    nodes(db, 2)
+    api = make_api(pconf, db, backend.manager)
+    lease_uuid, _booked = book(api, 2)
+    engine.run(backend.ctx)
+    converged(db)
+    alloc = backend.manager.create_allocation(
+        {'resource_class': 'bm', 'owner': PROJECT}, [])
+    assert alloc.state == 'active', alloc.last_error
+    running = consumers._live_lease
+
+    def then_the_end(db, current):
+        # The allocation's release found its lease running; before it
+        # gives the node back, the lease ends (another conductor).
+        found = running(db, current)
+        assert found is not None
+        monkeypatch.setattr(consumers, '_live_lease', running)
+        assert api.delete('/v1/leases/%s' % lease_uuid).status_code == 204
+        wait_for_end(backend, db, lease_uuid)
+        return found
+
+    monkeypatch.setattr(consumers, '_live_lease', then_the_end)
+    backend.manager.destroy_allocation(alloc.uuid)
+    assert lease_obj.Lease.get(db, lease_uuid).status == 'ended'
+    # Nothing holds the nodes: the late give-back left no claim to a
+    # lease that is over.
+    assert resources(pclient, alloc.uuid) == {}
+    assert resources(pclient, lease_uuid) == {}
+    converged(db)
+    engine.run(backend.ctx)
+    assert reservations.class_name(lease_uuid) not in classes(pclient)
+    assert audit.drift(db, pclient, deep=True, claims=True) == []
+
+
+def test_a_take_racing_the_end_leaves_no_claim(
+        backend, db, pconf, pclient, monkeypatch):  # noqa: F811
+    nodes(db, 2)
+    api = make_api(pconf, db, backend.manager)
+    lease_uuid, _booked = book(api, 2)
+    name = reservations.class_name(lease_uuid)
+    engine.run(backend.ctx)
+    converged(db)
+    holder_of = lease_node.placement_holder_of
+
+    def then_the_end(db, node_uuid):
+        # The allocation found the node's lease running; before it takes
+        # the node from the lease's consumer, the lease ends.
+        found = holder_of(db, node_uuid)
+        monkeypatch.setattr(lease_node, 'placement_holder_of', holder_of)
+        assert api.delete('/v1/leases/%s' % lease_uuid).status_code == 204
+        wait_for_end(backend, db, lease_uuid)
+        return found
+
+    monkeypatch.setattr(lease_node, 'placement_holder_of', then_the_end)
+    alloc = backend.manager.create_allocation(
+        {'resource_class': 'bm', 'owner': PROJECT}, [])
+    assert lease_obj.Lease.get(db, lease_uuid).status == 'ended'
+    # The node left the lessee before ferrum's database took it: the
+    # allocation fails, and nothing holds the class of a lease that is
+    # over.
+    assert alloc.state == 'error'
+    assert resources(pclient, lease_uuid) == {}
+    assert resources(pclient, alloc.uuid) == {}
+    converged(db)
+    engine.run(backend.ctx)
+    assert name not in classes(pclient)
+    assert audit.drift(db, pclient, deep=True, claims=True) == []
+
+
+def test_a_node_missing_in_placement_holds_the_start_back(
+        backend, db, pconf, pclient, calls):  # noqa: F811
+    nodes(db, 3)
+    api = make_api(pconf, db, backend.manager)
+    over_uuid, _nodes = book(api, 1, project='other')
+    engine.run(backend.ctx)
+    lease_uuid, booked = book(api, 2)
+    # Its provider is gone (deleted behind ferrum's back, or not synced
+    # yet): Placement refuses the claim with a 400 naming no holder.
+    pclient.delete('/resource_providers/%s' % booked[0])
+    # The engine ends the other lease after the starts, in the same run.
+    assert api.delete('/v1/leases/%s' % over_uuid).status_code == 204
+    since = len(calls)
+    engine.run(backend.ctx)
+    lease = lease_obj.Lease.get(db, lease_uuid)
+    assert lease.status == 'starting'
+    assert 'waiting for Placement' in lease.last_error
+    assert booked[0] in lease.last_error
+    # The start's claim, tried once a run, and the other lease's release.
+    assert claim_posts(calls, since) == 2
+    assert resources(pclient, lease_uuid) == {}
+    # The rest of the run went on.
+    assert lease_obj.Lease.get(db, over_uuid).status == 'ended'
+    # The reconcile creates the provider again; the next run starts it.
+    worker.Reconcile(backend.placement).reconcile_placement(backend.ctx)
+    converged(db)
+    engine.run(backend.ctx)
+    lease = agrees(db, pclient, lease_uuid)
+    assert lease.status == 'active', lease.last_error
+    assert set(lease.nodes) == set(booked)
+
+
+def left_behind(client, consumer):
+    """Make ``consumer`` what a write Placement refused with a 400 leaves:
+    an empty consumer at generation 0, shown without a generation."""
+    body = {consumer: {'allocations': {str(uuid.uuid4()): {
+        'resources': {RC: 1}}}, 'consumer_generation': None,
+        'project_id': PROJECT, 'user_id': 'ferrum'}}
+    with pytest.raises(client_mod.PlacementRefused) as caught:
+        client.post('/allocations', body)
+    assert caught.value.status == 400
+    assert client.consumer(consumer) == {'allocations': {}}
+
+
+def test_a_take_claims_a_consumer_a_refused_write_left(
+        backend, db, pconf, pclient):  # noqa: F811
+    nodes(db, 2)
+    api = make_api(pconf, db, backend.manager)
+    lease_uuid, _booked = book(api, 2)
+    engine.run(backend.ctx)
+    chosen = str(uuid.uuid4())
+    left_behind(pclient, chosen)
+    alloc = backend.manager.create_allocation(
+        {'uuid': chosen, 'resource_class': 'bm', 'owner': PROJECT}, [])
+    assert alloc.state == 'active', alloc.last_error
+    name = reservations.class_name(lease_uuid)
+    assert resources(pclient, chosen) == {alloc.node_uuid: {RC: 1, name: 1}}
+
+
+def _untouched(client, consumer):
+    """What a write to a consumer would change (not its providers'
+    generations, which inventory writes move)."""
+    found = client.consumer(consumer)
+    return (resources(client, consumer), found['consumer_generation'],
+            found['project_id'], found['user_id'])
+
+
+def _usages(client, node):
+    return client.get('/resource_providers/%s/usages' % node)['usages']
+
+
+def test_the_end_order_with_a_foreign_consumer_of_the_class(
+        backend, db, pconf, pclient, calls):  # noqa: F811
+    nodes(db, 3)
+    api = make_api(pconf, db, backend.manager)
+    lease_uuid, _booked = book(api, 3)
+    name = reservations.class_name(lease_uuid)
+    engine.run(backend.ctx)
+    lease = agrees(db, pclient, lease_uuid)
+    assert lease.status == 'active', lease.last_error
+    converged(db)
+    alloc = backend.manager.create_allocation(
+        {'resource_class': 'bm', 'owner': PROJECT}, [])
+    assert alloc.state == 'active', alloc.last_error
+    # A nova flavor with resources:CUSTOM_RESERVATION_<X>=1.
+    (offered, *_rest) = pclient.allocation_candidates(name)
+    assert offered != alloc.node_uuid
+    foreign = str(uuid.uuid4())
+    pclient.claim(foreign, offered, name, 'nova-project', 'nova-user')
+    before = _untouched(pclient, foreign)
+    assert api.delete('/v1/leases/%s' % lease_uuid).status_code == 204
+    since = len(calls)
+    engine.run(backend.ctx)
+    # One request emptied the lease's consumer and its allocation's.
+    assert calls[since:].count(('POST', '/allocations')) == 1
+    assert resources(pclient, lease_uuid) == {}
+    assert resources(pclient, alloc.uuid) == {}
+    assert resources(pclient, foreign) == {offered: {name: 1}}
+    wait_for_end(backend, db, lease_uuid)
+    converged(db)
+    # The class waits for the inventory, which waits for the foreign
+    # consumer: its node keeps the unit, reserved; the others lost it.
+    engine.run(backend.ctx)
+    assert name in classes(pclient)
+    assert lease_obj.Lease.get(db, lease_uuid).placement_class
+    for node in lease.nodes:
+        inventories = pclient.get(
+            '/resource_providers/%s/inventories' % node)['inventories']
+        if node == offered:
+            assert inventories[name]['total'] == 1
+            assert inventories[name]['reserved'] == 1
+            assert _usages(pclient, node)[name] == 1
+        else:
+            assert set(inventories) == {RC}
+    assert _untouched(pclient, foreign) == before  # never written
+    # Placement refuses the other order, as Blazar learnt (1813252).
+    with pytest.raises(client_mod.PlacementConflict):
+        pclient.delete('/resource_classes/%s' % name)
+    with pytest.raises(client_mod.PlacementConflict):
+        pclient.delete('/resource_providers/%s/inventories/%s'
+                       % (offered, name))
+    # The foreign consumer lets go: the reconcile removes the inventory,
+    # the next engine run the class.
+    pclient.release(foreign)
+    worker.Reconcile(backend.placement).reconcile_placement(backend.ctx)
+    converged(db)
+    assert name not in pclient.get(
+        '/resource_providers/%s/inventories' % offered)['inventories']
+    engine.run(backend.ctx)
+    assert name not in classes(pclient)
+    assert not lease_obj.Lease.get(db, lease_uuid).placement_class
+    assert audit.drift(db, pclient, deep=True, claims=True) == []
+
+
+def wait_for_end(conductor, db, lease_uuid):
+    """Run the engine until the lease ended (its allocation's node goes
+    back through a tear-down, done by the fake driver)."""
+    def ended():
+        engine.run(conductor.ctx)
+        return lease_obj.Lease.get(db, lease_uuid).status == 'ended'
+    wait_for(ended, timeout=30, interval=0.05, what='the lease to end')

@@ -1,0 +1,288 @@
+# SPDX-License-Identifier: Apache-2.0
+"""Leases in the real Placement under gunicorn, raced by foreign consumers
+claiming as nova does: the start is all or nothing from both sides, the
+lease's class and ferrum's allocations never share a node, no claim move
+opens a gap, and a Placement outage holds the start back."""
+
+import datetime
+import threading
+
+import pytest
+
+from ferrum.inventory import audit
+from ferrum.inventory import client as client_mod
+from ferrum.inventory import reservations
+from ferrum.leases import engine
+from ferrum.objects import allocation as allocation_obj
+from ferrum.objects import base
+from ferrum.objects import lease as lease_obj
+from tests.conftest import wait_for
+from tests.functional.inventory.conftest import converged
+from tests.functional.inventory.test_allocation_processes import _nodes
+from tests.functional.inventory.test_allocation_processes import backend  # noqa
+from tests.functional.inventory.test_allocation_processes import gconf  # noqa
+from tests.functional.inventory.test_allocations import RC
+from tests.functional.inventory.test_allocations import foreign_claim
+from tests.functional.inventory.test_allocations import holders
+from tests.functional.inventory.test_lease_flow import iso
+from tests.functional.inventory.test_lease_flow import resources
+from tests.functional.inventory.test_lease_placement import PROJECT
+from tests.functional.inventory.test_lease_placement import Nova
+from tests.functional.inventory.test_lease_placement import agrees
+from tests.functional.inventory.test_lease_placement import book
+from tests.functional.inventory.test_lease_placement import calls  # noqa
+from tests.functional.inventory.test_lease_placement import claim_posts
+from tests.functional.inventory.test_lease_placement import lessees
+from tests.functional.inventory.test_lease_placement import make_api
+
+
+class Observer(threading.Thread):
+    """Reads the lease's consumer over and over: what it held each time."""
+
+    def __init__(self, conf, lease_uuid):
+        super().__init__(daemon=True)
+        self.client = client_mod.PlacementClient(conf)
+        self.lease_uuid = lease_uuid
+        self.seen = []
+        self.stop = threading.Event()
+
+    def run(self):
+        while not self.stop.is_set():
+            self.seen.append(frozenset(
+                self.client.consumer(self.lease_uuid)['allocations']))
+
+    def finish(self):
+        self.stop.set()
+        self.join(60)
+        assert not self.is_alive()
+        return self.seen
+
+
+@pytest.fixture
+def api(backend, gconf, db):  # noqa: F811
+    return make_api(gconf, db, backend.manager)
+
+
+@pytest.mark.parametrize('policy', ['substitute', 'fail'])
+def test_a_start_racing_nova_is_all_or_nothing(
+        policy, backend, api, db, gconf, calls):  # noqa: F811
+    gconf.set_override('busy_node_policy', policy, group='lease')
+    made = _nodes(db, 30)
+    client = client_mod.PlacementClient(gconf)
+    lease_uuid, booked = book(api, 10)
+    # Held by nova before the start: the first claim round is refused.
+    early = foreign_claim(client, booked[0])
+    # nova goes on claiming, the lease's nodes first while it is offered
+    # them; at most 2 more, so that a substitute start needs at most 3
+    # rounds more of its 4 (nova's picks fall on the booked nodes only).
+    nova = Nova(gconf, prefer=booked[1:], limit=2)
+    observer = Observer(gconf, lease_uuid)
+    observer.start()
+    nova.start()
+    since = len(calls)
+    engine.run(backend.ctx)
+    nova.finish()
+    seen = observer.finish()
+    lease = agrees(db, client, lease_uuid)
+    theirs = nova.nodes() | {booked[0]}
+    # Placement's side, node by node: one consumer at most, never the
+    # lease's and a foreign one.
+    for node in made:
+        held = holders(client, node.uuid)
+        assert len(held) <= 1, (node.uuid, held)
+    # The lease's consumer, at every observation: nothing or everything.
+    assert seen, 'the observer never read the lease\'s consumer'
+    assert {len(nodes) for nodes in seen} <= {0, lease.count}, seen
+    if policy == 'fail':
+        assert lease.status == 'error'
+        assert 'busy_node_policy is "fail"' in lease.last_error
+        assert claim_posts(calls, since) == 1
+        assert seen == [frozenset()] * len(seen)
+        # The failed lease's nodes are free for anyone: nova may take
+        # them now.
+    else:
+        assert lease.status == 'active', lease.last_error
+        assert booked[0] not in lease.nodes
+        assert not set(lease.nodes) & theirs
+        assert all(not nodes & theirs for nodes in seen)
+        # One request per claim round: each refused round named one busy
+        # node, which a substitute replaced.
+        replaced = set(booked) - set(lease.nodes)
+        assert claim_posts(calls, since) == 1 + len(replaced)
+    for consumer in [early, *nova.held]:
+        assert client.consumer(consumer)['user_id'] == 'nova-user'
+    converged(db, timeout=60)
+    assert audit.drift(db, client, deep=True, claims=True) == []
+
+
+def _ferrum(manager, made, stop):
+    while not stop.is_set():
+        allocation = manager.create_allocation(
+            {'resource_class': 'bm', 'owner': PROJECT}, [])
+        if allocation.state != 'active':
+            return
+        made.append(allocation)
+
+
+def test_the_class_and_ferrum_allocations_never_share_a_node(
+        backend, api, db, gconf):  # noqa: F811
+    _nodes(db, 12)
+    client = client_mod.PlacementClient(gconf)
+    lease_uuid, _booked = book(api, 10)
+    engine.run(backend.ctx)
+    lease = agrees(db, client, lease_uuid)
+    assert lease.status == 'active', lease.last_error
+    converged(db, timeout=60)
+    name = reservations.class_name(lease_uuid)
+    # A nova flavor with resources:CUSTOM_RESERVATION_<X>=1 (the lease's
+    # consumer holds each node's CUSTOM_BM unit: it asks only for this).
+    flavors = [Nova(gconf, name, project=PROJECT) for _ in range(2)]
+    stop = threading.Event()
+    made = []
+    ferrum = [threading.Thread(target=_ferrum, args=(
+        backend.manager, made, stop)) for _ in range(2)]
+    for thread in [*flavors, *ferrum]:
+        thread.start()
+    for thread in ferrum:
+        thread.join(60)
+        assert not thread.is_alive()
+    wait_for(lambda: not client.allocation_candidates(name), timeout=30,
+             what='every node of the lease to be taken')
+    for flavor in flavors:
+        flavor.finish()
+    foreign = set().union(*(flavor.nodes() for flavor in flavors))
+    mine = {a.node_uuid: a.uuid for a in allocation_obj.Allocation.list(db)
+            if a.state == 'active'}
+    assert foreign and mine, 'both sides should have won some nodes'
+    assert not foreign & set(mine)
+    assert foreign | set(mine) == set(lease.nodes)
+    # Placement's side: the reservation unit has one holder per node,
+    # either ferrum's allocation or the foreign consumer.
+    ours = set(mine.values())
+    for node in lease.nodes:
+        held = {consumer for consumer, found
+                in client.consumers_of(node).items()
+                if name in found['resources']}
+        assert len(held) == 1, (node, held)
+        assert (held <= ours) == (node in mine)
+        if node in mine:
+            assert held == {mine[node]}
+    # The lease's consumer holds exactly the nodes ferrum did not take.
+    assert set(resources(client, lease_uuid)) == set(lease.nodes) - set(mine)
+    converged(db, timeout=60)
+    assert audit.drift(db, client, deep=True, claims=True) == []
+
+
+def test_no_move_opens_a_gap_to_a_nova_claimer(
+        backend, api, db, gconf, calls):  # noqa: F811
+    made = _nodes(db, 14)
+    client = client_mod.PlacementClient(gconf)
+    lease_uuid, booked = book(api, 4)
+    early = foreign_claim(client, booked[0])
+    # Until the start, nothing in Placement keeps a booked node: the
+    # claimer racing the start takes one more at most (as in the start
+    # test above), the next one then claims on and on.
+    starting = Nova(gconf, limit=1, prefer=booked[1:])
+    nova = Nova(gconf)  # asks CUSTOM_BM:1, knows nothing of the lease
+    starting.start()
+    try:
+        # A node substituted at the start.
+        since = len(calls)
+        engine.run(backend.ctx)
+        starting.finish()
+        nova.start()
+        lease = agrees(db, client, lease_uuid)
+        assert lease.status == 'active', lease.last_error
+        assert booked[0] not in lease.nodes
+        replaced = set(booked) - set(lease.nodes)
+        # One request per round: the refused ones, then the good one.
+        assert claim_posts(calls, since) == 1 + len(replaced)
+        wait_for(lambda: not client.allocation_candidates(RC), timeout=30,
+                 what='nova to take every free node')
+        converged(db, timeout=60)
+        for _round in range(3):
+            # An allocation taken under the lease: one POST.
+            since = len(calls)
+            alloc = backend.manager.create_allocation(
+                {'resource_class': 'bm', 'owner': PROJECT}, [])
+            assert alloc.state == 'active', alloc.last_error
+            assert claim_posts(calls, since) == 1
+            assert alloc.node_uuid in lease.nodes
+            # Deleted before the end: back to the lease's consumer, one
+            # POST.
+            since = len(calls)
+            backend.manager.destroy_allocation(alloc.uuid)
+            assert claim_posts(calls, since) == 1
+            assert resources(client, lease_uuid) == {
+                node: {RC: 1} for node in lease.nodes}
+        # Extended, then shortened: nothing moves in Placement.
+        held = client.consumer(lease_uuid)
+        since = len(calls)
+        for hours in (3, 2):
+            end = base.utcnow() + datetime.timedelta(hours=hours)
+            resp = api.patch('/v1/leases/%s' % lease_uuid, json=[
+                {'op': 'replace', 'path': '/end', 'value': iso(end)}])
+            assert resp.status_code == 200, resp.json
+            engine.run(backend.ctx)
+        assert claim_posts(calls, since) == 0
+        assert client.consumer(lease_uuid) == held
+    finally:
+        nova.finish()
+    # nova won every other node and none of the lease's, ever: its
+    # consumers never release, so a node won in a gap would still be
+    # its.
+    assert nova.held, 'nova should have claimed the free nodes'
+    theirs = nova.nodes() | starting.nodes() | {booked[0]}
+    assert not theirs & set(lease.nodes)
+    assert {node.uuid for node in made} == theirs | set(lease.nodes)
+    assert resources(client, early) == {booked[0]: {RC: 1}}
+    assert lease_obj.Lease.get(db, lease_uuid).status == 'active'
+    assert audit.drift(db, client, deep=True, claims=True) == []
+
+
+def test_placement_killed_during_a_start_and_an_end(
+        backend, api, db, gconf, placement_process):  # noqa: F811
+    _nodes(db, 3)
+    lease_uuid, _booked = book(api, 2)
+    placement_process.kill()
+    engine.run(backend.ctx)
+    lease = lease_obj.Lease.get(db, lease_uuid)
+    assert lease.status == 'starting'
+    assert 'waiting for Placement' in lease.last_error
+    engine.run(backend.ctx)  # still away: still waiting, nothing undone
+    assert lease_obj.Lease.get(db, lease_uuid).status == 'starting'
+    placement_process.start()
+    client = client_mod.PlacementClient(gconf)
+
+    def started():
+        engine.run(backend.ctx)
+        return lease_obj.Lease.get(db, lease_uuid).status == 'active'
+    wait_for(started, timeout=60, interval=0.2,
+             what='the lease to start once Placement is back')
+    lease = agrees(db, client, lease_uuid)
+    assert lease.last_error is None
+    converged(db, timeout=60)
+    # Killed again, during the end: no node goes back before Placement
+    # let go of the lease's claims.
+    placement_process.kill()
+    assert api.delete('/v1/leases/%s' % lease_uuid).status_code == 204
+    engine.run(backend.ctx)
+    lease = lease_obj.Lease.get(db, lease_uuid)
+    assert lease.status == 'ending'
+    assert 'Placement, to release the lease\'s claims' in lease.last_error
+    assert lessees(db) == set(lease.nodes)
+    placement_process.start()
+
+    def ended():
+        engine.run(backend.ctx)
+        return lease_obj.Lease.get(db, lease_uuid).status == 'ended'
+    wait_for(ended, timeout=60, interval=0.2,
+             what='the lease to end once Placement is back')
+    assert resources(client, lease_uuid) == {}
+    assert lessees(db) == set()
+    converged(db, timeout=60)
+    engine.run(backend.ctx)
+    assert reservations.class_name(lease_uuid) not in {
+        rc['name'] for rc in client.get('/resource_classes')[
+            'resource_classes']}
+    assert audit.drift(db, client, deep=True, claims=True) == []
