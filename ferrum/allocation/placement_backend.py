@@ -43,6 +43,7 @@ from ferrum.inventory import client as client_mod
 from ferrum.inventory import consumers
 from ferrum.inventory import mapping
 from ferrum.inventory import reservations
+from ferrum.inventory import sync
 from ferrum.objects import allocation as allocation_obj
 from ferrum.objects import lease_node
 
@@ -99,10 +100,11 @@ def place(ctx: context_mod.ConductorContext, consumer: str, node_uuid: str,
     if holder is not None and holder[1] in lease_node.RUNNING:
         return _take(ctx, client, consumer, node_uuid, resource_class,
                      owner, holder[0])
-    for attempt in range(2):
+    generation: int | None = None
+    for attempt in range(3):
         try:
             consumers.claim(ctx.conf, client, consumer, node_uuid,
-                            resource_class, owner)
+                            resource_class, owner, generation)
             return True
         except client_mod.PlacementConflict as exc:
             if exc.error_code != client_mod.CONCURRENT_UPDATE:
@@ -111,9 +113,12 @@ def place(ctx: context_mod.ConductorContext, consumer: str, node_uuid: str,
             if existing.get('allocations'):
                 raise ConsumerExists(
                     consumer, existing.get('user_id')) from exc
-            # No such consumer: the provider's generation moved under
-            # Placement's own retries (concurrent claimers); once more.
-            if attempt:
+            # No such consumer, and the provider's generation moved under
+            # Placement's own retries (concurrent claimers); or an empty
+            # one that an earlier candidate's refused write left, which
+            # takes generation 0 (see reservations.next_generation).
+            generation = reservations.next_generation(existing, generation)
+            if attempt == 2:
                 return _refused(node_uuid, consumer, exc)
         except client_mod.PlacementRefused as exc:
             # No provider, or no such class on it yet (the sync is behind).
@@ -129,17 +134,24 @@ def _take(ctx: context_mod.ConductorContext,
     consumer to the allocation's in one request, with the lease's
     reservation unit (:func:`reservations.take`)."""
     group = ctx.conf.allocation
-    try:
-        reservations.take(client, lease_uuid, consumer, node_uuid,
-                          mapping.resource_class_name(resource_class or ''),
-                          owner or group.default_project, group.default_user)
-    except reservations.Busy as exc:
-        return _refused(node_uuid, consumer, exc)
-    except reservations.ConsumerTaken as exc:
-        raise ConsumerExists(consumer, None) from exc
-    except client_mod.PlacementRefused as exc:
-        return _refused(node_uuid, consumer, exc)
-    return True
+    for attempt in range(2):
+        try:
+            reservations.take(
+                client, lease_uuid, consumer, node_uuid,
+                mapping.resource_class_name(resource_class or ''),
+                owner or group.default_project, group.default_user)
+            return True
+        except reservations.Busy as exc:
+            # Just after the lease's start the sync worker may not have
+            # written the node's reservation unit yet: write it now, once.
+            if attempt or _placement(ctx).pusher.push(
+                    node_uuid, delete=False) != sync.WRITTEN:
+                return _refused(node_uuid, consumer, exc)
+        except reservations.ConsumerTaken as exc:
+            raise ConsumerExists(consumer, None) from exc
+        except client_mod.PlacementRefused as exc:
+            return _refused(node_uuid, consumer, exc)
+    raise AssertionError('unreachable')  # pragma: no cover
 
 
 def claim(ctx: context_mod.ConductorContext,

@@ -210,9 +210,11 @@ class PlacementClient:
     # ---- consumers (the placement allocation backend) -----------------
 
     def claim(self, consumer: str, provider: str, resource_class: str,
-              project: str, user: str) -> None:
+              project: str, user: str, generation: int | None = None
+              ) -> None:
         """Create consumer ``consumer`` holding one ``resource_class`` unit
-        of ``provider`` (``consumer_generation: null``: only if new).
+        of ``provider`` (``consumer_generation: null``: only if new; or
+        ``generation``, for an empty consumer a refused write left).
 
         :raises PlacementConflict: with :data:`CONCURRENT_UPDATE` when the
             consumer exists already; with another code when the provider
@@ -221,7 +223,7 @@ class PlacementClient:
         """
         self.put('/allocations/%s' % consumer, {
             'allocations': {provider: {'resources': {resource_class: 1}}},
-            'consumer_generation': None,
+            'consumer_generation': generation,
             'project_id': project, 'user_id': user})
 
     def consumer(self, consumer: str) -> dict[str, Any]:

@@ -133,7 +133,7 @@ def record(db: db_api.Database, consumer_uuids: Iterable[str]) -> None:
 
 def claim(conf: cfg.ConfigOpts, client: client_mod.PlacementClient,
           consumer: str, node_uuid: str, resource_class: str | None,
-          owner: str | None) -> None:
+          owner: str | None, generation: int | None = None) -> None:
     """Create ``consumer`` holding the node's one unit: project the
     allocation's owner (else ``[allocation] default_project``), user
     ``[allocation] default_user`` (which marks ferrum's consumers).
@@ -143,7 +143,8 @@ def claim(conf: cfg.ConfigOpts, client: client_mod.PlacementClient,
     group = conf.allocation
     client.claim(consumer, node_uuid,
                  mapping.resource_class_name(resource_class or ''),
-                 owner or group.default_project, group.default_user)
+                 owner or group.default_project, group.default_user,
+                 generation)
 
 
 def claim_in_use(pusher: sync.Pusher, node_uuid: str,

@@ -82,7 +82,7 @@ def _entry(allocations: Mapping[str, Any], generation: int | None,
         'user_id': user}
 
 
-def _generation(current: Mapping[str, Any],
+def next_generation(current: Mapping[str, Any],
                 sent: int | None) -> int | None:
     """The consumer generation to send again after Placement said the
     one ``sent`` is stale (``current`` is the consumer, read since).
@@ -157,7 +157,7 @@ def claim_lease(client: client_mod.PlacementClient, lease_uuid: str,
         current = client.consumer(lease_uuid)
         if current.get('allocations') and current.get('user_id') != user:
             raise ConsumerTaken(lease_uuid)
-        generation = _generation(current, generation)
+        generation = next_generation(current, generation)
     raise AssertionError('unreachable')  # pragma: no cover
 
 
@@ -199,7 +199,7 @@ def take(client: client_mod.PlacementClient, lease_uuid: str,
         if lease_uuid not in body or client.consumer(lease_uuid).get(
                 'consumer_generation') == lease['consumer_generation']:
             # Not the lease's consumer that moved: the new one's.
-            fresh = _generation(existing, fresh)
+            fresh = next_generation(existing, fresh)
     raise AssertionError('unreachable')  # pragma: no cover
 
 

@@ -366,3 +366,20 @@ def test_audit_command_checks_and_heals_consumers(backend, db, pclient,
     assert '%s healed: released' % stray in out
     assert '0 nodes with drift' in out
     assert holders(pclient, node.uuid) == set()
+
+
+def test_a_candidate_missing_in_placement_does_not_spoil_the_next(
+        backend, db, pclient, pconf):
+    """Placement creates the consumer before it looks the providers up,
+    and keeps it (empty, generation 0) when the write fails with a 400:
+    the next candidate's claim must still go through."""
+    *gone, free = nodes(db, 6)
+    for node in gone:
+        pclient.delete('/resource_providers/%s' % node.uuid)
+    allocation = backend.manager.create_allocation(
+        {'resource_class': 'bm',
+         'candidate_nodes': [node.uuid for node in [*gone, free]]}, [])
+    assert allocation.state == 'active', allocation.last_error
+    assert allocation.node_uuid == free.uuid
+    assert 'Placement refused' not in (allocation.last_error or '')
+    assert holders(pclient, free.uuid) == {allocation.uuid}

@@ -177,3 +177,22 @@ def test_nodes_without_a_resource_class_need_no_claim(backend, api, db,
     for node in made:
         inv = pclient.get('/resource_providers/%s/inventories' % node.uuid)
         assert inv['inventories'] == {}
+
+
+def test_an_allocation_right_after_the_start_gets_its_node(backend, api, db,
+                                                           pclient):
+    """The sync worker writes the reservation units a little after the
+    lease is active; a claim in between writes the node's first."""
+    nodes(db, 2)
+    backend.placement.stop()  # nothing pushes behind the test's back
+    resp = api.post('/v1/leases', json={
+        'project': 'p1', 'resource_class': 'bm', 'count': 2,
+        'end': iso(base.utcnow() + datetime.timedelta(hours=1))})
+    lease_uuid = resp.json['uuid']
+    engine.run(backend.ctx)
+    assert lease_obj.Lease.get(db, lease_uuid).status == 'active'
+    alloc = backend.manager.create_allocation(
+        {'resource_class': 'bm', 'owner': 'p1'}, [])
+    assert alloc.state == 'active', alloc.last_error
+    assert resources(pclient, alloc.uuid) == {
+        alloc.node_uuid: {RC: 1, reservations.class_name(lease_uuid): 1}}
