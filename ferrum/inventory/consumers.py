@@ -206,10 +206,15 @@ def release(conf: cfg.ConfigOpts, client: client_mod.PlacementClient,
         lease = _live_lease(db, current) if current.get(
             'user_id') == user else None
         if lease is not None:
-            reservations.give_back(client, consumer, current, lease[0],
-                                   lease[1], user)
-            _late_give_back(db, client, lease[0], user)
-            return True
+            try:
+                reservations.give_back(client, consumer, current, lease[0],
+                                       lease[1], user)
+                _late_give_back(db, client, lease[0], user)
+                return True
+            except reservations.ConsumerTaken:
+                # The lease's uuid is another service's consumer: never
+                # written; this consumer is simply emptied.
+                pass
         reserving = [provider for provider, found
                      in current['allocations'].items()
                      if any(reservations.lease_of(rc) is not None

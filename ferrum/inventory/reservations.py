@@ -83,7 +83,7 @@ def _entry(allocations: Mapping[str, Any], generation: int | None,
 
 
 def next_generation(current: Mapping[str, Any],
-                sent: int | None) -> int | None:
+                    sent: int | None) -> int | None:
     """The consumer generation to send again after Placement said the
     one ``sent`` is stale (``current`` is the consumer, read since).
 
@@ -161,6 +161,37 @@ def claim_lease(client: client_mod.PlacementClient, lease_uuid: str,
     raise AssertionError('unreachable')  # pragma: no cover
 
 
+def add_nodes(client: client_mod.PlacementClient, lease_uuid: str,
+              project: str, user: str, nodes: Mapping[str, str]) -> None:
+    """Make the lease's consumer hold ``nodes`` (provider uuid -> class)
+    too, keeping what it holds: one request.
+
+    :raises Busy: Placement refused (someone else holds one of them).
+    :raises ConsumerTaken: the lease's uuid is another user's consumer.
+    :raises PlacementConflict: the consumer kept changing.
+    """
+    sent: int | None = None
+    for attempt in range(ATTEMPTS):
+        current = client.consumer(lease_uuid)
+        if current.get('allocations') and current.get('user_id') != user:
+            raise ConsumerTaken(lease_uuid)
+        sent = next_generation(current, sent) if attempt else current.get(
+            'consumer_generation')
+        held = dict(current.get('allocations') or {})
+        held.update((provider, {'resources': {rc: 1}})
+                    for provider, rc in nodes.items())
+        try:
+            _post(client, {lease_uuid: _entry(
+                held, sent, current.get('project_id') or project, user)})
+            return
+        except client_mod.PlacementConflict as exc:
+            if exc.error_code != client_mod.CONCURRENT_UPDATE:
+                raise _busy(exc, nodes) from exc
+            if attempt == ATTEMPTS - 1:
+                raise
+    raise AssertionError('unreachable')  # pragma: no cover
+
+
 def take(client: client_mod.PlacementClient, lease_uuid: str,
          consumer: str, provider: str, resource_class: str, project: str,
          user: str) -> None:
@@ -210,11 +241,18 @@ def give_back(client: client_mod.PlacementClient, consumer: str,
     as just read) and give the lease's consumer the class units it held
     under the lease: one request.
 
+    :raises ConsumerTaken: the lease's uuid is another user's consumer
+        (nothing written; the caller releases ``consumer`` alone).
     :raises PlacementConflict: the consumers kept changing.
     """
     reservation = class_name(lease_uuid)
+    sent: int | None = None
     for attempt in range(ATTEMPTS):
         lease = client.consumer(lease_uuid)
+        if lease.get('allocations') and lease.get('user_id') != user:
+            raise ConsumerTaken(lease_uuid)
+        sent = next_generation(lease, sent) if attempt else lease.get(
+            'consumer_generation')
         held = dict(lease.get('allocations') or {})
         for provider, found in (current.get('allocations') or {}).items():
             resources = {rc: amount for rc, amount
@@ -224,7 +262,7 @@ def give_back(client: client_mod.PlacementClient, consumer: str,
         body = {consumer: _entry({}, current.get('consumer_generation'),
                                  current['project_id'], user)}
         if held:
-            body[lease_uuid] = _entry(held, lease.get('consumer_generation'),
+            body[lease_uuid] = _entry(held, sent,
                                       lease.get('project_id') or project,
                                       user)
         try:

@@ -192,6 +192,9 @@ def start(ctx: context_mod.ConductorContext, lease: lease_obj.Lease,
             LOG.warning('Lease %(lease)s: start waits for Placement: '
                         '%(error)s', {'lease': lease.uuid, 'error': exc})
             return
+        except placement.Collision as exc:
+            _fail(ctx, lease, [], policy, str(exc))
+            return
     if busy:
         _fail(ctx, lease, busy, policy)
         return
@@ -213,7 +216,9 @@ def _activate(ctx: context_mod.ConductorContext, lease: lease_obj.Lease,
 
 
 def _fail(ctx: context_mod.ConductorContext, lease: lease_obj.Lease,
-          busy: Sequence[Mapping[str, Any]], policy: str) -> None:
+          busy: Sequence[Mapping[str, Any]], policy: str,
+          error: str | None = None) -> None:
+    """Fail the start: ``error``, else ``busy`` nodes under ``policy``."""
     reasons = '; '.join(_why_busy(ctx, row['node_id'], lease.project)
                         for row in busy)
     if lease.placement_class:
@@ -226,11 +231,11 @@ def _fail(ctx: context_mod.ConductorContext, lease: lease_obj.Lease,
     rows = lease.node_rows()
     for row in rows:
         lease_node.unhold_node(ctx.db, row, lease.project)
-    error = ('The lease could not start: %d of its nodes %s held by '
-             'someone else (%s), and [lease] busy_node_policy is "%s". '
-             'Delete the lease, or free the nodes and book again.'
-             % (len(busy), 'is' if len(busy) == 1 else 'are', reasons,
-                policy))
+    error = error or (
+        'The lease could not start: %d of its nodes %s held by someone '
+        'else (%s), and [lease] busy_node_policy is "%s". Delete the '
+        'lease, or free the nodes and book again.'
+        % (len(busy), 'is' if len(busy) == 1 else 'are', reasons, policy))
     with ctx.db.writer():
         failed = lease.transition('fail', None, fence=True,
                                   last_error=error)
@@ -273,7 +278,9 @@ def _why_busy(ctx: context_mod.ConductorContext, node_id: int,
                 or node.allocation_id)
     if (free and node.lessee in (None, project)
             and node.provision_state == states.AVAILABLE):
-        why = 'held by another consumer in Placement'
+        why = ('reserved in Placement (power state %s)' % node.power_state
+               if node.power_state in (None, states.POWER_ERROR) else
+               'held by another consumer in Placement, or reserved there')
     elif node.maintenance:
         why = 'in maintenance'
     elif node.reservation:
@@ -298,6 +305,7 @@ def end_all(ctx: context_mod.ConductorContext,
     ends the leases that had nothing else to wait for.
     """
     rows = lease_obj.node_rows_of(ctx.db, [lease.id for lease in leases])
+    placed = {lease.id: lease.placement_class for lease in leases}
     waiting: dict[int, list[str]] = {}
     ready: list[Mapping[str, Any]] = []
     never_given = []
@@ -337,6 +345,8 @@ def end_all(ctx: context_mod.ConductorContext,
         done = lease_obj.Lease.finish(
             ctx.db, [lease for lease in leases if not waiting[lease.id]],
             'done', ctx.conductor_id)
+    placement.hand_over(ctx, [row for row in ready if row['id'] in back
+                              and placed.get(row['lease_id'])])
     for lease in leases:
         if lease.id in done:
             LOG.info('Lease %(lease)s: ended, its %(count)d nodes are back',

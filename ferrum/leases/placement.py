@@ -47,6 +47,11 @@ class Undecided(client_mod.PlacementUnavailable):
     start is tried again at the next run."""
 
 
+class Collision(Exception):
+    """The lease's uuid is another service's consumer: the start fails
+    (the lease cannot have a consumer of its own)."""
+
+
 def link(ctx: context_mod.ConductorContext,
          lease: lease_obj.Lease) -> consumers.Consumers | None:
     """Placement, when the lease is in it and this conductor talks to it.
@@ -83,9 +88,17 @@ def claim_start(ctx: context_mod.ConductorContext, lease: lease_obj.Lease,
         return []
     client = placement.client
     reservations.ensure_class(client, lease.uuid)
+    # With the placement backend an allocation's consumer holds its node;
+    # with the database backend the lease's consumer keeps holding it.
+    mine = ctx.placement is not None
+    # A node the project's previous lease still has comes with its
+    # hand-over (see hand_over), not now: that lease's consumer holds it.
+    others = lease_node.held_by_others(ctx.db, lease.id, lease.project,
+                                       [row['node_id'] for row in rows])
     nodes = {row['node_uuid']: mapping.resource_class_name(
         row['resource_class']) for row in rows
-        if row['resource_class'] and row['allocation_id'] is None}
+        if row['resource_class'] and row['node_id'] not in others
+        and not (mine and row['allocation_id'] is not None)}
     if not nodes:
         return []
     try:
@@ -93,18 +106,22 @@ def claim_start(ctx: context_mod.ConductorContext, lease: lease_obj.Lease,
                                  ctx.conf.allocation.default_user, nodes)
         return []
     except reservations.Busy as exc:
-        named = exc.providers or _held_elsewhere(client, lease, nodes)
+        # Placement names only the first node it refused: every node is
+        # read, so that all the busy ones are substituted at once.
+        named = exc.providers | _held_elsewhere(client, lease, nodes)
         if not named:
             raise Undecided(reason='it refused the lease\'s claim (%s)'
                             % exc) from exc
         LOG.warning('Lease %(lease)s: Placement refused its claim, nodes '
-                    '%(nodes)s are held by other consumers',
-                    {'lease': lease.uuid, 'nodes': ', '.join(sorted(named))})
+                    '%(nodes)s are held by other consumers or reserved '
+                    'there', {'lease': lease.uuid,
+                              'nodes': ', '.join(sorted(named))})
         return [row for row in rows if row['node_uuid'] in named]
     except reservations.ConsumerTaken as exc:
-        raise Undecided(reason=(
-            'the lease\'s uuid is another user\'s consumer (%s)' % exc)
-        ) from exc
+        raise Collision(
+            'The lease could not start: its uuid %s is already a consumer '
+            'in Placement, another service\'s. Delete the lease and book '
+            'again with another uuid.' % lease.uuid) from exc
     except Refused as exc:
         # A node's provider missing (not synced yet, or deleted behind
         # ferrum's back: the sync creates it again), or the consumer
@@ -154,7 +171,7 @@ def _held_elsewhere(client: client_mod.PlacementClient,
                     lease: lease_obj.Lease,
                     nodes: Mapping[str, str]) -> set[str]:
     """Nodes another consumer holds, read one by one: only after a
-    refusal that named none (Placement names the first it met)."""
+    refusal (Placement names the first node it met)."""
     return {node for node in nodes
             if set(client.consumers_of(node)) - {lease.uuid}}
 
@@ -196,11 +213,46 @@ def end_waits_for(ctx: context_mod.ConductorContext, lease: lease_obj.Lease,
         if release_end(ctx, lease, rows):
             LOG.info('Lease %(lease)s: its claims in Placement are '
                      'released', {'lease': lease.uuid})
-            # Their reservation units are reserved from now on.
-            queue_push(ctx, lease, [row['node_uuid'] for row in rows])
+        # Their reservation units are reserved from now on (queued every
+        # run: an unchanged provider costs no request, and a conductor
+        # that died after the release still gets them pushed).
+        queue_push(ctx, lease, [row['node_uuid'] for row in rows])
     except (Unavailable, Refused) as exc:
         return 'Placement, to release the lease\'s claims (%s)' % exc
     return None
+
+
+def hand_over(ctx: context_mod.ConductorContext,
+              rows: Sequence[Mapping[str, Any]]) -> None:
+    """Claim for the project's next lease the nodes an ending lease just
+    handed over to it (``rows``, the ending lease's; the others were
+    given back): its start left them to the ending lease's consumer,
+    which the end released. A failure is logged; the lease audit reports
+    the missing claim and ``--heal`` makes it."""
+    if ctx.inventory is None or not rows:
+        return
+    with ctx.db.reader() as conn:
+        holders = lease_node.placement_holders(
+            conn, [row['node_id'] for row in rows])
+    wanted: dict[str, dict[str, str]] = {}
+    for row in rows:
+        held = holders.get(row['node_id'])
+        if (held is not None and held[1] in lease_node.RUNNING
+                and row['resource_class']):
+            wanted.setdefault(held[0], {})[row['node_uuid']] = (
+                mapping.resource_class_name(row['resource_class']))
+    for lease_uuid, nodes in sorted(wanted.items()):
+        try:
+            reservations.add_nodes(ctx.inventory.client, lease_uuid,
+                                   rows[0]['project'],
+                                   ctx.conf.allocation.default_user, nodes)
+        except (Unavailable, Refused, reservations.Busy,
+                reservations.ConsumerTaken) as exc:
+            LOG.warning('Lease %(lease)s: nodes %(nodes)s handed over to '
+                        'it are not claimed in Placement (the audit reports '
+                        'them): %(error)s', {
+                            'lease': lease_uuid, 'error': exc,
+                            'nodes': ', '.join(sorted(nodes))})
 
 
 def queue_push(ctx: context_mod.ConductorContext, lease: lease_obj.Lease,
@@ -226,7 +278,14 @@ def delete_classes(ctx: context_mod.ConductorContext) -> None:
     try:
         ctx.inventory.check_up()
         for lease in over:
-            if reservations.delete_class(client, lease.uuid):
+            try:
+                deleted = reservations.delete_class(client, lease.uuid)
+            except Refused as exc:
+                LOG.warning('Lease %(lease)s: Placement refused to delete '
+                            'its class: %(error)s',
+                            {'lease': lease.uuid, 'error': exc})
+                continue
+            if deleted:
                 gone.append(lease.id)
                 LOG.info('Lease %(lease)s: its class %(class)s is deleted '
                          'from Placement', {

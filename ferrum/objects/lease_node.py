@@ -75,15 +75,42 @@ def hold_nodes(db: db_api.Database, lease_id: int,
     return busy
 
 
+_OTHER = NODES.alias('other_row')
+_OTHER_LEASE = lease_obj.TABLE.alias('other_lease')
+#: Another lease of the project that has the node now: one still
+#: ``active`` or ``ending`` there, whose end has not given it back yet.
+_HELD_BY_OTHER = sa.select(_OTHER.c.node_id).where(
+    _OTHER.c.holding, _OTHER.c.lease_id != sa.bindparam('b_lease'),
+    _OTHER.c.project == sa.bindparam('b_project'),
+    _OTHER_LEASE.c.id == _OTHER.c.lease_id,
+    _OTHER_LEASE.c.status.in_((statuses.ACTIVE, statuses.ENDING)))
+
+
 def unhold_node(db: db_api.Database, row: Mapping[str, Any],
                 project: str) -> None:
-    """Undo :func:`hold_node` after a failed start (nothing used it yet)."""
+    """Undo :func:`hold_node` after a failed start (nothing used it
+    yet), unless another lease of the project has the node."""
     with db.writer() as conn:
         conn.execute(sa.update(_NODE).where(
             _NODE.c.id == row['node_id'], _NODE.c.lessee == project,
             _NODE.c.allocation_id.is_(None),
-            _NODE.c.instance_uuid.is_(None)).values(
-                lessee=None, updated_at=base.utcnow()))
+            _NODE.c.instance_uuid.is_(None),
+            ~_HELD_BY_OTHER.where(_OTHER.c.node_id == _NODE.c.id).exists()
+        ).values(lessee=None, updated_at=base.utcnow()),
+            {'b_lease': row['lease_id'], 'b_project': project})
+
+
+def held_by_others(db: db_api.Database, lease_id: int, project: str,
+                   node_ids: Sequence[int]) -> set[int]:
+    """Those of ``node_ids`` another lease of ``project`` has now: they
+    come to this lease when that lease's end hands them over."""
+    if not node_ids:
+        return set()
+    with db.reader() as conn:
+        return set(conn.execute(_HELD_BY_OTHER.where(
+            _OTHER.c.node_id.in_(sa.bindparam('b_ids', expanding=True))), {
+                'b_lease': lease_id, 'b_project': project,
+                'b_ids': base.bucketed(sorted(node_ids))}).scalars())
 
 
 def substitute(db: db_api.Database, row: Mapping[str, Any], node_id: int,

@@ -11,6 +11,7 @@ on the objects directly; the conductors' lease engine
 
 import datetime
 import logging
+import uuid as uuidlib
 from typing import Any
 
 import flask
@@ -29,6 +30,7 @@ from ferrum.inventory import client as client_mod
 from ferrum.inventory import reservations
 from ferrum.leases import selection
 from ferrum.leases import windows
+from ferrum.objects import allocation as allocation_obj
 from ferrum.objects import base
 from ferrum.objects import lease as lease_obj
 
@@ -150,7 +152,17 @@ def _check_identity(values: dict[str, Any]) -> None:
         if not base.is_uuid_like(values['uuid']):
             raise exception.InvalidParameterValue(
                 reason='uuid must be a UUID, not "%s".' % values['uuid'][:100])
-        values['uuid'] = values['uuid'].lower()
+        # One spelling (Placement takes only this one for the lease's
+        # consumer and class).
+        values['uuid'] = str(uuidlib.UUID(values['uuid']))
+        try:
+            allocation_obj.Allocation.get(services.db(), values['uuid'])
+        except exception.AllocationNotFound:
+            return
+        # In Placement the lease's consumer has the lease's uuid.
+        raise exception.LeaseConflict(reason=(
+            'uuid %s is an allocation\'s; choose another for the lease.'
+            % values['uuid']))
 
 
 def create_lease() -> flask.Response:

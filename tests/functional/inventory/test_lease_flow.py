@@ -196,3 +196,63 @@ def test_an_allocation_right_after_the_start_gets_its_node(backend, api, db,
     assert alloc.state == 'active', alloc.last_error
     assert resources(pclient, alloc.uuid) == {
         alloc.node_uuid: {RC: 1, reservations.class_name(lease_uuid): 1}}
+
+
+def test_a_node_handed_over_to_the_project_s_next_lease(backend, api, db,
+                                                        pclient, pconf):
+    """The next lease of the same project starts on the node before the
+    first one gave it back: its start leaves the node to the first
+    lease's consumer, and the hand-over claims it for the next one."""
+    pconf.set_override('cleaning_margin', 0, 'lease')
+    (node,) = nodes(db, 1)
+
+    def book():
+        resp = api.post('/v1/leases', json={
+            'project': 'p1', 'resource_class': 'bm',
+            'candidate_nodes': [node.uuid],
+            'end': iso(base.utcnow() + datetime.timedelta(hours=1))})
+        assert resp.status_code == 201, resp.json
+        return resp.json['uuid']
+
+    first = book()
+    engine.run(backend.ctx)
+    assert api.delete('/v1/leases/%s' % first).status_code == 204
+    second = book()
+    engine.run(backend.ctx)
+    engine.run(backend.ctx)
+    assert lease_obj.Lease.get(db, first).status == 'ended'
+    lease = lease_obj.Lease.get(db, second)
+    assert lease.status == 'active', lease.last_error
+    assert resources(pclient, first) == {}
+    assert resources(pclient, second) == {node.uuid: {RC: 1}}
+    from ferrum.objects import node as node_obj
+    assert node_obj.Node.get(db, node.id).lessee == 'p1'
+
+
+def test_a_lease_uuid_that_is_another_service_s_consumer(backend, api, db,
+                                                         pclient):
+    """The lease's consumer has the lease's uuid: a uuid that is another
+    service's consumer fails the start, and that consumer is never
+    written."""
+    from tests.functional.inventory.test_allocations import foreign_claim
+    taken, free = nodes(db, 2)
+    instance = foreign_claim(pclient, taken.uuid)
+    before = pclient.consumer(instance)
+    resp = api.post('/v1/leases', json={
+        'uuid': instance.replace('-', '').upper(), 'project': 'p1',
+        'resource_class': 'bm', 'candidate_nodes': [free.uuid],
+        'end': iso(base.utcnow() + datetime.timedelta(hours=1))})
+    assert resp.status_code == 201, resp.json
+    assert resp.json['uuid'] == instance  # one spelling
+    engine.run(backend.ctx)
+    lease = lease_obj.Lease.get(db, instance)
+    assert lease.status == 'error'
+    assert 'already a consumer in Placement' in lease.last_error
+    assert pclient.consumer(instance) == before
+    # An allocation's uuid is refused at once.
+    alloc = backend.manager.create_allocation({'resource_class': 'bm'}, [])
+    resp = api.post('/v1/leases', json={
+        'uuid': alloc.uuid, 'project': 'p2', 'resource_class': 'bm',
+        'end': iso(base.utcnow() + datetime.timedelta(hours=1))})
+    assert resp.status_code == 409
+    assert "is an allocation's" in resp.json['error_message']
