@@ -30,6 +30,8 @@ The engine's polling is not used by default: ``[lease] check_interval``
 conductors and hides the work behind it. With ``--check-interval S``
 the conductors run their periodic lease engine at that interval instead
 and the benchmark watches the leases (every 5 ms): what a user sees.
+Each creation and DELETE then waits a random part of the interval first,
+as a user's request arrives at any point of the engine's cycle.
 
 With Placement, the benchmark then waits until the sync worker pushed
 the reservation inventory (``inventory_s``: from the start's answer
@@ -63,6 +65,7 @@ import collections
 import contextlib
 import json
 import os
+import random
 import re
 import signal
 import statistics
@@ -163,6 +166,7 @@ class Site:
         if interval is not None:
             conf.set_override('check_interval', interval, 'lease')
         self.periodic = interval is not None
+        self.interval = interval or 0.0
         if placement_url is not None:
             conf.register_opts(
                 ks_loading.get_auth_plugin_conf_options('admin_token'),
@@ -193,6 +197,13 @@ class Site:
             placement_sync._wait_drained(self.db)
         if self.periodic:
             self.conductor.start_periodics()
+
+    def arrive(self) -> None:
+        """With the periodic engine, wait a random part of its interval:
+        a request arrives at any time of the engine's cycle, not always
+        just after a run (where the benchmark's previous wait ended)."""
+        if self.periodic:
+            time.sleep(random.uniform(0, self.interval))
 
     def drained(self) -> None:
         if self.placed:
@@ -250,6 +261,7 @@ def _one(site: Site, size: int, allocated: float,
     marks = [counter.snapshot()]
     # Far enough that no before_end event is due ([lease] before_end).
     end = time.time() + 2 * 86400
+    site.arrive()
     response = site.client.post('/v1/leases', json={
         'project': 'bench', 'resource_class': 'bench', 'count': size,
         'end': time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime(end))})
@@ -265,6 +277,7 @@ def _one(site: Site, size: int, allocated: float,
     _allocate(site, round(size * allocated))
     site.drained()
     marks.append(counter.snapshot())
+    site.arrive()
     response = site.client.delete('/v1/leases/%s' % uuid)
     assert response.status_code == 204, response.json
     deleted = time.monotonic()
