@@ -32,6 +32,10 @@ directory) or ``--throwaway-postgres``:
    ``extra`` (must be 0).
 
 Prints one JSON line.
+
+With ``--placement``, it measures instead the start and end of leases of
+1, 10 and 100 nodes with the real Placement and without it, and the
+Placement requests each costs (issue 22; see tools/bench/lease_placement.py).
 """
 
 import argparse
@@ -52,6 +56,7 @@ import sqlalchemy as sa
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import deployment  # noqa: E402  (--throwaway-postgres is shared)
+import lease_placement  # noqa: E402
 
 from ferrum import conf as ferrum_conf  # noqa: E402
 from ferrum.api import app as api_app  # noqa: E402
@@ -260,7 +265,12 @@ def main() -> int:
                         help='database URL (default: a temporary SQLite)')
     source.add_argument('--throwaway-postgres', action='store_true',
                         help='start a PostgreSQL cluster for this run')
-    parser.add_argument('--nodes', type=int, default=10000)
+    parser.add_argument('--placement', action='store_true',
+                        help='measure leases with and without Placement '
+                             '(issue 22) instead')
+    parser.add_argument('--nodes', type=int,
+                        help='nodes enrolled (default 10000; with '
+                             '--placement, the largest size + 10)')
     parser.add_argument('--future-leases', type=int, default=1000)
     parser.add_argument('--concurrency', type=int, default=8)
     parser.add_argument('--requests', type=int, default=200,
@@ -271,7 +281,12 @@ def main() -> int:
     parser.add_argument('--due-length', type=int, default=20,
                         help='seconds from the due leases\' start to their '
                              'common end')
+    lease_placement.add_arguments(parser)
     args = parser.parse_args()
+    if args.placement:
+        args.nodes = args.nodes or lease_placement.nodes_needed(args)
+        return lease_placement.main(args)
+    args.nodes = args.nodes or 10000
     with _database(args) as url:
         result = run(url, args)
     print(json.dumps(result))
