@@ -23,7 +23,9 @@ and what is a refusal to record against the node
 
 from __future__ import annotations
 
+import datetime
 import threading
+from collections.abc import Callable
 from typing import Any
 
 from keystoneauth1 import exceptions as ks_exc
@@ -32,6 +34,7 @@ from oslo_config import cfg
 
 from ferrum.common import exception
 from ferrum.conf import placement as placement_conf
+from ferrum.objects import base
 
 #: The microversion ferrum speaks: consumer generations (1.28) and
 #: everything before it (traits 1.6, idempotent PUT of classes 1.7,
@@ -154,6 +157,18 @@ class PlacementClient:
         self._lock = threading.Lock()
         #: Requests sent, by method: for benchmarks and the status view.
         self.requests: dict[str, int] = {}
+        #: Told the providers an allocation write of ours moved the
+        #: generation of (Placement bumps each provider a write touches,
+        #: once), so that the sync's recorded generations stay trusted.
+        self.on_allocations: Callable[
+            [set[str], datetime.datetime], None] | None = None
+
+    def allocations_written(self, providers: set[str],
+                            since: datetime.datetime) -> None:
+        """An allocation write of ours, sent at ``since``, succeeded on
+        ``providers``."""
+        if providers and self.on_allocations is not None:
+            self.on_allocations(providers, since)
 
     # ---- the version ----------------------------------------------------
 
@@ -221,10 +236,12 @@ class PlacementClient:
             has no free unit (someone else holds it, or it is reserved).
         :raises PlacementRefused: the provider or class does not exist.
         """
+        since = base.utcnow()
         self.put('/allocations/%s' % consumer, {
             'allocations': {provider: {'resources': {resource_class: 1}}},
             'consumer_generation': generation,
             'project_id': project, 'user_id': user})
+        self.allocations_written({provider}, since)
 
     def consumer(self, consumer: str) -> dict[str, Any]:
         """``GET /allocations/{consumer}``: its ``allocations`` by provider
@@ -260,10 +277,12 @@ class PlacementClient:
             if body.get('user_id') != user:
                 return False
             try:
+                since = base.utcnow()
                 self.put('/allocations/%s' % consumer, {
                     'allocations': {},
                     'consumer_generation': body.get('consumer_generation'),
                     'project_id': body['project_id'], 'user_id': user})
+                self.allocations_written(set(body['allocations']), since)
                 return True
             except PlacementConflict as exc:
                 if (exc.error_code != CONCURRENT_UPDATE

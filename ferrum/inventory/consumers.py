@@ -28,6 +28,7 @@ statement that matched nothing, or was refused) does no harm.
 from __future__ import annotations
 
 import datetime
+import functools
 import logging
 from collections.abc import Callable, Iterable
 from typing import Any, NamedTuple, Protocol
@@ -40,6 +41,7 @@ from ferrum.db import models
 from ferrum.inventory import client as client_mod
 from ferrum.inventory import mapping
 from ferrum.inventory import outbox
+from ferrum.inventory import records
 from ferrum.inventory import reservations
 from ferrum.inventory import sync
 from ferrum.objects import base
@@ -305,6 +307,8 @@ class Consumers:
         self.client = client
         self.pusher = pusher or sync.Pusher(conf, db, client)
         self.outage: OutageState | None = None
+        client.on_allocations = functools.partial(records.bump_generations,
+                                                  db)
 
     def check_up(self) -> None:
         """Fail fast while the sync thread finds Placement away.

@@ -178,6 +178,29 @@ def distrust(db: db_api.Database, node_uuids: Iterable[str]) -> None:
                 PROVIDERS.c.node_uuid.in_(uuids)).values(generation=None))
 
 
+def bump_generations(db: db_api.Database, node_uuids: Iterable[str],
+                     since: datetime.datetime) -> None:
+    """An allocation write of ours, sent at ``since``, moved these
+    providers' generations by one: their records follow, so that the next
+    push of an unchanged inventory trusts them (one batched write, not a
+    409 and two reads per node).
+
+    Only records written before ``since`` move: one the sync saved
+    meanwhile may already count our write, and must not count it twice
+    (a record ahead of Placement could later match a foreign write and
+    let a write through blind). A record behind Placement (someone else
+    wrote too) only costs a 409 and a read, as before.
+    """
+    uuids = sorted(node_uuids)
+    if uuids:
+        with db.writer() as conn:
+            conn.execute(sa.update(PROVIDERS).where(
+                PROVIDERS.c.node_uuid.in_(uuids),
+                PROVIDERS.c.generation.is_not(None),
+                PROVIDERS.c.updated_at < since).values(
+                    generation=PROVIDERS.c.generation + 1))
+
+
 def forget(db: db_api.Database, node_uuid: str) -> None:
     with db.writer() as conn:
         conn.execute(sa.delete(PROVIDERS).where(

@@ -39,6 +39,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from ferrum.inventory import client as client_mod
+from ferrum.objects import base
 
 PREFIX = 'CUSTOM_RESERVATION_'
 #: Tries of a write whose consumer generations moved meanwhile.
@@ -99,9 +100,18 @@ def next_generation(current: Mapping[str, Any],
     return generation
 
 
-def _post(client: client_mod.PlacementClient,
-          body: dict[str, Any]) -> None:
+def _post(client: client_mod.PlacementClient, body: dict[str, Any],
+          before: Mapping[str, Mapping[str, Any]] | None = None) -> None:
+    """``POST /allocations``; then tell the client which providers it
+    moved the generation of: those of each consumer's new allocations,
+    or of its previous ones (``before``) when it is emptied."""
+    since = base.utcnow()
     client.post('/allocations', body)
+    touched: set[str] = set()
+    for consumer, entry in body.items():
+        touched.update(entry['allocations']
+                       or (before or {}).get(consumer) or {})
+    client.allocations_written(touched, since)
 
 
 def _busy(exc: client_mod.PlacementRefused,
@@ -217,7 +227,8 @@ def take(client: client_mod.PlacementClient, lease_uuid: str,
             body[lease_uuid] = _entry(held, lease['consumer_generation'],
                                       lease['project_id'], user)
         try:
-            _post(client, body)
+            _post(client, body, {lease_uuid: lease.get('allocations')
+                                 or {}})
             return
         except client_mod.PlacementConflict as exc:
             if exc.error_code != client_mod.CONCURRENT_UPDATE:
@@ -266,7 +277,8 @@ def give_back(client: client_mod.PlacementClient, consumer: str,
                                       lease.get('project_id') or project,
                                       user)
         try:
-            _post(client, body)
+            _post(client, body, {consumer: current.get('allocations')
+                                 or {}})
             return
         except client_mod.PlacementConflict as exc:
             if (exc.error_code != client_mod.CONCURRENT_UPDATE
@@ -288,15 +300,17 @@ def release_all(client: client_mod.PlacementClient, user: str,
     uuids = list(dict.fromkeys(consumers))
     for attempt in range(ATTEMPTS):
         body = {}
+        before = {}
         for uuid in uuids:
             current = client.consumer(uuid)
             if current.get('allocations') and current.get('user_id') == user:
                 body[uuid] = _entry({}, current.get('consumer_generation'),
                                     current['project_id'], user)
+                before[uuid] = current['allocations']
         if not body:
             return 0
         try:
-            _post(client, body)
+            _post(client, body, before)
             return len(body)
         except client_mod.PlacementConflict as exc:
             if (exc.error_code != client_mod.CONCURRENT_UPDATE
