@@ -430,3 +430,21 @@ def wait_for_end(conductor, db, lease_uuid):
         engine.run(conductor.ctx)
         return lease_obj.Lease.get(db, lease_uuid).status == 'ended'
     wait_for(ended, timeout=30, interval=0.05, what='the lease to end')
+
+
+def test_every_busy_node_is_substituted_in_one_round(backend, db, pconf,
+                                                     pclient, calls):
+    """Placement names only the first node it refuses: the start reads
+    every node, so five busy nodes cost one refused round, not five (and
+    never fail a lease that has spares)."""
+    nodes(db, 16)
+    api = make_api(pconf, db, backend.manager)
+    lease_uuid, booked = book(api, 6)
+    for node in booked[:5]:
+        foreign_claim(pclient, node)
+    since = len(calls)
+    engine.run(backend.ctx)
+    lease = lease_obj.Lease.get(db, lease_uuid)
+    assert lease.status == 'active', lease.last_error
+    assert not set(booked[:5]) & set(lease.nodes)
+    assert claim_posts(calls, since) == 2
