@@ -100,6 +100,23 @@ def next_generation(current: Mapping[str, Any],
     return generation
 
 
+def _read_lease(client: client_mod.PlacementClient, lease_uuid: str,
+                user: str, sent: int | None, retry: bool
+                ) -> tuple[dict[str, Any], int | None]:
+    """The lease's consumer and the generation to write it with: as read
+    on a first try, by :func:`next_generation` on a retry (``sent`` was
+    refused).
+
+    :raises ConsumerTaken: the lease's uuid is another user's consumer.
+    """
+    current = client.consumer(lease_uuid)
+    if current.get('allocations') and current.get('user_id') != user:
+        raise ConsumerTaken(lease_uuid)
+    if retry:
+        return current, next_generation(current, sent)
+    return current, current.get('consumer_generation')
+
+
 def _post(client: client_mod.PlacementClient, body: dict[str, Any],
           before: Mapping[str, Mapping[str, Any]] | None = None) -> None:
     """``POST /allocations``; then tell the client which providers it
@@ -164,10 +181,8 @@ def claim_lease(client: client_mod.PlacementClient, lease_uuid: str,
                 raise _busy(exc, nodes) from exc
             if attempt == ATTEMPTS - 1:
                 raise
-        current = client.consumer(lease_uuid)
-        if current.get('allocations') and current.get('user_id') != user:
-            raise ConsumerTaken(lease_uuid)
-        generation = next_generation(current, generation)
+        _current, generation = _read_lease(client, lease_uuid, user,
+                                           generation, retry=True)
     raise AssertionError('unreachable')  # pragma: no cover
 
 
@@ -182,11 +197,8 @@ def add_nodes(client: client_mod.PlacementClient, lease_uuid: str,
     """
     sent: int | None = None
     for attempt in range(ATTEMPTS):
-        current = client.consumer(lease_uuid)
-        if current.get('allocations') and current.get('user_id') != user:
-            raise ConsumerTaken(lease_uuid)
-        sent = next_generation(current, sent) if attempt else current.get(
-            'consumer_generation')
+        current, sent = _read_lease(client, lease_uuid, user, sent,
+                                    retry=attempt > 0)
         held = dict(current.get('allocations') or {})
         held.update((provider, {'resources': {rc: 1}})
                     for provider, rc in nodes.items())
@@ -259,11 +271,8 @@ def give_back(client: client_mod.PlacementClient, consumer: str,
     reservation = class_name(lease_uuid)
     sent: int | None = None
     for attempt in range(ATTEMPTS):
-        lease = client.consumer(lease_uuid)
-        if lease.get('allocations') and lease.get('user_id') != user:
-            raise ConsumerTaken(lease_uuid)
-        sent = next_generation(lease, sent) if attempt else lease.get(
-            'consumer_generation')
+        lease, sent = _read_lease(client, lease_uuid, user, sent,
+                                  retry=attempt > 0)
         held = dict(lease.get('allocations') or {})
         for provider, found in (current.get('allocations') or {}).items():
             resources = {rc: amount for rc, amount

@@ -162,7 +162,7 @@ def unheld(ctx: context_mod.ConductorContext, lease: lease_obj.Lease,
     client = ctx.inventory.client
     try:
         return [(node_id, uuid) for node_id, uuid in nodes
-                if not set(client.consumers_of(uuid)) - {lease.uuid}]
+                if not _held_by_another(client, lease, uuid)]
     except Unavailable:
         return list(nodes)
 
@@ -172,8 +172,13 @@ def _held_elsewhere(client: client_mod.PlacementClient,
                     nodes: Mapping[str, str]) -> set[str]:
     """Nodes another consumer holds, read one by one: only after a
     refusal (Placement names the first node it met)."""
-    return {node for node in nodes
-            if set(client.consumers_of(node)) - {lease.uuid}}
+    return {node for node in nodes if _held_by_another(client, lease, node)}
+
+
+def _held_by_another(client: client_mod.PlacementClient,
+                     lease: lease_obj.Lease, node: str) -> bool:
+    """Whether a consumer other than the lease's holds ``node``."""
+    return bool(set(client.consumers_of(node)) - {lease.uuid})
 
 
 def release_start(ctx: context_mod.ConductorContext,
