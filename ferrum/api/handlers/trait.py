@@ -46,10 +46,8 @@ def set_traits(node_ident: str) -> flask.Response:
 def add_trait(node_ident: str, trait_name: str) -> flask.Response:
     node = _node(node_ident)
     trait_schema.check(trait_name)
-    current = trait_obj.get_for_node(services.db(), node.id)
-    if trait_name not in current:
-        trait_schema.check_count(len(current) + 1)
-        trait_obj.add(services.db(), node.id, trait_name)
+    trait_obj.add(services.db(), node.id, trait_name,
+                  check_count=trait_schema.check_count)
     return _no_content()
 
 

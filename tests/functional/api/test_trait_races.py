@@ -1,0 +1,139 @@
+# SPDX-License-Identifier: Apache-2.0
+"""Concurrent trait writes on one node: every request answers 2xx (or a
+clear 4xx), never 500, and the node ends with exactly one writer's set.
+
+Twelve threads write one node's traits at once through the API, on SQLite
+and on the real PostgreSQL. On PostgreSQL a replace used to delete the
+node's rows and insert the new set while another replace did the same:
+the second insert hit the first one's rows (``DBDuplicateEntry`` on
+``node_traits_pkey``, a 500), or both sets survived mixed. Adding one
+trait read, then inserted, so two adds of the same trait collided too,
+and twelve adds to a node one trait short of the limit all passed the
+count check.
+"""
+
+import threading
+
+import pytest
+
+from ferrum.api import app as api_app
+from ferrum.common import exception
+from ferrum.conductor import service
+from ferrum.objects import node as node_obj
+from ferrum.objects import trait as trait_obj
+
+V = {'X-OpenStack-Ironic-API-Version': '1.65'}
+THREADS = 12
+ROUNDS = 5
+
+
+@pytest.fixture(params=['sqlite', 'postgresql'])
+def world(request, conf):
+    """(API app, database) on SQLite or on PostgreSQL."""
+    if request.param == 'sqlite':
+        return request.getfixturevalue('app'), request.getfixturevalue('db')
+    database = request.getfixturevalue('pg_db')
+    conductor = service.ConductorService(conf, db=database)
+    conductor.start(start_periodics=False)
+    request.addfinalizer(conductor.stop)
+    return api_app.create_app(conf, database, conductor.manager), database
+
+
+def _node(db) -> node_obj.Node:
+    return node_obj.Node.create(db, {
+        'driver': 'fake-hardware', 'provision_state': 'available',
+        'power_state': 'power off'})
+
+
+def _at_once(app, requests):
+    """Send ``requests`` (method, path, json) from one thread each, all
+    released together; returns [(status, body)] in the same order."""
+    barrier = threading.Barrier(len(requests))
+    results: list = [None] * len(requests)
+
+    def send(index):
+        method, path, body = requests[index]
+        client = app.test_client()
+        barrier.wait()
+        response = client.open(path, method=method, json=body, headers=V)
+        results[index] = (response.status_code,
+                          response.get_data(as_text=True))
+
+    threads = [threading.Thread(target=send, args=(index,))
+               for index in range(len(requests))]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    return results
+
+
+def _written(index):
+    # Every set shares CUSTOM_SHARED, so overlapping inserts collide.
+    return sorted(['CUSTOM_SHARED', 'CUSTOM_W%d_A' % index,
+                   'CUSTOM_W%d_B' % index])
+
+
+def test_concurrent_replaces_leave_one_written_set(world):
+    app, db = world
+    node = _node(db)
+    url = '/v1/nodes/%s/traits' % node.uuid
+    written = [_written(index) for index in range(THREADS)]
+    for _ in range(ROUNDS):
+        results = _at_once(app, [('PUT', url, {'traits': traits})
+                                 for traits in written])
+        assert [status for status, _ in results] == [204] * THREADS, results
+        assert trait_obj.get_for_node(db, node.id) in written
+
+
+def test_concurrent_replaces_and_removals(world):
+    app, db = world
+    node = _node(db)
+    url = '/v1/nodes/%s/traits' % node.uuid
+    written = [_written(index) for index in range(THREADS // 2)] + [[]]
+    for _ in range(ROUNDS):
+        requests = [('PUT', url, {'traits': traits})
+                    for traits in written[:-1]]
+        requests += [('DELETE', url, None)] * (THREADS - len(requests))
+        results = _at_once(app, requests)
+        assert [status for status, _ in results] == [204] * THREADS, results
+        assert trait_obj.get_for_node(db, node.id) in written
+
+
+def test_concurrent_adds_of_one_trait(world):
+    app, db = world
+    node = _node(db)
+    url = '/v1/nodes/%s/traits/CUSTOM_ONE' % node.uuid
+    for _ in range(ROUNDS):
+        trait_obj.set_for_node(db, node.id, ['CUSTOM_OTHER'])
+        results = _at_once(app, [('PUT', url, None)] * THREADS)
+        assert [status for status, _ in results] == [204] * THREADS, results
+        assert trait_obj.get_for_node(db, node.id) == [
+            'CUSTOM_ONE', 'CUSTOM_OTHER']
+
+
+def test_concurrent_adds_respect_the_limit(world):
+    app, db = world
+    node = _node(db)
+    base = '/v1/nodes/%s/traits/' % node.uuid
+    almost = ['CUSTOM_HAVE_%d' % index for index in range(49)]
+    trait_obj.set_for_node(db, node.id, almost)
+    results = _at_once(app, [('PUT', base + 'CUSTOM_NEW_%d' % index, None)
+                             for index in range(THREADS)])
+    statuses = sorted(status for status, _ in results)
+    assert statuses == [204] + [400] * (THREADS - 1), results
+    assert all('at most 50 traits' in body
+               for status, body in results if status == 400)
+    assert len(trait_obj.get_for_node(db, node.id)) == 50
+
+
+def test_writes_for_a_deleted_node_are_not_found(world):
+    """A node deleted between the API's lookup and the write: 404, where
+    the insert used to fail on the foreign key (a 500)."""
+    _, db = world
+    node = _node(db)
+    node.destroy()
+    with pytest.raises(exception.NodeNotFound):
+        trait_obj.set_for_node(db, node.id, ['CUSTOM_A'])
+    with pytest.raises(exception.NodeNotFound):
+        trait_obj.add(db, node.id, 'CUSTOM_A')
