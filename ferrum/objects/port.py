@@ -8,7 +8,9 @@ only the fields that changed since the port was loaded.
 
 The database guarantees that a MAC address belongs to one port (a unique
 constraint): a duplicate is reported as :class:`MACAlreadyExists` naming
-the address, whichever process inserted it first.
+the address, whichever process inserted it first. Likewise the foreign key
+decides whether the node is still there: a port written for a node deleted
+after the caller looked it up is :class:`NodeNotFound`.
 """
 
 from __future__ import annotations
@@ -110,6 +112,7 @@ class Port(base.Row):
 
         :raises MACAlreadyExists: another port has the same address.
         :raises PortAlreadyExists: another port has the same UUID.
+        :raises NodeNotFound: the node was deleted.
         """
         row: dict[str, Any] = {
             'uuid': base.new_uuid(), 'pxe_enabled': True,
@@ -124,6 +127,8 @@ class Port(base.Row):
                     TABLE.c.id == new_id)).mappings().one()
         except db_exc.DBDuplicateEntry as exc:
             raise _duplicate(exc, row) from exc
+        except db_exc.DBReferenceError as exc:
+            raise exception.NodeNotFound(node=row.get('node_id')) from exc
         return cls(db, created)
 
     def save(self) -> None:
@@ -131,6 +136,7 @@ class Port(base.Row):
 
         :raises MACAlreadyExists: the new address belongs to another port.
         :raises PortNotFound: the port was deleted meanwhile.
+        :raises NodeNotFound: the node it moves to was deleted.
         """
         changes = self.changes()
         if not changes:
@@ -141,6 +147,8 @@ class Port(base.Row):
                 result = conn.execute(_UPDATE, dict(changes, b_id=self.id))
         except db_exc.DBDuplicateEntry as exc:
             raise _duplicate(exc, changes) from exc
+        except db_exc.DBReferenceError as exc:
+            raise exception.NodeNotFound(node=changes.get('node_id')) from exc
         if result.rowcount != 1:
             raise exception.PortNotFound(port=self.uuid)
         self._mark_saved(changes)

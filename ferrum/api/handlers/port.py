@@ -186,15 +186,18 @@ def _uuid(name: str, value: str) -> str:
     return str(uuidlib.UUID(value))
 
 
+def _no_node(node_uuid: str) -> exception.InvalidParameterValue:
+    return exception.InvalidParameterValue(
+        reason='Node %s given as node_uuid does not exist.' % node_uuid)
+
+
 def _target_node(node_uuid: str) -> node_obj.Node:
     """The node a port is put on; a missing node is a bad request."""
     node_uuid = _uuid('node_uuid', node_uuid)
     try:
         return node_obj.Node.get(services.db(), node_uuid)
     except exception.NodeNotFound:
-        raise exception.InvalidParameterValue(
-            reason='Node %s given as node_uuid does not exist.'
-            % node_uuid) from None
+        raise _no_node(node_uuid) from None
 
 
 def create_port() -> flask.Response:
@@ -210,7 +213,11 @@ def create_port() -> flask.Response:
     values['local_link_connection'] = port_schema.check_local_link_connection(
         values.get('local_link_connection', {}),
         values.get('is_smartnic', False))
-    port = port_obj.Port.create(services.db(), values)
+    try:
+        port = port_obj.Port.create(services.db(), values)
+    except exception.NodeNotFound:
+        # Deleted since _target_node found it.
+        raise _no_node(node.uuid) from None
     return listing.created('ports', port.uuid, port_view.render(
         port, port_view.available_fields()))
 
@@ -296,7 +303,11 @@ def patch_port(port_ident: str) -> dict[str, Any]:
     changed = set(port.changes())
     for node in nodes:
         _check_node_allows(port, node, changed)
-    port.save()
+    try:
+        port.save()
+    except exception.NodeNotFound:
+        # The node it moves to, deleted since _target_node found it.
+        raise _no_node(port.node_uuid) from None
     return port_view.render(port, port_view.available_fields())
 
 

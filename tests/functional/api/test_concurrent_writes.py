@@ -1,15 +1,18 @@
 # SPDX-License-Identifier: Apache-2.0
-"""Concurrent trait writes on one node: every request answers 2xx (or a
-clear 4xx), never 500, and the node ends with exactly one writer's set.
+"""Concurrent writes through the API, on SQLite and on the real PostgreSQL:
+every request answers 2xx or a clear 4xx, never a 500.
 
-Twelve threads write one node's traits at once through the API, on SQLite
-and on the real PostgreSQL. On PostgreSQL a replace used to delete the
+Traits: twelve threads write one node's traits at once, and the node ends
+with exactly one writer's set. On PostgreSQL a replace used to delete the
 node's rows and insert the new set while another replace did the same:
 the second insert hit the first one's rows (``DBDuplicateEntry`` on
 ``node_traits_pkey``, a 500), or both sets survived mixed. Adding one
 trait read, then inserted, so two adds of the same trait collided too,
 and twelve adds to a node one trait short of the limit all passed the
 count check.
+
+Ports: a port created (or moved) for a node deleted after the API looked
+it up failed on the foreign key, a 500 on both databases.
 """
 
 import threading
@@ -20,6 +23,7 @@ from ferrum.api import app as api_app
 from ferrum.common import exception
 from ferrum.conductor import service
 from ferrum.objects import node as node_obj
+from ferrum.objects import port as port_obj
 from ferrum.objects import trait as trait_obj
 
 V = {'X-OpenStack-Ironic-API-Version': '1.65'}
@@ -137,3 +141,34 @@ def test_writes_for_a_deleted_node_are_not_found(world):
         trait_obj.set_for_node(db, node.id, ['CUSTOM_A'])
     with pytest.raises(exception.NodeNotFound):
         trait_obj.add(db, node.id, 'CUSTOM_A')
+
+
+def test_port_creation_racing_the_node_deletion(world):
+    app, db = world
+    for round_ in range(ROUNDS * 2):
+        node = _node(db)
+        requests = [('POST', '/v1/ports', {
+            'node_uuid': node.uuid,
+            'address': '52:54:00:00:%02x:%02x' % (round_, index)})
+            for index in range(THREADS - 1)]
+        requests.append(('DELETE', '/v1/nodes/' + node.uuid, None))
+        results = _at_once(app, requests)
+        assert results[-1][0] == 204, results[-1]
+        for status, body in results[:-1]:
+            assert status == 201 or (
+                status == 400 and 'does not exist' in body), (status, body)
+        assert port_obj.Port.list(db, node_id=node.id) == []
+
+
+def test_port_writes_for_a_deleted_node_are_not_found(world):
+    _, db = world
+    node, other = _node(db), _node(db)
+    port = port_obj.Port.create(db, {'node_id': other.id,
+                                     'address': '52:54:00:00:00:01'})
+    node.destroy()
+    with pytest.raises(exception.NodeNotFound):
+        port_obj.Port.create(db, {'node_id': node.id,
+                                  'address': '52:54:00:00:00:02'})
+    port.node_id = node.id
+    with pytest.raises(exception.NodeNotFound):
+        port.save()
