@@ -121,5 +121,7 @@ def create_app(conf: cfg.ConfigOpts, db: db_api.Database,
     app.register_error_handler(http_exc.HTTPException, errors.from_http)
     app.register_error_handler(db_exc.DBConnectionError,
                                errors.from_database_unreachable)
+    for conflict in errors.CONSTRAINT_ERRORS:
+        app.register_error_handler(conflict, errors.from_concurrent_change)
     app.register_error_handler(Exception, errors.from_unexpected)
     return app

@@ -77,6 +77,30 @@ def from_database_unreachable(exc: db_exc.DBConnectionError
         reason=str(exc.inner_exception or exc).splitlines()[0][:200]))
 
 
+#: A constraint refused a write, or the database chose it as a deadlock's
+#: victim: the request met a concurrent change of the same rows.
+CONSTRAINT_ERRORS = (db_exc.DBDuplicateEntry, db_exc.DBReferenceError,
+                     db_exc.DBDeadlock)
+
+
+def from_concurrent_change(exc: Exception) -> flask.Response:
+    """A database conflict no object turned into its own exception.
+
+    Objects translate the conflicts they expect (a taken MAC, a deleted
+    node); one that reaches here was not foreseen, and is logged with its
+    traceback as such. The request was not wrong, and what it collided
+    with was committed or rolled back meanwhile, so it is a 409 the client
+    may retry after reading again, not a 500. The answer names neither
+    the constraint nor the values.
+    """
+    LOG.exception('Database conflict handling %s %s, not translated by '
+                  'the object that wrote', flask.request.method,
+                  flask.request.path)
+    return from_ferrum(exception.Conflict(reason=(
+        'the request collided with a concurrent change of the same '
+        'resource; read it again, then retry if still needed.')))
+
+
 def from_unexpected(exc: Exception) -> flask.Response:
     LOG.exception('Unexpected error handling %s %s', flask.request.method,
                   flask.request.path)

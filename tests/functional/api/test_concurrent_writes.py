@@ -15,9 +15,12 @@ Ports: a port created (or moved) for a node deleted after the API looked
 it up failed on the foreign key, a 500 on both databases.
 """
 
+import json
 import threading
 
+import flask
 import pytest
+import sqlalchemy as sa
 
 from ferrum.api import app as api_app
 from ferrum.common import exception
@@ -172,3 +175,31 @@ def test_port_writes_for_a_deleted_node_are_not_found(world):
     port.node_id = node.id
     with pytest.raises(exception.NodeNotFound):
         port.save()
+
+
+@pytest.mark.parametrize('statement', ['duplicate', 'reference'])
+def test_an_untranslated_conflict_is_a_409(world, statement, caplog):
+    """The last line of defence: a constraint conflict that no object
+    turned into its own exception is a 409 in Ironic's shape, without the
+    values, and the server log has the traceback."""
+    app, db = world
+    node = _node(db)
+    row = {'node_id': node.id, 'trait': 'CUSTOM_SECRET_VALUE',
+           'created_at': node.created_at}
+    if statement == 'reference':
+        row['node_id'] = node.id + 1000
+
+    def write():
+        with db.writer() as conn:
+            conn.execute(sa.insert(trait_obj.TABLE), [row])
+            conn.execute(sa.insert(trait_obj.TABLE), [row])
+        return flask.Response(status=204)
+
+    app.add_url_rule('/v1/test-conflict', 'test-conflict', write,
+                     methods=['POST'])
+    response = app.test_client().post('/v1/test-conflict', headers=V)
+    assert response.status_code == 409
+    fault = json.loads(response.get_json()['error_message'])
+    assert 'concurrent change' in fault['faultstring']
+    assert 'SECRET' not in response.get_data(as_text=True)
+    assert 'Traceback' in caplog.text
