@@ -25,6 +25,7 @@ import sqlalchemy as sa
 from ferrum.api import app as api_app
 from ferrum.common import exception
 from ferrum.conductor import service
+from ferrum.drivers import vifs
 from ferrum.objects import node as node_obj
 from ferrum.objects import port as port_obj
 from ferrum.objects import trait as trait_obj
@@ -203,3 +204,23 @@ def test_an_untranslated_conflict_is_a_409(world, statement, caplog):
     assert 'concurrent change' in fault['faultstring']
     assert 'SECRET' not in response.get_data(as_text=True)
     assert 'Traceback' in caplog.text
+
+
+def test_concurrent_attaches_of_one_vif(world, conf):
+    """VIFs are written under the node's lock (a conditional UPDATE), so
+    they had no such race: one attach wins, the others answer 409 (the VIF
+    is attached, or the node was locked through the retries)."""
+    app, db = world
+    # Lock retries a second apart only make the losers answer later.
+    conf.set_override('node_locked_retry_interval', 0.05, group='conductor')
+    node = _node(db)
+    for index in range(THREADS):
+        port_obj.Port.create(db, {'node_id': node.id,
+                                  'address': '52:54:00:00:01:%02x' % index})
+    results = _at_once(app, [('POST', '/v1/nodes/%s/vifs' % node.uuid,
+                              {'id': 'vif-one'})] * THREADS)
+    statuses = sorted(status for status, _ in results)
+    assert statuses == [204] + [409] * (THREADS - 1), results
+    recorded = [port.uuid for port in port_obj.Port.list(db, node_id=node.id)
+                if vifs.on_port(port) == 'vif-one']
+    assert len(recorded) == 1
