@@ -5,6 +5,8 @@ Traits are plain rows the conductor does not act on, so the API writes them
 directly; allocations read them when matching nodes.
 """
 
+import contextlib
+from collections.abc import Iterator
 from typing import Any
 
 import flask
@@ -28,6 +30,16 @@ def _no_content() -> flask.Response:
     return flask.Response(status=204)
 
 
+@contextlib.contextmanager
+def _writing(node: node_obj.Node) -> Iterator[None]:
+    """A node deleted since it was looked up is named as the client named
+    it, not by the row id the trait writers see."""
+    try:
+        yield
+    except exception.NodeNotFound:
+        raise exception.NodeNotFound(node=node.uuid) from None
+
+
 def list_traits(node_ident: str) -> dict[str, Any]:
     node = _node(node_ident)
     return {'traits': trait_obj.get_for_node(services.db(), node.id)}
@@ -39,21 +51,24 @@ def set_traits(node_ident: str) -> flask.Response:
     for trait in traits:
         trait_schema.check(trait)
     trait_schema.check_count(len(set(traits)))
-    trait_obj.set_for_node(services.db(), node.id, traits)
+    with _writing(node):
+        trait_obj.set_for_node(services.db(), node.id, traits)
     return _no_content()
 
 
 def add_trait(node_ident: str, trait_name: str) -> flask.Response:
     node = _node(node_ident)
     trait_schema.check(trait_name)
-    trait_obj.add(services.db(), node.id, trait_name,
-                  check_count=trait_schema.check_count)
+    with _writing(node):
+        trait_obj.add(services.db(), node.id, trait_name,
+                      check_count=trait_schema.check_count)
     return _no_content()
 
 
 def remove_all_traits(node_ident: str) -> flask.Response:
     node = _node(node_ident)
-    trait_obj.set_for_node(services.db(), node.id, [])
+    with _writing(node):
+        trait_obj.set_for_node(services.db(), node.id, [])
     return _no_content()
 
 

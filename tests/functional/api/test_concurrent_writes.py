@@ -135,6 +135,23 @@ def test_concurrent_adds_respect_the_limit(world):
     assert len(trait_obj.get_for_node(db, node.id)) == 50
 
 
+def test_trait_writes_racing_the_node_deletion(world):
+    app, db = world
+    for _ in range(ROUNDS * 2):
+        node = _node(db)
+        url = '/v1/nodes/%s/traits' % node.uuid
+        requests = [('PUT', url, {'traits': _written(index)})
+                    for index in range(THREADS // 2)]
+        requests += [('PUT', url + '/CUSTOM_ADDED_%d' % index, None)
+                     for index in range(THREADS // 2 - 1)]
+        requests.append(('DELETE', '/v1/nodes/' + node.uuid, None))
+        results = _at_once(app, requests)
+        assert results[-1][0] == 204, results[-1]
+        for status, body in results[:-1]:
+            assert status == 204 or (
+                status == 404 and node.uuid in body), (status, body)
+
+
 def test_writes_for_a_deleted_node_are_not_found(world):
     """A node deleted between the API's lookup and the write: 404, where
     the insert used to fail on the foreign key (a 500)."""
