@@ -40,6 +40,7 @@ from typing import Any
 
 import sqlalchemy as sa
 
+from ferrum.common import plural
 from ferrum.common import states
 from ferrum.objects import allocation as allocation_obj
 from ferrum.objects import base
@@ -353,8 +354,8 @@ def describe(row: Sequence[int], filters: Sequence[Filter],
     total = row[0]
     if total == 0:
         return '0 nodes %s' % (filters[0].kept % words)
-    parts = ['%d node%s %s' % (total, '' if total == 1 else 's',
-                               filters[0].kept % words)]
+    parts = ['%s %s' % (plural.count(total, 'node'),
+                        filters[0].kept % words)]
     previous = total
     for index, passed in enumerate(row[1:], start=1):
         if previous - passed:

@@ -36,6 +36,7 @@ from oslo_db import exception as db_exc
 
 from ferrum.common import exception
 from ferrum.common import lease_statuses as statuses
+from ferrum.common import plural
 from ferrum.db import api as db_api
 from ferrum.db import models
 from ferrum.objects import base
@@ -288,10 +289,11 @@ class Lease(base.Row):
                                         new_block, exclude_lease=self.id)
                     if taken:
                         raise exception.LeaseConflict(reason=(
-                            'The lease cannot end at %s: %d of its nodes '
-                            'are booked by other leases before then (with '
-                            'the cleaning margin).'
-                            % (end_at.isoformat(), len(taken))))
+                            'The lease cannot end at %s: %s booked by '
+                            'other leases before then (with the cleaning '
+                            'margin).' % (end_at.isoformat(), plural.count(
+                                len(taken), 'of its nodes is',
+                                'of its nodes are'))))
                 fired = (self.before_end_fired_at
                          if before_end_at == self.before_end_at else None)
                 done = conn.execute(sa.update(TABLE).where(
