@@ -99,6 +99,7 @@ def run(ctx: context_mod.ConductorContext) -> None:
             _TABLE.c.conductor_affinity == me])):
         end_all(ctx, batch)
     _before_end(ctx, now)
+    placement.create_classes(ctx)
     placement.delete_classes(ctx)
 
 

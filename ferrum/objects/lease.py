@@ -136,6 +136,7 @@ class Lease(base.Row):
     extra: dict[str, Any]
     conductor_affinity: int | None
     placement_class: bool
+    class_created: bool
     created_at: datetime.datetime
     updated_at: datetime.datetime | None
     nodes: list[str]
@@ -242,6 +243,7 @@ class Lease(base.Row):
         row: dict[str, Any] = {'uuid': base.new_uuid(),
                                'status': statuses.PENDING, 'extra': {},
                                'placement_class': False,
+                               'class_created': False,
                                'created_at': base.utcnow()}
         row.update(values)
         base.check_columns(row, FIELDS, 'lease')
@@ -429,6 +431,13 @@ class Lease(base.Row):
                 last_error=message))
         self._mark_saved({'last_error': message})
 
+    def class_was_created(self) -> None:
+        """The lease's reservation class now exists in Placement (written
+        once: a lease whose row says so already costs no write)."""
+        if not self.class_created:
+            classes_created(self._db, [self.id])
+            self._mark_saved({'class_created': True})
+
     def fire_before_end(self, now: datetime.datetime) -> bool:
         """Mark before_end fired, once, however many conductors try."""
         with self._db.writer() as conn:
@@ -516,4 +525,18 @@ def forget_classes(db: db_api.Database, lease_ids: Collection[int]) -> None:
     if lease_ids:
         with db.writer() as conn:
             conn.execute(sa.update(TABLE).where(TABLE.c.id.in_(
-                sorted(lease_ids))).values(placement_class=False))
+                sorted(lease_ids))).values(placement_class=False,
+                                           class_created=False))
+
+
+def classes_created(db: db_api.Database, lease_ids: Collection[int]) -> None:
+    """The reservation classes of these leases now exist in Placement."""
+    if lease_ids:
+        with db.writer() as conn:
+            # Not once a class is forgotten: a late writer must not bring
+            # back the field of a class deleted meanwhile.
+            conn.execute(sa.update(TABLE).where(
+                TABLE.c.id.in_(sorted(lease_ids)),
+                TABLE.c.placement_class.is_(True)).values(
+                    class_created=True))
+

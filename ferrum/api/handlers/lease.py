@@ -222,6 +222,7 @@ def _create_class(client: client_mod.PlacementClient,
     creates it (the lease is booked either way)."""
     try:
         reservations.ensure_class(client, lease.uuid)
+        lease.class_was_created()
     except (client_mod.PlacementUnavailable,
             client_mod.PlacementRefused) as exc:
         LOG.warning('Lease %(lease)s: its class %(class)s is created at its '
