@@ -25,6 +25,16 @@ def test_one_node_lease_logs_agree(site, caplog):
 
 
 def test_one_node_refusals_agree(site):
+    site.nodes(1, resource_class='silver')
+    resp = site.post(project='p', resource_class='silver', count=2,
+                     end=later(3600))
+    assert resp.status_code == 409
+    assert '1 node has resource class "silver"' in fault(resp)
+    lone = site.nodes(1, maintenance=True)[0]
+    resp = site.post(project='p', candidate_nodes=[lone.uuid],
+                     end=later(3600))
+    assert resp.status_code == 409
+    assert '1 node is among the 1 candidate node;' in fault(resp)
     a, b = site.nodes(2)
     resp = site.post(project='p', candidate_nodes=[a.uuid], count=2,
                      end=later(3600))
