@@ -23,12 +23,38 @@ _SHORT = ('uuid', 'name', 'project', 'status', 'count', 'start', 'end')
 
 
 def _client(app: Any) -> client_mod.LeaseClient:
-    http = app.client_manager.baremetal.http_client
+    baremetal = app.client_manager.baremetal
+    http = baremetal.http_client
     return client_mod.LeaseClient(adapter.Adapter(
         http.session, service_type='baremetal',
         interface=getattr(http, 'interface', None),
         region_name=getattr(http, 'region_name', None),
-        endpoint_override=getattr(http, 'endpoint_override', None)))
+        endpoint_override=getattr(http, 'endpoint_override', None)),
+        _version(baremetal))
+
+
+def _version(baremetal: Any) -> str | None:
+    """The API version the ``baremetal`` CLI would send: the one given
+    with ``--os-baremetal-api-version`` (or ``OS_BAREMETAL_API_VERSION``),
+    else the one it negotiates with the server, as its own commands do.
+
+    python-ironicclient keeps it on its HTTP client; its select state
+    says whether the version is settled (given, cached or negotiated) or
+    still ``latest``, to be lowered to the server's maximum.
+    """
+    http = baremetal.http_client
+    version = getattr(http, 'os_ironic_api_version', None)
+    state = getattr(http, 'api_version_select_state', None)
+    settled = (isinstance(version, str) and version != 'latest'
+               and state in ('user', 'cached', 'negotiated'))
+    if settled:
+        return str(version)
+    negotiate = getattr(baremetal, 'negotiate_api_version', None)
+    if negotiate is None:
+        return None  # not python-ironicclient: the client's own default
+    # Its errors (endpoint down, no version range) are the CLI's own, and
+    # the CLI reports them as for any other command.
+    return str(negotiate())
 
 
 def _extra(pairs: list[str] | None) -> dict[str, str]:
@@ -54,7 +80,7 @@ class _LeaseCommand:
             return getattr(_client(self.app), method)(  # type: ignore
                 *args, **kwargs)
         except client_mod.LeaseError as exc:
-            raise exceptions.CommandError(str(exc))
+            raise exceptions.CommandError(str(exc)) from None
 
 
 class CreateLease(_LeaseCommand, command.ShowOne):

@@ -10,13 +10,19 @@
 
 from __future__ import annotations
 
+import builtins
 import json
 from typing import Any
 
 from keystoneauth1 import adapter
 from keystoneauth1 import exceptions as ks_exc
-from keystoneauth1 import session as ks_session
 from keystoneauth1 import noauth
+from keystoneauth1 import session as ks_session
+
+#: The API version sent when the caller chose none: the lowest at which a
+#: node may be named by its name as well as its UUID (Ironic's 1.5). A
+#: request without a version is at 1.1, where a name finds no node.
+MICROVERSION = '1.5'
 
 
 class LeaseError(Exception):
@@ -31,7 +37,7 @@ def _fault(exc: ks_exc.HttpError) -> LeaseError:
     """The faultstring of an Ironic-shaped error body, or the HTTP text."""
     message = exc.details or exc.message
     try:
-        body = exc.response.json()
+        body = exc.response.json()  # type: ignore[union-attr]
         message = json.loads(body['error_message'])['faultstring']
     except (AttributeError, KeyError, TypeError, ValueError):
         pass
@@ -40,24 +46,35 @@ def _fault(exc: ks_exc.HttpError) -> LeaseError:
 
 class LeaseClient:
     """``/v1/leases`` through a keystoneauth1 adapter of the baremetal
-    service (endpoint from the catalog, or ``endpoint_override``)."""
+    service (endpoint from the catalog, or ``endpoint_override``).
 
-    def __init__(self, adapter_: adapter.Adapter) -> None:
+    Every request carries an API version (``X-OpenStack-Ironic-API-Version``
+    and ``OpenStack-API-Version: baremetal``): ``microversion``, else the
+    adapter's ``default_microversion``, else :data:`MICROVERSION`.
+    """
+
+    def __init__(self, adapter_: adapter.Adapter,
+                 microversion: str | None = None) -> None:
         self._api = adapter_
+        self.microversion = (microversion or adapter_.default_microversion
+                             or MICROVERSION)
 
     @classmethod
     def for_endpoint(cls, endpoint: str,
-                     session: ks_session.Session | None = None
-                     ) -> 'LeaseClient':
+                     session: ks_session.Session | None = None,
+                     microversion: str | None = None) -> 'LeaseClient':
         """A client of the ferrum at ``endpoint`` (no authentication
         unless ``session`` brings some)."""
         session = session or ks_session.Session(auth=noauth.NoAuth())
         return cls(adapter.Adapter(session, service_type='baremetal',
-                                   endpoint_override=endpoint))
+                                   endpoint_override=endpoint),
+                   microversion)
 
     def _call(self, method: str, url: str, **kwargs: Any) -> Any:
         try:
-            response = self._api.request(url, method, **kwargs)
+            response = self._api.request(url, method,
+                                         microversion=self.microversion,
+                                         **kwargs)
         except ks_exc.HttpError as exc:
             raise _fault(exc) from None
         return response.json() if response.content else None
@@ -84,7 +101,8 @@ class LeaseClient:
     def get(self, lease: str) -> dict[str, Any]:
         return dict(self._call('GET', '/v1/leases/%s' % lease))
 
-    def update(self, lease: str, patch: list[dict[str, Any]]
+    # builtins.list: ``list`` is the method above in this class's scope.
+    def update(self, lease: str, patch: builtins.list[dict[str, Any]]
                ) -> dict[str, Any]:
         """Apply a JSON Patch (name, extra, end)."""
         return dict(self._call('PATCH', '/v1/leases/%s' % lease, json=patch))

@@ -31,6 +31,7 @@ from oslo_db import exception as db_exc
 from ferrum.allocation import candidates as candidates_mod
 from ferrum.allocation import placement_backend
 from ferrum.common import exception
+from ferrum.common import plural
 from ferrum.conductor import context as context_mod
 from ferrum.inventory import client as client_mod
 from ferrum.objects import allocation as allocation_obj
@@ -282,10 +283,11 @@ def _allocate(ctx: context_mod.ConductorContext,
         if found and locked == len(found):
             locked_passes += 1
             if locked_passes >= attempts:
-                return ('Could not reserve any of the %d suitable nodes: '
-                        'other operations held their locks through %d '
-                        'attempts; try again later%s.' % (
-                            len(found), attempts,
+                return ('Could not reserve a node (%s found): other '
+                        'operations held their locks through %s; try '
+                        'again later%s.' % (
+                            plural.count(len(found), 'suitable node'),
+                            plural.count(attempts, 'attempt'),
                             placement_backend.refused_note(len(refused))))
             ctx.sleep(conf.node_locked_retry_interval)
     return ('Could not reserve a node: other allocations took every '

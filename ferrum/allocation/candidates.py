@@ -40,6 +40,7 @@ from typing import Any
 
 import sqlalchemy as sa
 
+from ferrum.common import plural
 from ferrum.common import states
 from ferrum.objects import allocation as allocation_obj
 from ferrum.objects import base
@@ -60,7 +61,8 @@ class Filter:
     """
 
     clause: sa.ColumnElement[bool]
-    #: Completes "N nodes ...": the nodes this filter keeps.
+    #: Completes "N nodes ...": the nodes this filter keeps; it starts
+    #: with "have" or "are", which :func:`describe` says of one node too.
     kept: str
     #: Completes "N ...": the nodes this filter removes (no verb, so that
     #: it reads right for any N).
@@ -143,7 +145,9 @@ def requirements(resource_class: str | None, traits: Sequence[str],
     params: dict[str, Any] = {'b_rc': resource_class,
                               'b_available': states.AVAILABLE}
     words: dict[str, Any] = {'rc': resource_class,
-                             'candidates': len(uuids), 'owner': owner}
+                             'candidates': plural.count(
+                                 len(uuids), 'candidate node'),
+                             'owner': owner}
     if uuids:
         params['b_uuids'] = base.bucketed(uuids)
     if owner:
@@ -189,7 +193,7 @@ def _filters(shape: _Shape) -> tuple[Filter, ...]:
     if shape.candidates:
         result.append(Filter(
             _NODES.c.uuid.in_(sa.bindparam('b_uuids', expanding=True)),
-            'are among the %(candidates)d candidate nodes',
+            'are among the %(candidates)s',
             'not among the candidate nodes'))
     if shape.owner:
         result.append(Filter(
@@ -347,14 +351,18 @@ def explain(conn: sa.Connection, requirements: Requirements) -> str:
     return describe(row, requirements.filters, requirements.words)
 
 
+#: The verbs of :attr:`Filter.kept`, said of one node.
+_SINGULAR = {'have': 'has', 'are': 'is'}
+
+
 def describe(row: Sequence[int], filters: Sequence[Filter],
              words: dict[str, Any]) -> str:
     """The counts of a :func:`count_statement` row, in words."""
     total = row[0]
-    if total == 0:
-        return '0 nodes %s' % (filters[0].kept % words)
-    parts = ['%d node%s %s' % (total, '' if total == 1 else 's',
-                               filters[0].kept % words)]
+    kept = filters[0].kept % words
+    verb, _, rest = kept.partition(' ')
+    parts = [plural.count(total, 'node %s %s' % (
+        _SINGULAR.get(verb, verb), rest), 'nodes %s' % kept)]
     previous = total
     for index, passed in enumerate(row[1:], start=1):
         if previous - passed:

@@ -18,6 +18,7 @@ from collections.abc import Collection
 from ferrum.allocation import allocator
 from ferrum.allocation import placement_backend
 from ferrum.common import exception
+from ferrum.common import plural
 from ferrum.conductor import context as context_mod
 from ferrum.objects import allocation as allocation_obj
 from ferrum.objects import conductor as conductor_obj
@@ -73,5 +74,6 @@ def resume_own(ctx: context_mod.ConductorContext,
                 # A claim the previous run made may be in Placement.
                 placement_backend.queue_release(ctx, [allocation_id])
     if ids:
-        LOG.info('Resumed %d allocations left allocating', len(ids))
+        LOG.info('Resumed %s left allocating',
+                 plural.count(len(ids), 'allocation'))
     return len(ids)

@@ -3,6 +3,10 @@
 
 - From 1.5 a node may be addressed by name as well as by UUID; before, a
   name finds nothing (404), exactly as Ironic answered before names existed.
+  A name in a query filter (``?node=``) before 1.5 is refused with a 406
+  that names the version it needs, as Ironic refuses one for ports.
+- Candidate node lists (allocations from 1.52; leases, ferrum's extension,
+  at every version) take names whatever the version.
 - Names follow two grammars: hostname-safe (RFC 952/1123) before 1.10, and
   RFC 3986 unreserved characters from 1.10. A name may never look like a
   UUID, which would make addressing ambiguous.
@@ -63,15 +67,26 @@ def check_name(name: str) -> None:
 
 def get_named(ident: str, status: int = 400) -> node_obj.Node:
     """The node a body or query value names: unknown is a 400 there (a
-    bad value in the request), or a 404 with ``status=404`` (the path)."""
+    bad value in the request), or a 404 with ``status=404`` (the path).
+
+    :raises VersionTooOld: a name in a body or query before 1.5 (406, as
+        a name in the ports' node filter): it was never looked up, so "not
+        found" would send the client looking for a typo.
+    """
     try:
         return get(ident)
     except exception.NodeNotFound:
         if status == 404:
             raise
-        raise exception.InvalidParameterValue(
-            reason='Node %s could not be found; give an existing node UUID '
-                   'or name.' % ident[:255]) from None
+        if not base.is_uuid_like(ident):
+            microversion.require(_NAMES_MINOR, 'A node name')
+        raise _unknown(ident) from None
+
+
+def _unknown(ident: str) -> exception.InvalidParameterValue:
+    return exception.InvalidParameterValue(
+        reason='Node %s could not be found; give an existing node UUID '
+               'or name.' % ident[:255])
 
 
 def candidate_uuids(idents: list[str]) -> list[str]:
@@ -83,5 +98,6 @@ def candidate_uuids(idents: list[str]) -> list[str]:
     found = node_obj.uuids_of(services.db(), idents)
     missing = [ident for ident in idents if ident not in found]
     if missing:
-        get_named(missing[0])  # the same 400 as for one unknown node
+        # Looked up by name at every version (see the module docstring).
+        raise _unknown(missing[0])
     return list(dict.fromkeys(found[ident] for ident in idents))

@@ -34,6 +34,7 @@ from oslo_log import log
 
 from ferrum import conf as ferrum_conf
 from ferrum.common import exception
+from ferrum.common import plural
 from ferrum.common import states
 from ferrum.db import api as db_api
 from ferrum.db import migration
@@ -159,11 +160,12 @@ def migrate(conf: cfg.ConfigOpts, db: db_api.Database,
         print('%s %s (%s): %s%s' % (verb, node.uuid, node.provision_state,
                                     plan.detail, note), file=out)
         if index % conf.progress_every == 0:
-            print('... %d of %d nodes' % (index, len(nodes)), file=err)
-    print('%d oneview nodes: %d to record, %d to remove, %d stale records, '
-          '%d left alone, %d failed.%s' % (
-              len(nodes), counts[RECORD], counts[REMOVE], counts[FORGET],
-              counts[KEEP], counts['failed'],
+            print('... %d of %s' % (index, plural.count(len(nodes), 'node')),
+                  file=err)
+    print('%s: %d to record, %d to remove, %s, %d left alone, %d failed.%s'
+          % (plural.count(len(nodes), 'oneview node'), counts[RECORD],
+             counts[REMOVE], plural.count(counts[FORGET], 'stale record'),
+             counts[KEEP], counts['failed'],
               '' if apply else ' Dry run: nothing was changed; run again '
               'with --apply to migrate.'), file=out)
     return 1 if counts['failed'] else 0

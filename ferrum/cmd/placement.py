@@ -24,6 +24,7 @@ from oslo_config import cfg
 
 from ferrum import conf as ferrum_conf
 from ferrum.common import exception
+from ferrum.common import plural
 from ferrum.conf import allocation as allocation_conf
 from ferrum.conf import placement as placement_conf
 from ferrum.db import api as db_api
@@ -116,11 +117,11 @@ def _audit(conf: cfg.ConfigOpts, db: db_api.Database, heal: bool) -> int:
     except client_mod.PlacementUnavailable as exc:
         print(str(exc), file=sys.stderr)
         return 2
-    print('%d nodes with drift' % len(
+    print('%s with drift' % plural.count(len(
         {item.node_uuid for item in found.nodes}
-        | {item.node_uuid for item in found.consumers}))
-    print('%d leases with drift' % len({item.lease_uuid
-                                        for item in found.leases}))
+        | {item.node_uuid for item in found.consumers}), 'node'))
+    print('%s with drift' % plural.count(
+        len({item.lease_uuid for item in found.leases}), 'lease'))
     return 3 if any(found) else 0
 
 

@@ -25,6 +25,7 @@ import threading
 import bcrypt
 
 from ferrum.common import exception
+from ferrum.common import plural
 
 LOG = logging.getLogger(__name__)
 
@@ -145,8 +146,8 @@ class UserFile:
             LOG.error('API requests are refused until this is fixed: %s', exc)
             return
         self._error = None
-        LOG.info('Re-read the HTTP Basic users file %s: %d users',
-                 self.path, len(self._users))
+        LOG.info('Re-read the HTTP Basic users file %s: %s',
+                 self.path, plural.count(len(self._users), 'user'))
 
 
 class VerifiedCache:

@@ -23,6 +23,7 @@ import logging
 
 from ferrum.allocation import takeover
 from ferrum.common import exception
+from ferrum.common import plural
 from ferrum.conductor import context as context_mod
 from ferrum.conductor import recovery
 from ferrum.objects import node as node_obj
@@ -49,8 +50,8 @@ def recover(ctx: context_mod.ConductorContext) -> bool:
     cleared = recovery.fail_and_release(
         ctx.db, ctx.host, 'lost its database connection', keep=live)
     if cleared:
-        LOG.warning('Cleared %d node locks left by failed database writes',
-                    cleared)
+        LOG.warning('Cleared %s left by failed database writes',
+                    plural.count(cleared, 'node lock'))
     takeover.resume_own(ctx, skip=ctx.inflight.allocations())
     return True
 

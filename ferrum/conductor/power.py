@@ -6,6 +6,7 @@ import threading
 import time
 
 from ferrum.common import exception
+from ferrum.common import plural
 from ferrum.common import states
 from ferrum.conductor import context as context_mod
 from ferrum.conductor import driver_errors
@@ -101,8 +102,9 @@ class PowerSync:
                                    or row.fault == states.FAULT_POWER_FAILURE),
             workers=min(conf.sync_power_state_workers,
                         conf.periodic_max_workers) or 1)
-        LOG.debug('Power sync checked %(count)d nodes in %(secs).1fs',
-                  {'count': count, 'secs': time.monotonic() - started})
+        LOG.debug('Power sync checked %(nodes)s in %(secs).1fs',
+                  {'nodes': plural.count(count, 'node'),
+                   'secs': time.monotonic() - started})
 
     def _sync(self, task: task_manager.Task) -> None:
         node = task.node
@@ -158,8 +160,8 @@ class PowerSync:
         task.node.maintenance = True
         task.node.fault = states.FAULT_POWER_FAILURE
         task.node.maintenance_reason = (
-            'Power state could not be read %d times in a row: %s' % (
-                count, exc))
+            'Power state could not be read %s in a row: %s' % (
+                plural.count(count, 'time'), exc))
         task.node.last_error = task.node.maintenance_reason
         with self._lock:
             self.failures.pop(node.uuid, None)

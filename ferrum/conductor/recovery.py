@@ -13,6 +13,7 @@ from collections.abc import Collection
 
 import sqlalchemy as sa
 
+from ferrum.common import plural
 from ferrum.common import states
 from ferrum.conductor import context as context_mod
 from ferrum.db import api as db_api
@@ -80,6 +81,6 @@ class DeadConductors:
             cleared = fail_and_release(ctx.db, other.hostname,
                                        'stopped sending heartbeats')
             if cleared:
-                LOG.warning('Cleared %(count)d node locks of dead conductor '
-                            '%(host)s', {'count': cleared,
-                                         'host': other.hostname})
+                LOG.warning('Cleared %(locks)s of dead conductor %(host)s',
+                            {'locks': plural.count(cleared, 'node lock'),
+                             'host': other.hostname})

@@ -34,6 +34,7 @@ from oslo_config import cfg
 
 from ferrum.allocation import takeover
 from ferrum.common import exception
+from ferrum.common import plural
 from ferrum.conductor import context as context_mod
 from ferrum.conductor import keepalive
 from ferrum.conductor import manager
@@ -134,8 +135,8 @@ class ConductorService:
         conductor_obj.set_hardware_interfaces(db, me.id, drivers.advertised())
         cleared = recovery.fail_and_release(db, ctx.host, 'restarted')
         if cleared:
-            LOG.warning('Cleared %d stale node locks of a previous run of %s',
-                        cleared, ctx.host)
+            LOG.warning('Cleared %s of a previous run of %s',
+                        plural.count(cleared, 'stale node lock'), ctx.host)
         self.ctx = ctx
         serving = self.manager = manager.ConductorManager(ctx)
         self._heartbeat = keepalive.Heartbeat(ctx)
@@ -197,8 +198,9 @@ class ConductorService:
             self._periodic.wait()
         timeout = self.conf.conductor.graceful_shutdown_timeout
         if not ctx.workers.wait_idle(timeout):
-            LOG.warning('%d operations still running after %ds; failing '
-                        'their nodes', ctx.workers.running, timeout)
+            LOG.warning('%s still running after %ds; failing their nodes',
+                        plural.count(ctx.workers.running, 'operation'),
+                        timeout)
         recovery.fail_and_release(ctx.db, ctx.host, 'stopped')
         if self.placement is not None:
             self.placement.stop()

@@ -21,6 +21,7 @@ The next successful take-over clears that ``last_error``.
 
 import logging
 
+from ferrum.common import plural
 from ferrum.common import states
 from ferrum.conductor import context as context_mod
 from ferrum.conductor import driver_errors
@@ -64,10 +65,10 @@ class NodeTakeover:
             predicate=lambda row: row.conductor_affinity != ctx.conductor_id,
             shared=False)
         if visited:
-            LOG.info('Took over %(taken)d of %(count)d active nodes the hash '
-                     'ring moved to conductor %(host)s',
-                     {'taken': len(taken), 'count': visited,
-                      'host': ctx.host})
+            LOG.info('Took over %(taken)d of %(nodes)s the hash ring moved '
+                     'to conductor %(host)s',
+                     {'taken': len(taken), 'host': ctx.host,
+                      'nodes': plural.count(visited, 'active node')})
 
 
 def _take_over(task: task_manager.Task, previous: str) -> bool:

@@ -5,6 +5,7 @@ import datetime
 import logging
 from typing import Any
 
+from ferrum.common import plural
 from ferrum.common import states
 from ferrum.conductor import cleaning
 from ferrum.conductor import context as context_mod
@@ -50,9 +51,10 @@ class ProvisionTimeouts:
             state = task.node.provision_state
             if state not in timeouts or not expired(task.node):
                 return  # it moved on (or waits anew) since we looked
-            error = ('Timeout reached while waiting in "%s" for %d seconds '
-                     '([conductor]%s)' % (state, timeouts[state],
-                                          _TIMEOUTS[state]))
+            error = ('Timeout reached while waiting in "%s" for %s '
+                     '([conductor]%s)' % (
+                         state, plural.count(timeouts[state], 'second'),
+                         _TIMEOUTS[state]))
             if state == states.CLEANWAIT:
                 task.spawn_after(cleaning.fail_cleaning, task, error)
             elif state == states.DEPLOYWAIT:

@@ -353,6 +353,11 @@ class Lease(TimestampMixin, Base):
     #: (created with the lease, cleared once deleted after its end).
     placement_class: orm.Mapped[bool] = orm.mapped_column(
         sa.Boolean, default=False, server_default=sa.false())
+    #: ferrum created that class (with the lease, or at its start if
+    #: Placement was away then) and has not deleted it: the API shows
+    #: ``reservation_class`` only then.
+    class_created: orm.Mapped[bool] = orm.mapped_column(
+        sa.Boolean, default=False, server_default=sa.false())
 
 
 class LeaseNode(Base):

@@ -296,6 +296,7 @@ def heal_classes(db: db_api.Database, client: client_mod.PlacementClient,
     use); class name -> outcome."""
     outcomes = {}
     gone = []
+    made = []
     leases = _leases(db, [item.lease_uuid for item in found])
     for item in found:
         lease = leases.get(item.lease_uuid)
@@ -304,6 +305,7 @@ def heal_classes(db: db_api.Database, client: client_mod.PlacementClient,
         name = reservations.class_name(lease.uuid)
         if item.kind == CLASS_MISSING and lease.status in _CLASSED:
             reservations.ensure_class(client, lease.uuid)
+            made.append(lease.id)
             outcomes[name] = 'created'
         elif item.kind == CLASS_ORPHAN and lease.status in statuses.FINAL:
             if reservations.delete_class(client, lease.uuid):
@@ -312,4 +314,5 @@ def heal_classes(db: db_api.Database, client: client_mod.PlacementClient,
             else:
                 outcomes[name] = 'still in use by an inventory'
     lease_obj.forget_classes(db, gone)
+    lease_obj.classes_created(db, made)
     return outcomes

@@ -47,6 +47,7 @@ import futurist
 from oslo_config import cfg
 
 from ferrum.common import exception
+from ferrum.common import plural
 from ferrum.conf import placement as placement_conf
 from ferrum.db import api as db_api
 from ferrum.inventory import audit
@@ -82,11 +83,13 @@ class Outage:
                 return False
             self.down = state
         queued = outbox.backlog(self.db)
-        LOG.warning('Placement sync stopped: %(error)s. %(changes)d changes '
-                    'of %(nodes)d nodes are queued; node operations go on '
-                    'and the queue is pushed once Placement answers.',
-                    {'error': exc, 'changes': queued.size,
-                     'nodes': queued.nodes})
+        LOG.warning('Placement sync stopped: %(error)s. %(changes)s of '
+                    '%(nodes)s queued; node operations go on and the queue '
+                    'is pushed once Placement answers.',
+                    {'error': exc,
+                     'changes': plural.count(queued.size, 'change'),
+                     'nodes': plural.count(queued.nodes, 'node is',
+                                           'nodes are')})
         records.set_status(self.db, self.host, state, str(exc)[:1000])
         return True
 
@@ -95,8 +98,8 @@ class Outage:
             if self.down is None:
                 return
             self.down = None
-        LOG.info('Placement answers again; pushing %d queued changes.',
-                 outbox.backlog(self.db).size)
+        LOG.info('Placement answers again; pushing %s.', plural.count(
+            outbox.backlog(self.db).size, 'queued change'))
         records.set_status(self.db, self.host, records.OK, None)
 
 
@@ -125,8 +128,8 @@ class SyncWorker:
     def start(self) -> None:
         given_back = outbox.unclaim(self.db, self.host)
         if given_back:
-            LOG.info('Took back %d Placement changes a previous run of %s '
-                     'had claimed', given_back, self.host)
+            LOG.info('Took back %s a previous run of %s had claimed',
+                     plural.count(given_back, 'Placement change'), self.host)
         records.set_status(self.db, self.host, records.OK, None)
         self._pool = futurist.ThreadPoolExecutor(
             max_workers=self.conf.placement.push_workers)
@@ -280,8 +283,8 @@ class Reconcile:
             return
         uuids = sorted({d.node_uuid for d in drifted if d.repairable})
         if uuids:
-            LOG.info('Placement reconcile: %d nodes drifted; queued for a '
-                     'push', len(uuids))
+            LOG.info('Placement reconcile: %s drifted; queued for a push',
+                     plural.count(len(uuids), 'node'))
             records.distrust(worker.db, uuids)
             outbox.enqueue(worker.db, uuids)
 

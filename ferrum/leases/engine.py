@@ -43,6 +43,7 @@ from typing import Any
 from ferrum.allocation import release
 from ferrum.common import exception
 from ferrum.common import lease_statuses as statuses
+from ferrum.common import plural
 from ferrum.common import state_machine
 from ferrum.common import states
 from ferrum.conductor import context as context_mod
@@ -98,6 +99,7 @@ def run(ctx: context_mod.ConductorContext) -> None:
             _TABLE.c.conductor_affinity == me])):
         end_all(ctx, batch)
     _before_end(ctx, now)
+    placement.create_classes(ctx)
     placement.delete_classes(ctx)
 
 
@@ -200,9 +202,10 @@ def start(ctx: context_mod.ConductorContext, lease: lease_obj.Lease,
         return
     if activated[0] if activated else _activate(ctx, lease):
         LOG.info('Lease %(lease)s: active, project %(project)s holds '
-                 '%(count)d nodes until %(end)s',
+                 '%(nodes)s until %(end)s',
                  {'lease': lease.uuid, 'project': lease.project,
-                  'count': len(rows), 'end': lease.end_at})
+                  'nodes': plural.count(len(rows), 'node'),
+                  'end': lease.end_at})
 
 
 def _activate(ctx: context_mod.ConductorContext, lease: lease_obj.Lease,
@@ -232,10 +235,11 @@ def _fail(ctx: context_mod.ConductorContext, lease: lease_obj.Lease,
     for row in rows:
         lease_node.unhold_node(ctx.db, row, lease.project)
     error = error or (
-        'The lease could not start: %d of its nodes %s held by someone '
-        'else (%s), and [lease] busy_node_policy is "%s". Delete the '
-        'lease, or free the nodes and book again.'
-        % (len(busy), 'is' if len(busy) == 1 else 'are', reasons, policy))
+        'The lease could not start: %s held by someone else (%s), and '
+        '[lease] busy_node_policy is "%s". Delete the lease, or free the '
+        'nodes and book again.'
+        % (plural.count(len(busy), 'of its nodes is', 'of its nodes are'),
+           reasons, policy))
     with ctx.db.writer():
         failed = lease.transition('fail', None, fence=True,
                                   last_error=error)
@@ -349,8 +353,9 @@ def end_all(ctx: context_mod.ConductorContext,
                               and placed.get(row['lease_id'])])
     for lease in leases:
         if lease.id in done:
-            LOG.info('Lease %(lease)s: ended, its %(count)d nodes are back',
-                     {'lease': lease.uuid, 'count': len(rows[lease.id])})
+            LOG.info('Lease %(lease)s: ended, its %(nodes)s back', {
+                'lease': lease.uuid, 'nodes': plural.count(
+                    len(rows[lease.id]), 'node is', 'nodes are')})
         elif waiting[lease.id]:
             lease.record_error('Ending: waiting for %s.'
                                % '; '.join(waiting[lease.id]))

@@ -8,6 +8,8 @@ is :mod:`ferrum.inventory.reservations`.
   the lessee; nodes Placement refuses go to the busy-node policy.
 - **End**: one request empties the lease's consumer and its allocations'
   (:func:`release_end`) before any node goes back.
+- **Before the start**: the class of a lease booked while Placement was
+  away is created at the next run (:func:`create_classes`).
 - **After the end**: the class goes once no inventory uses it any more
   (:func:`delete_classes`); nodes lose the inventory as they go back
   (pushed by the sync worker, queued here with :func:`queue_push`).
@@ -88,6 +90,7 @@ def claim_start(ctx: context_mod.ConductorContext, lease: lease_obj.Lease,
         return []
     client = placement.client
     reservations.ensure_class(client, lease.uuid)
+    lease.class_was_created()
     # With the placement backend an allocation's consumer holds its node;
     # with the database backend the lease's consumer keeps holding it.
     mine = ctx.placement is not None
@@ -266,6 +269,31 @@ def queue_push(ctx: context_mod.ConductorContext, lease: lease_obj.Lease,
     inventory follows the lease); joins the caller's transaction."""
     if lease.placement_class and ctx.inventory is not None:
         outbox.enqueue(ctx.db, node_uuids)
+
+
+def create_classes(ctx: context_mod.ConductorContext) -> None:
+    """Create the classes of pending leases booked while Placement was
+    away, so that a flavor can name them before the start (which would
+    create them otherwise); the API shows ``reservation_class`` from
+    then on."""
+    if ctx.inventory is None:
+        return
+    waiting = lease_obj.Lease.matching(ctx.db, [
+        _TABLE.c.placement_class.is_(True),
+        _TABLE.c.class_created.is_(False),
+        _TABLE.c.status == statuses.PENDING])[:_SWEEP]
+    if not waiting:
+        return
+    made = []
+    try:
+        ctx.inventory.check_up()
+        for lease in waiting:
+            reservations.ensure_class(ctx.inventory.client, lease.uuid)
+            made.append(lease.id)
+    except (Unavailable, Refused) as exc:
+        LOG.debug('Lease classes wait for Placement: %s', exc)
+    finally:
+        lease_obj.classes_created(ctx.db, made)
 
 
 def delete_classes(ctx: context_mod.ConductorContext) -> None:

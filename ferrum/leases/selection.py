@@ -24,6 +24,7 @@ import sqlalchemy as sa
 
 from ferrum.allocation import candidates
 from ferrum.common import exception
+from ferrum.common import plural
 from ferrum.common import states
 from ferrum.objects import base
 from ferrum.objects import lease as lease_obj
@@ -103,7 +104,7 @@ def _statements(shape: _Shape) -> _Statements:
     if shape.candidates:
         found.append(candidates.Filter(
             _NODES.c.uuid.in_(_bind('b_uuids', expanding=True)),
-            'are among the %(candidates)d candidate nodes',
+            'are among the %(candidates)s',
             'not among the candidate nodes'))
     if shape.owner:
         found.append(candidates.Filter(
@@ -156,7 +157,9 @@ def _prepare(ask: Ask, exclude: Sequence[int] = ()
         'b_uuids': base.bucketed(list(ask.candidate_nodes or ())),
         'b_exclude': base.bucketed(sorted(exclude))}
     words: dict[str, Any] = {'rc': ask.resource_class,
-                             'candidates': len(ask.candidate_nodes or ()),
+                             'candidates': plural.count(
+                                 len(ask.candidate_nodes or ()),
+                                 'candidate node'),
                              'owner': ask.owner}
     for index, trait in enumerate(traits):
         params['b_trait_%d' % index] = words['trait_%d' % index] = trait

@@ -36,6 +36,7 @@ from oslo_db import exception as db_exc
 
 from ferrum.common import exception
 from ferrum.common import lease_statuses as statuses
+from ferrum.common import plural
 from ferrum.db import api as db_api
 from ferrum.db import models
 from ferrum.objects import base
@@ -135,6 +136,7 @@ class Lease(base.Row):
     extra: dict[str, Any]
     conductor_affinity: int | None
     placement_class: bool
+    class_created: bool
     created_at: datetime.datetime
     updated_at: datetime.datetime | None
     nodes: list[str]
@@ -241,6 +243,7 @@ class Lease(base.Row):
         row: dict[str, Any] = {'uuid': base.new_uuid(),
                                'status': statuses.PENDING, 'extra': {},
                                'placement_class': False,
+                               'class_created': False,
                                'created_at': base.utcnow()}
         row.update(values)
         base.check_columns(row, FIELDS, 'lease')
@@ -288,10 +291,11 @@ class Lease(base.Row):
                                         new_block, exclude_lease=self.id)
                     if taken:
                         raise exception.LeaseConflict(reason=(
-                            'The lease cannot end at %s: %d of its nodes '
-                            'are booked by other leases before then (with '
-                            'the cleaning margin).'
-                            % (end_at.isoformat(), len(taken))))
+                            'The lease cannot end at %s: %s booked by '
+                            'other leases before then (with the cleaning '
+                            'margin).' % (end_at.isoformat(), plural.count(
+                                len(taken), 'of its nodes is',
+                                'of its nodes are'))))
                 fired = (self.before_end_fired_at
                          if before_end_at == self.before_end_at else None)
                 done = conn.execute(sa.update(TABLE).where(
@@ -427,6 +431,13 @@ class Lease(base.Row):
                 last_error=message))
         self._mark_saved({'last_error': message})
 
+    def class_was_created(self) -> None:
+        """The lease's reservation class now exists in Placement (written
+        once: a lease whose row says so already costs no write)."""
+        if not self.class_created:
+            classes_created(self._db, [self.id])
+            self._mark_saved({'class_created': True})
+
     def fire_before_end(self, now: datetime.datetime) -> bool:
         """Mark before_end fired, once, however many conductors try."""
         with self._db.writer() as conn:
@@ -514,4 +525,18 @@ def forget_classes(db: db_api.Database, lease_ids: Collection[int]) -> None:
     if lease_ids:
         with db.writer() as conn:
             conn.execute(sa.update(TABLE).where(TABLE.c.id.in_(
-                sorted(lease_ids))).values(placement_class=False))
+                sorted(lease_ids))).values(placement_class=False,
+                                           class_created=False))
+
+
+def classes_created(db: db_api.Database, lease_ids: Collection[int]) -> None:
+    """The reservation classes of these leases now exist in Placement."""
+    if lease_ids:
+        with db.writer() as conn:
+            # Not once a class is forgotten: a late writer must not bring
+            # back the field of a class deleted meanwhile.
+            conn.execute(sa.update(TABLE).where(
+                TABLE.c.id.in_(sorted(lease_ids)),
+                TABLE.c.placement_class.is_(True)).values(
+                    class_created=True))
+

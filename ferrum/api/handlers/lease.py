@@ -26,6 +26,7 @@ from ferrum.api.schemas import trait as trait_schema
 from ferrum.api.views import lease as lease_view
 from ferrum.common import exception
 from ferrum.common import lease_statuses as statuses
+from ferrum.common import plural
 from ferrum.inventory import client as client_mod
 from ferrum.inventory import reservations
 from ferrum.leases import selection
@@ -139,8 +140,8 @@ def _count(values: dict[str, Any]) -> int:
                                                        count))
     if candidates is not None and count > len(candidates):
         raise exception.InvalidParameterValue(
-            reason='count (%d) is more than the %d candidate nodes given.'
-                   % (count, len(candidates)))
+            reason='count (%d) is more than the %s given.'
+                   % (count, plural.count(len(candidates), 'candidate node')))
     return int(count)
 
 
@@ -221,6 +222,7 @@ def _create_class(client: client_mod.PlacementClient,
     creates it (the lease is booked either way)."""
     try:
         reservations.ensure_class(client, lease.uuid)
+        lease.class_was_created()
     except (client_mod.PlacementUnavailable,
             client_mod.PlacementRefused) as exc:
         LOG.warning('Lease %(lease)s: its class %(class)s is created at its '

@@ -28,9 +28,12 @@ def _value(lease: lease_obj.Lease, name: str) -> Any:
         return listing.resource_links('leases', lease.uuid)
     value = getattr(lease, _ATTRIBUTES[name])
     if name == 'reservation_class':
-        # What a nova flavor asks for to land on the lease's nodes, while
-        # the class exists in Placement.
-        return reservations.class_name(lease.uuid) if value else None
+        # What a nova flavor asks for to land on the lease's nodes: shown
+        # only while the class exists in Placement (not before ferrum
+        # could create it, when Placement was away at the booking), so a
+        # client can rely on it.
+        return (reservations.class_name(lease.uuid)
+                if value and lease.class_created else None)
     if name in ('start', 'end', 'before_end', 'before_end_fired_at',
                 'created_at', 'updated_at'):
         return windows.render(value)

@@ -40,6 +40,7 @@ from typing import Any, TypeVar
 from oslo_config import cfg
 
 from ferrum.common import exception
+from ferrum.common import plural
 
 _EXCEPTHOOK = sys.excepthook
 try:
@@ -332,9 +333,9 @@ class Client:
         error, resume, _pause = self._refused
         left = resume - self._clock()
         if left > 0:
-            raise type(error)('%s Logins are paused for %d more seconds '
-                              'to spare the account.' % (error,
-                                                         math.ceil(left)),
+            raise type(error)('%s Logins are paused for %s more to spare '
+                              'the account.' % (error, plural.count(
+                                  math.ceil(left), 'second')),
                               **error.kwargs)
 
     def call(self, action: str, func: Callable[[Any], T],

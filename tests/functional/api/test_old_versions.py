@@ -181,6 +181,17 @@ def test_port_node_filter_by_name_from_1_5(client):
     assert response.status_code == 200 and response.get_json()['ports'] == []
 
 
+def test_lease_node_filter_by_name_from_1_5(client):
+    """Leases are not versioned, but a node name is an ident from 1.5."""
+    _create(client, 5, name='lease-owner')
+    response = client.get('/v1/leases?node=lease-owner', headers=_v(4))
+    assert response.status_code == 406
+    assert 'A node name needs API version 1.5 or later' in _fault(response)
+    response = client.get('/v1/leases?node=lease-owner', headers=_v(5))
+    assert response.status_code == 200
+    assert response.get_json()['leases'] == []
+
+
 def test_aborting_inspection_from_1_41(client, db):
     uuid = _create(client, 11)['uuid']
     node = node_obj.Node.get(db, uuid)

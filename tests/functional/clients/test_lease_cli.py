@@ -9,7 +9,8 @@ import pytest
 
 from tests.conftest import require_real
 from tests.functional.clients import conftest
-from tests.functional.clients.test_baremetal_cli import BAREMETAL, Baremetal
+from tests.functional.clients.test_baremetal_cli import BAREMETAL
+from tests.functional.clients.test_baremetal_cli import Baremetal
 
 
 @pytest.fixture
@@ -69,6 +70,35 @@ def test_lease_commands(cli):
     assert 'could not be found' in cli.fails('lease', 'show', 'no-such')
 
 
+def test_commands_find_nodes_by_name(cli):
+    """Every plugin command that takes a node takes its name: the plugin
+    sends the CLI's API version (names are idents from 1.5, as in Ironic;
+    a request without a version is at 1.1)."""
+    rc = conftest.unique('cli-named')
+    names = [conftest.unique('named') for _ in range(2)]
+    uuids = [cli.json('node', 'create', '--driver', 'fake-hardware',
+                      '--resource-class', rc, '--name', name)['uuid']
+             for name in names]
+    lease = cli.json('lease', 'create', '--project', 'demo',
+                     '--candidate-node', names[0], '--start-time', _at(30),
+                     '--end-time', _at(31))
+    assert lease['nodes'] == [uuids[0]]
+    listed = cli.json('lease', 'list', '--node', names[0])
+    assert [entry['uuid'] for entry in listed] == [lease['uuid']]
+    assert cli.json('lease', 'list', '--node', names[1]) == []
+    # The version the operator asks for is the one sent.
+    for version in ('1.5', '1.31'):
+        listed = cli.json('--os-baremetal-api-version', version,
+                          'lease', 'list', '--node', names[0])
+        assert [entry['uuid'] for entry in listed] == [lease['uuid']]
+    refused = cli.fails('--os-baremetal-api-version', '1.1',
+                        'lease', 'list', '--node', names[0])
+    assert 'A node name needs API version 1.5 or later' in refused
+    listed = cli.json('--os-baremetal-api-version', '1.1',
+                      'lease', 'list', '--node', uuids[0])
+    assert [entry['uuid'] for entry in listed] == [lease['uuid']]
+
+
 def test_python_client_calendar(cli):
     from ferrum_client import client
     leases = client.LeaseClient.for_endpoint(cli.url)
@@ -80,6 +110,18 @@ def test_python_client_calendar(cli):
     calendar = leases.calendar(node, start=_at(1), end=_at(4))
     assert [entry['uuid'] for entry in calendar['leases']] == [made['uuid']]
     assert len(calendar['free']) == 2
+    # By name too: the client sends the version that has node names.
+    name = conftest.unique('py-named')
+    named = cli.json('node', 'create', '--driver', 'fake-hardware',
+                     '--resource-class', conftest.unique('py-named'),
+                     '--name', name)['uuid']
+    booked = leases.create(project='demo', candidate_nodes=[name],
+                           start=_at(2), end=_at(3))
+    by_name = leases.calendar(name, start=_at(1), end=_at(4))
+    assert by_name['node_uuid'] == named
+    assert [entry['uuid'] for entry in by_name['leases']] == [booked['uuid']]
+    assert [entry['uuid'] for entry in leases.list(node=name)] == [
+        booked['uuid']]
     with pytest.raises(client.LeaseError) as caught:
         leases.create(project='demo', resource_class=rc, count=0, end=_at(3))
     assert caught.value.status == 400

@@ -197,7 +197,7 @@ def test_audit_command_reports_and_heals_leases(running, db, pclient, pconf,
     assert placement_cmd.main(['--config-file', config, 'audit']) == 3
     out = capsys.readouterr().out
     assert 'lease %s %s' % (lease.uuid, lease_audit.CONSUMER_MISSING) in out
-    assert '1 leases with drift' in out
+    assert '1 lease with drift' in out
     assert placement_cmd.main(['--config-file', config, 'audit',
                                '--heal']) == 0
     out = capsys.readouterr().out

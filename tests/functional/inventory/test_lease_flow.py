@@ -87,6 +87,8 @@ def test_lease_in_placement_start_move_end(backend, api, db, pclient,
     assert name not in classes(pclient)
     lease = lease_obj.Lease.get(db, lease_uuid)
     assert not lease.placement_class
+    assert api.get('/v1/leases/%s' % lease_uuid).json[
+        'reservation_class'] is None
     for node in made:
         inv = pclient.get('/resource_providers/%s/inventories' % node.uuid)
         assert set(inv['inventories']) == {RC}
@@ -156,9 +158,41 @@ def test_a_lease_created_while_placement_is_away_gets_its_class_at_start(
     assert resp.status_code == 201, resp.json
     name = reservations.class_name(resp.json['uuid'])
     assert name not in classes(pclient)
+    # Shown only once it exists: a flavor naming it now would match
+    # nothing.
+    assert resp.json['reservation_class'] is None
+    url = '/v1/leases/%s' % resp.json['uuid']
+    assert api.get(url).json['reservation_class'] is None
     engine.run(backend.ctx)
     lease = lease_obj.Lease.get(db, resp.json['uuid'])
     assert lease.status == 'active', lease.last_error
+    assert name in classes(pclient)
+    assert api.get(url).json['reservation_class'] == name
+
+
+def test_a_pending_lease_booked_while_placement_is_away_gets_its_class(
+        backend, api, db, pclient, monkeypatch):
+    """At the engine's next run, long before its start: from then on the
+    lease shows it and a flavor can name it."""
+    from ferrum.api import services
+    from ferrum.inventory import client as client_mod
+    away = client_mod.PlacementClient(
+        backend.conf, timeout=services.PLACEMENT_TIMEOUT)
+    away._adapter.endpoint_override = 'http://127.0.0.1:9'
+    monkeypatch.setattr(services, 'placement', lambda: away)
+    nodes(db, 1)
+    start = base.utcnow() + datetime.timedelta(days=1)
+    resp = api.post('/v1/leases', json={
+        'project': 'p1', 'resource_class': 'bm', 'start': iso(start),
+        'end': iso(start + datetime.timedelta(hours=1))})
+    assert resp.status_code == 201, resp.json
+    assert resp.json['reservation_class'] is None
+    engine.run(backend.ctx)
+    url = '/v1/leases/%s' % resp.json['uuid']
+    shown = api.get(url).json
+    assert shown['status'] == 'pending'
+    name = reservations.class_name(resp.json['uuid'])
+    assert shown['reservation_class'] == name
     assert name in classes(pclient)
 
 
