@@ -7,7 +7,9 @@ for its JSON-RPC endpoint; any other WSGI server can run
 ``[api] host_ip`` and ``port`` (``[json_rpc]`` for the endpoint): with
 ``auth_strategy = noauth`` a non-loopback address is refused unless that
 group's ``allow_non_loopback_noauth`` says otherwise, since anyone on the
-network could then drive every node.
+network could then drive every node. With ``[api] enable_ssl_api`` (or
+``[json_rpc] use_ssl``) it serves HTTPS only, on the context
+:mod:`ferrum.common.tls` builds from checked files.
 """
 
 import ipaddress
@@ -19,9 +21,11 @@ from typing import Any
 
 from cheroot import server
 from cheroot import wsgi
+from cheroot.ssl import builtin as cheroot_ssl
 from oslo_config import cfg
 
 from ferrum.common import exception
+from ferrum.common import tls
 
 LOG = logging.getLogger(__name__)
 
@@ -161,6 +165,8 @@ class APIServer:
         self._host: str = options.host_ip
         self._requested_port: int = options.port
         self._threads: int = options.threads
+        self._tls = tls.server_enabled(conf, group)
+        self._conf = conf
         self._server: _CherootServer | None = None
         self._thread: threading.Thread | None = None
 
@@ -177,18 +183,29 @@ class APIServer:
         host = self._host
         if ':' in host:
             host = '[%s]' % host
-        return 'http://%s:%d' % (host, self.port)
+        scheme = 'https' if self._tls else 'http'
+        return '%s://%s:%d' % (scheme, host, self.port)
 
     def start(self, app: Any) -> None:
         """Bind, then serve ``app`` on a background thread.
 
         :raises BindFailed: the address cannot be bound (in use, not local,
             not permitted).
+        :raises TLSOptionMissing, TLSFileInvalid: see
+            :func:`ferrum.common.tls.server_context`.
         """
+        served = tls.server_context(self._conf, self._group)
         server = _CherootServer(
             (self._host, self._requested_port), app,
             numthreads=self._threads, max=self._threads,
             server_name='ferrum', request_queue_size=LISTEN_BACKLOG)
+        if served is not None:
+            adapter = cheroot_ssl.BuiltinSSLAdapter(served.cert_file,
+                                                    served.key_file)
+            # The context whose files were checked, with its settings
+            # (client certificates); cheroot's own only has the pair.
+            adapter.context = served.context
+            server.ssl_adapter = adapter
         try:
             server.prepare()
         except OSError as exc:

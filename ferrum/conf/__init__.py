@@ -19,6 +19,7 @@ from ferrum.conf import json_rpc
 from ferrum.conf import lease
 from ferrum.conf import oneview
 from ferrum.conf import placement
+from ferrum.conf import ssl
 
 
 def register_opts(conf: cfg.ConfigOpts) -> None:
@@ -33,6 +34,7 @@ def register_opts(conf: cfg.ConfigOpts) -> None:
     lease.register_opts(conf)
     oneview.register_opts(conf)
     placement.register_opts(conf)
+    ssl.register_opts(conf)
     log.register_options(conf)
 
 

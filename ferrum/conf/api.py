@@ -84,6 +84,14 @@ opts: list[cfg.Opt] = [
                     'URL the request was sent to. Set it when clients reach '
                     'the API through a proxy or load balancer. Unset, links '
                     'use the request\'s own host URL.'),
+    cfg.BoolOpt('enable_ssl_api', default=False,
+                help='Serve the API over HTTPS only, with the certificate '
+                     'and key of [ssl] cert_file and key_file (and client '
+                     'certificates required when [ssl] ca_file is set). '
+                     'Plain HTTP requests are then refused. Leave it unset '
+                     'when a proxy in front terminates TLS (then set '
+                     'public_endpoint to its https URL), or when another '
+                     'WSGI server runs ferrum.api.wsgi:application.'),
 ]
 
 

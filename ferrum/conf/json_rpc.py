@@ -93,6 +93,46 @@ opts: list[cfg.Opt] = [
     cfg.StrOpt('http_basic_password', secret=True,
                help='On the API with auth_strategy http_basic: the password '
                     'sent with http_basic_username.'),
+    cfg.BoolOpt('use_ssl', default=False,
+                help='On a conductor: serve the JSON-RPC endpoint over HTTPS '
+                     'only, with cert_file and key_file (by default [ssl] '
+                     'cert_file and key_file), and register an https '
+                     'address. On the API: call conductors over HTTPS only, '
+                     'verifying their certificates against cafile; a '
+                     'conductor registered with a plain http address is '
+                     'then not called. Set it on the API and on every '
+                     'conductor: HTTP Basic passwords and the BMC '
+                     'credentials in driver_info otherwise cross the '
+                     'network in clear text.'),
+    cfg.StrOpt('cert_file',
+               help='On a conductor with use_ssl: the PEM file of the '
+                    'certificate its JSON-RPC endpoint serves, which must '
+                    'name host_ip, the address the API connects to. Set it '
+                    'together with key_file; with neither set, [ssl] '
+                    'cert_file and key_file are used. The conductor refuses '
+                    'to start when it is missing, unreadable or not a '
+                    'certificate.'),
+    cfg.StrOpt('key_file',
+               help='On a conductor with use_ssl: the PEM file of the '
+                    'unencrypted private key of cert_file. The conductor '
+                    'refuses to start when it is missing, unreadable or '
+                    'does not match the certificate.'),
+    cfg.StrOpt('cafile',
+               help='On the API: the PEM file of the certificate '
+                    'authorities that sign the conductors\' certificates; '
+                    'a conductor whose certificate none of them signed, or '
+                    'which does not name the conductor\'s address, is not '
+                    'called (the API answers 503 naming this option). '
+                    'Unset, the system\'s trusted authorities are used. '
+                    'The API refuses to start when it is missing or holds '
+                    'no certificate.'),
+    cfg.StrOpt('certfile',
+               help='On the API: the PEM file of the client certificate it '
+                    'presents to conductors, for conductors whose [ssl] '
+                    'ca_file requires one. Set it together with keyfile.'),
+    cfg.StrOpt('keyfile',
+               help='On the API: the PEM file of the unencrypted private '
+                    'key of certfile.'),
 ]
 
 

@@ -20,6 +20,11 @@ conductor may have done the work.
 
 Each API thread keeps one HTTP session (keep-alive connections per
 conductor), so a call does not pay for a new TCP connection.
+
+HTTPS addresses are verified against ``[json_rpc] cafile`` (see
+:mod:`ferrum.common.tls`); with ``[json_rpc] use_ssl`` a plain HTTP address
+is never called. A call refused in TLS is a 503 naming the option to fix,
+and is not sent to another conductor, which would be no more trusted.
 """
 
 import itertools
@@ -35,6 +40,7 @@ from urllib3 import exceptions as urllib3_exc
 
 from ferrum.common import exception
 from ferrum.common import hash_ring
+from ferrum.common import tls
 from ferrum.db import api as db_api
 from ferrum.objects import allocation as allocation_obj
 from ferrum.objects import node as node_obj
@@ -120,6 +126,8 @@ class JsonRpcConductorAPI:
                 and options.http_basic_username):
             self._auth = (options.http_basic_username,
                           options.http_basic_password or '')
+        self._https_only: bool = options.use_ssl
+        self._verify, self._cert = tls.client_settings(conf)
 
     # ---- routing ------------------------------------------------------------
 
@@ -208,14 +216,27 @@ class JsonRpcConductorAPI:
                         method, host, address, reason)
             return ConductorUnreachable(host=host, address=address,
                                         method=method, reason=reason)
+        if self._https_only and not address.startswith('https://'):
+            # Credentials and driver_info would cross in clear text.
+            raise unreachable('it registered a plain HTTP address, and '
+                              '[json_rpc] use_ssl here allows HTTPS only: '
+                              'set [json_rpc] use_ssl = true on that '
+                              'conductor too')
         try:
+            # verify per call: requests lets REQUESTS_CA_BUNDLE override a
+            # session's own.
             answer = self._session().post(
-                address, data=body,
+                address, data=body, verify=self._verify, cert=self._cert,
                 timeout=(self._conf.json_rpc.connect_timeout,
                          self._conf.json_rpc.timeout))
             answer.raise_for_status()
             response = answer.json()
         except requests.ConnectionError as exc:
+            # Before _refused: a handshake that failed also sent nothing,
+            # but another conductor is no more trusted than this one.
+            failure = tls.client_failure(exc)
+            if failure is not None:
+                raise unreachable(failure) from exc
             if _refused(exc):
                 raise _NotServed(unreachable(str(exc))) from exc
             raise unreachable(str(exc)) from exc
