@@ -236,7 +236,7 @@ class Lease(base.Row):
         picked again on a fresh transaction.
 
         :raises LeaseConflict: no nodes enough (from ``pick``), or lost
-            every attempt to concurrent creators.
+            every attempt to concurrent creators or node deletions.
         """
         row: dict[str, Any] = {'uuid': base.new_uuid(),
                                'status': statuses.PENDING, 'extra': {},
@@ -262,11 +262,15 @@ class Lease(base.Row):
                     lease.nodes = [uuid for _id, uuid in picked]
                 return lease
             except db_exc.DBError as exc:
-                if not is_overlap_error(exc):
+                # A node picked was deleted meanwhile (the deletion locks
+                # the node's row, see lease_node.booked_by): its row's
+                # foreign key fails, and the pick finds others.
+                if not (is_overlap_error(exc)
+                        or isinstance(exc, db_exc.DBReferenceError)):
                     raise
         raise exception.LeaseConflict(reason=(
-            'Other leases kept taking the matching nodes first (%d '
-            'attempts); try again.' % _CREATE_ATTEMPTS))
+            'Other leases kept taking the matching nodes first, or they '
+            'were deleted (%d attempts); try again.' % _CREATE_ATTEMPTS))
 
     def set_end(self, end_at: datetime.datetime,
                 before_end_at: datetime.datetime | None) -> None:

@@ -75,6 +75,36 @@ def hold_nodes(db: db_api.Database, lease_id: int,
     return busy
 
 
+#: Statuses in which a lease will give its nodes to its project, or has:
+#: losing a node then leaves it short of what it booked. A lease in
+#: ``error`` or ``ending`` gives nothing any more; the end lets a deleted
+#: node go.
+BOOKING = (statuses.PENDING, statuses.STARTING, statuses.ACTIVE)
+_LEASES = lease_obj.TABLE
+_BOOKED_BY = sa.select(_LEASES.c.uuid, _LEASES.c.status,
+                       _LEASES.c.start_at, _LEASES.c.end_at).select_from(
+    NODES.join(_LEASES, _LEASES.c.id == NODES.c.lease_id)).where(
+        NODES.c.node_id == sa.bindparam('b_node'), NODES.c.holding,
+        _LEASES.c.status.in_(BOOKING)).order_by(_LEASES.c.start_at)
+
+
+def booked_by(conn: sa.Connection, node_id: int) -> list[dict[str, Any]]:
+    """The leases (uuid, status, start_at, end_at) that booked
+    ``node_id`` and have not given it up (:data:`BOOKING`).
+
+    The node's row is locked first (``FOR UPDATE``; SQLite's writer is
+    alone anyway), for the caller deleting the node in ``conn``'s
+    transaction: a lease being created with the node either committed
+    before, and this read (a new snapshot) finds it, or its insert waits
+    on the lock and then finds the node gone (:meth:`Lease.create` picks
+    again).
+    """
+    conn.execute(sa.select(_NODE.c.id).where(
+        _NODE.c.id == node_id).with_for_update())
+    return [dict(row) for row in conn.execute(
+        _BOOKED_BY, {'b_node': node_id}).mappings()]
+
+
 _OTHER = NODES.alias('other_row')
 _OTHER_LEASE = lease_obj.TABLE.alias('other_lease')
 #: Another lease of the project that has the node now: one still
@@ -241,7 +271,6 @@ PLACED = (statuses.STARTING, statuses.ACTIVE, statuses.ENDING)
 #: Statuses in which allocations under a lease take its nodes from the
 #: lease's Placement consumer (and give them back to it).
 RUNNING = (statuses.STARTING, statuses.ACTIVE)
-_LEASES = lease_obj.TABLE
 _HOLDERS = sa.select(NODES.c.node_id, _LEASES.c.uuid,
                      _LEASES.c.status).select_from(
     NODES.join(_LEASES, _LEASES.c.id == NODES.c.lease_id)
