@@ -335,17 +335,20 @@ class Lease(base.Row):
         self._mark_saved(changes)
 
     def transition(self, event: str, conductor_id: int | None = None,
-                   fence: bool = False, **values: Any) -> bool:
+                   fence: bool = False,
+                   where: Sequence[sa.ColumnElement[bool]] = (),
+                   **values: Any) -> bool:
         """Fire ``event`` if the lease is still as loaded.
 
         :param conductor_id: the new ``conductor_affinity``.
         :param fence: also require ``conductor_affinity`` unchanged (the
             engine finishing its own transition).
+        :param where: more conditions, checked in the same UPDATE.
         :returns: whether this call made the change.
         """
         target = statuses.next_status(self.status, event)
         query = sa.update(TABLE).where(TABLE.c.id == self.id,
-                                       TABLE.c.status == self.status)
+                                       TABLE.c.status == self.status, *where)
         if fence:
             query = query.where(
                 TABLE.c.conductor_affinity.is_not_distinct_from(

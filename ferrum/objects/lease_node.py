@@ -118,7 +118,7 @@ _HELD_BY_OTHER = sa.select(_OTHER.c.node_id).where(
 
 def unhold_node(db: db_api.Database, row: Mapping[str, Any],
                 project: str) -> None:
-    """Undo :func:`hold_node` after a failed start (nothing used it
+    """Undo :func:`hold_nodes` after a failed start (nothing used it
     yet), unless another lease of the project has the node."""
     with db.writer() as conn:
         conn.execute(sa.update(_NODE).where(
@@ -149,7 +149,8 @@ def substitute(db: db_api.Database, row: Mapping[str, Any], node_id: int,
 
     One transaction: the new row (from ``start``), the new node's lessee,
     and the old row gone. On PostgreSQL the exclusion constraint re-checks
-    the new row.
+    the new row. A ``row`` without ``id`` is a :func:`vacancy`: the new
+    row fills it.
     """
     try:
         with db.writer() as conn:
@@ -164,7 +165,8 @@ def substitute(db: db_api.Database, row: Mapping[str, Any], node_id: int,
                     _NODE.c.id == node_id, _free_node()).values(
                         lessee=project, updated_at=base.utcnow())).rowcount:
                 raise _Lost()
-            conn.execute(sa.delete(NODES).where(NODES.c.id == row['id']))
+            if row['id'] is not None:
+                conn.execute(sa.delete(NODES).where(NODES.c.id == row['id']))
     except _Lost:
         return False
     except db_exc.DBError as exc:
@@ -176,6 +178,34 @@ def substitute(db: db_api.Database, row: Mapping[str, Any], node_id: int,
 
 class _Lost(Exception):
     """The substitute was taken meanwhile: roll back."""
+
+
+def vacancy(lease: lease_obj.Lease) -> dict[str, Any]:
+    """A row of ``lease`` whose node is gone with it (deleted past the
+    deletion's check: a tool writing to the database): what
+    :func:`substitute` fills."""
+    return {'id': None, 'lease_id': lease.id, 'node_id': None,
+            'node_uuid': None, 'end_at': lease.end_at,
+            'block_end': lease.block_end}
+
+
+#: The lease holds as many nodes as it booked: holding rows whose node is
+#: its project's. The one condition on which a lease goes ``active``
+#: (checked in the UPDATE that moves it), whatever went before.
+HOLDS_ALL = sa.select(sa.func.count()).select_from(
+    NODES.join(_NODE, _NODE.c.id == NODES.c.node_id)).where(
+        NODES.c.lease_id == _LEASES.c.id, NODES.c.holding,
+        _NODE.c.lessee == NODES.c.project
+).scalar_subquery() >= _LEASES.c.count
+
+
+def held_count(db: db_api.Database, lease_id: int) -> int:
+    """How many nodes the lease holds, as :data:`HOLDS_ALL` counts."""
+    with db.reader() as conn:
+        return int(conn.execute(sa.select(sa.func.count()).select_from(
+            NODES.join(_NODE, _NODE.c.id == NODES.c.node_id)).where(
+                NODES.c.lease_id == lease_id, NODES.c.holding,
+                _NODE.c.lessee == NODES.c.project)).scalar_one())
 
 
 _NEXT = NODES.alias('next_row')

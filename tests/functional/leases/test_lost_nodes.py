@@ -1,6 +1,9 @@
 # SPDX-License-Identifier: Apache-2.0
 """A lease never goes active with fewer nodes than it booked (issue 27):
-a node booked by a lease that has not ended cannot be deleted. SQLite and
+a node booked by a lease that has not ended cannot be deleted, and a
+node lost or unfit at the start (deleted behind ferrum's back, in
+maintenance, retired, given another resource class) is substituted or
+fails the start, as ``[lease] busy_node_policy`` says. SQLite and
 PostgreSQL."""
 
 import concurrent.futures
@@ -12,6 +15,7 @@ from ferrum.leases import engine
 from ferrum.leases import selection
 from ferrum.objects import base
 from ferrum.objects import lease as lease_obj
+from ferrum.objects import lease_node
 from ferrum.objects import node as node_obj
 from tests.functional.leases.conftest import fault
 from tests.functional.leases.conftest import later
@@ -98,6 +102,99 @@ def test_a_node_of_an_ended_lease_may_be_deleted(site):
     assert _delete_node(site, node.uuid).status_code == 204
 
 
+@pytest.mark.parametrize('policy', ['substitute', 'fail'])
+@pytest.mark.parametrize('count', [1, 2])
+def test_a_node_deleted_behind_the_check(site, conf, policy, count):
+    """A node deleted past the API's check (a deletion racing the
+    lease's creation, or a tool writing to the database) is gone from
+    the lease: the start finds the lease short and applies the policy."""
+    conf.set_override('busy_node_policy', policy, 'lease')
+    site.nodes(count + 1)
+    lease = _book(site, count)
+    gone = node_obj.Node.get(site.db, lease['nodes'][0])
+    gone.destroy()
+    engine.run(site.conductor.ctx)
+    shown = _lease(site, lease['uuid'])
+    if policy == 'substitute':
+        _assert_whole(site, shown)
+        assert gone.uuid not in shown['nodes']
+    else:
+        assert shown['status'] == 'error', shown
+        assert '1 of its %d nodes' % count in shown['last_error']
+        assert 'deleted' in shown['last_error']
+        assert 'busy_node_policy is "fail"' in shown['last_error']
+        assert _held_by(site) == set()
+
+
+def test_a_deleted_node_without_substitute_fails_the_start(site):
+    site.nodes(2)
+    lease = _book(site, 2)
+    node_obj.Node.get(site.db, lease['nodes'][1]).destroy()
+    engine.run(site.conductor.ctx)
+    shown = _lease(site, lease['uuid'])
+    assert shown['status'] == 'error', shown
+    assert 'deleted' in shown['last_error']
+    assert 'no free matching node' in shown['last_error']
+    assert _held_by(site) == set()
+
+
+def _maintenance(node):
+    node.maintenance = True
+
+
+def _retired(node):
+    node.retired = True
+
+
+def _reclassed(node):
+    node.resource_class = 'silver'
+
+
+_CHANGES = {'maintenance': (_maintenance, 'in maintenance'),
+            'retired': (_retired, 'retired'),
+            'resource class': (_reclassed, 'with another resource class')}
+
+
+@pytest.mark.parametrize('policy', ['substitute', 'fail'])
+@pytest.mark.parametrize('change', sorted(_CHANGES))
+def test_a_node_unfit_at_the_start(site, conf, policy, change):
+    conf.set_override('busy_node_policy', policy, 'lease')
+    site.nodes(3)
+    lease = _book(site, 2)
+    unfit = node_obj.Node.get(site.db, lease['nodes'][0])
+    alter, why = _CHANGES[change]
+    alter(unfit)
+    unfit.save()
+    engine.run(site.conductor.ctx)
+    shown = _lease(site, lease['uuid'])
+    assert node_obj.Node.get(site.db, unfit.id).lessee is None
+    if policy == 'substitute':
+        _assert_whole(site, shown)
+        assert unfit.uuid not in shown['nodes']
+    else:
+        assert shown['status'] == 'error', shown
+        assert 'node %s' % unfit.uuid in shown['last_error']
+        assert why in shown['last_error']
+        assert _held_by(site) == set()
+
+
+@pytest.mark.parametrize('change', sorted(_CHANGES))
+def test_an_unfit_node_without_substitute_fails_the_start(site, change):
+    site.nodes(2)
+    lease = _book(site, 2)
+    unfit = node_obj.Node.get(site.db, lease['nodes'][1])
+    alter, why = _CHANGES[change]
+    alter(unfit)
+    unfit.save()
+    engine.run(site.conductor.ctx)
+    shown = _lease(site, lease['uuid'])
+    assert shown['status'] == 'error', shown
+    assert 'node %s' % unfit.uuid in shown['last_error']
+    assert why in shown['last_error']
+    assert '"substitute"' in shown['last_error']
+    assert _held_by(site) == set()
+
+
 def test_a_node_deleted_while_a_lease_books_it(site):
     """A deletion that commits between the creator's pick and its insert
     (PostgreSQL: the creator does not hold the SQLite write lock then)
@@ -125,3 +222,24 @@ def test_a_node_deleted_while_a_lease_books_it(site):
     assert len(attempts) == 2
     assert lease.nodes == [second.uuid]
     assert _lease(site, lease.uuid)['nodes'] == [second.uuid]
+
+
+def test_a_lease_short_of_nodes_does_not_go_active(site):
+    """The last line: the UPDATE that makes a lease active requires it to
+    hold every node it booked, whatever the start's checks saw. A node
+    lost after them (here: deleted once the start held the nodes) keeps
+    the lease starting; the next run substitutes it."""
+    ctx = site.conductor.ctx
+    site.nodes(3)
+    booked = _book(site, 2)
+    (lease,) = lease_obj.Lease.claim(site.db, [lease_obj.Lease.get(
+        site.db, booked['uuid']).id], 'start', ctx.conductor_id, [])
+    assert lease_node.hold_nodes(site.db, lease.id, lease.node_rows(),
+                                 'p') == []
+    node_obj.Node.get(site.db, booked['nodes'][0]).destroy()
+    assert not engine._activate(ctx, lease)
+    shown = _lease(site, booked['uuid'])
+    assert shown['status'] == 'starting', shown
+    assert 'holds 1 of its 2 nodes' in shown['last_error']
+    engine.run(ctx)
+    _assert_whole(site, _lease(site, booked['uuid']))
