@@ -17,6 +17,7 @@ from ferrum.objects import base
 from ferrum.objects import lease as lease_obj
 from ferrum.objects import lease_node
 from ferrum.objects import node as node_obj
+from ferrum.objects import trait as trait_obj
 from tests.functional.leases.conftest import fault
 from tests.functional.leases.conftest import later
 
@@ -243,3 +244,14 @@ def test_a_lease_short_of_nodes_does_not_go_active(site):
     assert 'holds 1 of its 2 nodes' in shown['last_error']
     engine.run(ctx)
     _assert_whole(site, _lease(site, booked['uuid']))
+
+
+def test_a_node_that_lost_a_trait_is_substituted(site):
+    site.nodes(3, traits=('CUSTOM_GPU',))
+    lease = _book(site, 2, traits=['CUSTOM_GPU'])
+    unfit = node_obj.Node.get(site.db, lease['nodes'][1])
+    trait_obj.set_for_node(site.db, unfit.id, [])
+    engine.run(site.conductor.ctx)
+    shown = _lease(site, lease['uuid'])
+    _assert_whole(site, shown)
+    assert unfit.uuid not in shown['nodes']
