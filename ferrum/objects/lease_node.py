@@ -189,23 +189,22 @@ def vacancy(lease: lease_obj.Lease) -> dict[str, Any]:
             'block_end': lease.block_end}
 
 
-#: The lease holds as many nodes as it booked: holding rows whose node is
-#: its project's. The one condition on which a lease goes ``active``
-#: (checked in the UPDATE that moves it), whatever went before.
-HOLDS_ALL = sa.select(sa.func.count()).select_from(
+#: How many nodes a lease holds: holding rows whose node is its project's.
+_HELD = sa.select(sa.func.count()).select_from(
     NODES.join(_NODE, _NODE.c.id == NODES.c.node_id)).where(
-        NODES.c.lease_id == _LEASES.c.id, NODES.c.holding,
-        _NODE.c.lessee == NODES.c.project
-).scalar_subquery() >= _LEASES.c.count
+        NODES.c.holding, _NODE.c.lessee == NODES.c.project)
+#: The lease holds as many nodes as it booked: the one condition on which
+#: a lease goes ``active`` (checked in the UPDATE that moves it), whatever
+#: went before.
+HOLDS_ALL = _HELD.where(
+    NODES.c.lease_id == _LEASES.c.id).scalar_subquery() >= _LEASES.c.count
 
 
 def held_count(db: db_api.Database, lease_id: int) -> int:
     """How many nodes the lease holds, as :data:`HOLDS_ALL` counts."""
     with db.reader() as conn:
-        return int(conn.execute(sa.select(sa.func.count()).select_from(
-            NODES.join(_NODE, _NODE.c.id == NODES.c.node_id)).where(
-                NODES.c.lease_id == lease_id, NODES.c.holding,
-                _NODE.c.lessee == NODES.c.project)).scalar_one())
+        return int(conn.execute(_HELD.where(
+            NODES.c.lease_id == lease_id)).scalar_one())
 
 
 _NEXT = NODES.alias('next_row')
