@@ -13,6 +13,7 @@ import pytest
 
 from ferrum.leases import engine
 from ferrum.leases import selection
+from ferrum.leases import start
 from ferrum.objects import base
 from ferrum.objects import lease as lease_obj
 from ferrum.objects import lease_node
@@ -238,7 +239,7 @@ def test_a_lease_short_of_nodes_does_not_go_active(site):
     assert lease_node.hold_nodes(site.db, lease.id, lease.node_rows(),
                                  'p') == []
     node_obj.Node.get(site.db, booked['nodes'][0]).destroy()
-    assert not engine._activate(ctx, lease)
+    assert not start.activate(ctx, lease)
     shown = _lease(site, booked['uuid'])
     assert shown['status'] == 'starting', shown
     assert 'holds 1 of its 2 nodes' in shown['last_error']
