@@ -138,12 +138,13 @@ def _fail(ctx: context_mod.ConductorContext, lease: lease_obj.Lease,
     for row in rows:
         lease_node.unhold_node(ctx.db, row, lease.project)
     error = error or (
-        'The lease could not start: %d of its %d nodes %s not to be had '
+        'The lease could not start: %d of its %d nodes cannot go to it '
         '(%s), and [lease] busy_node_policy is "%s"%s. Delete the lease, '
         'or free or repair the nodes and book again.'
-        % (len(busy), lease.count, 'is' if len(busy) == 1 else 'are',
-           reasons, policy, ', but no free matching node could replace '
-           'them' if policy == 'substitute' else ''))
+        % (len(busy), lease.count, reasons, policy,
+           ', but no free matching node could replace %s'
+           % ('it' if len(busy) == 1 else 'them')
+           if policy == 'substitute' else ''))
     with ctx.db.writer():
         failed = lease.transition('fail', None, fence=True,
                                   last_error=error)
