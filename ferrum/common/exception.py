@@ -215,6 +215,11 @@ class DatabaseConfigInvalid(FerrumException):
     msg_fmt = 'Cannot use the database %(url)s: %(reason)s'
 
 
+class SchemaOutOfDate(FerrumException):
+    msg_fmt = ('The database at %(url)s is at schema revision %(current)s but '
+               'this ferrum needs %(head)s; run "ferrum-dbsync upgrade".')
+
+
 class DatabaseUnreachable(FerrumException):
     """The database did not answer at start, after oslo.db's retries."""
 

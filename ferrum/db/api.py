@@ -63,14 +63,19 @@ def connection_url(conf: cfg.ConfigOpts) -> str:
 class Database:
     """The engine of one process, with transaction helpers."""
 
-    def __init__(self, conf: cfg.ConfigOpts, url: str | None = None) -> None:
-        """:raises DatabaseConfigInvalid: the URL cannot be used.
+    def __init__(self, conf: cfg.ConfigOpts, url: str | None = None,
+                 create: bool = True) -> None:
+        """:param create: create an SQLite database file (and its
+            directory) that does not exist yet; tools that only read an
+            existing database pass False.
+        :raises DatabaseConfigInvalid: the URL cannot be used, or (without
+            ``create``) names an SQLite file that does not exist.
         :raises DatabaseUnreachable: the server did not answer within
             ``[database] max_retries``.
         """
         self.url = url or connection_url(conf)
         with _start_errors(conf, self.url):
-            self.engine = _engine(conf, self.url)
+            self.engine = _engine(conf, self.url, create)
         # Bound values include driver_info, whose passwords must never
         # reach an error message, a log line or last_error.
         self.engine.hide_parameters = True
@@ -141,9 +146,15 @@ class Database:
         self.engine.dispose()
 
 
-def _engine(conf: cfg.ConfigOpts, url: str) -> sa.Engine:
+def _engine(conf: cfg.ConfigOpts, url: str, create: bool) -> sa.Engine:
     if url.startswith('sqlite:///'):
-        directory = os.path.dirname(url[len('sqlite:///'):])
+        path = url[len('sqlite:///'):]
+        if not create and path != ':memory:' and not os.path.exists(path):
+            raise exception.DatabaseConfigInvalid(
+                url=url, reason='there is no such file. Give the config file '
+                'of the service that uses it (--config-file), or create it '
+                'with "ferrum-dbsync upgrade"')
+        directory = os.path.dirname(path)
         if directory:
             os.makedirs(directory, exist_ok=True)
     if url.startswith('sqlite'):
