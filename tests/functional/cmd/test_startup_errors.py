@@ -159,3 +159,23 @@ def test_unknown_names_are_a_warning_for_dbsync(tmp_path):
     assert ('Unknown option [api] prot in %s is ignored; did you mean port?'
             % (tmp_path / 'ferrum.conf')) in result.stderr
     assert 'Database upgraded to' in result.stdout
+
+
+@pytest.mark.parametrize('command', ['ferrum-placement',
+                                     'ferrum-oneview-migrate'])
+def test_the_tools_refuse_a_bad_value_with_their_failure_status(tmp_path,
+                                                                command):
+    # Their exit status 1 means something else (a backlog, a failed node).
+    config = server.write_config(tmp_path, 0, {
+        'lease': {'busy_node_policy': 'substitue'}})
+    args = [os.path.join(BIN, command), '--config-file', str(config)]
+    if command == 'ferrum-placement':
+        args.append('status')
+    result = subprocess.run(args, capture_output=True, text=True, timeout=120,
+                            cwd=tmp_path)
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert 'Traceback' not in result.stderr
+    assert result.stderr.strip() == (
+        "%s cannot start: [lease] busy_node_policy in %s is not valid: Valid "
+        "values are [substitute, fail], but found 'substitue'. Fix it in the "
+        "config file." % (command, config))
