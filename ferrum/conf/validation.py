@@ -23,6 +23,7 @@ import os
 from collections.abc import Iterator, Mapping
 from typing import Any
 
+from keystoneauth1 import exceptions as ks_exc
 from keystoneauth1 import loading as ks_loading
 from oslo_config import cfg
 
@@ -113,7 +114,8 @@ def _known(conf: cfg.ConfigOpts) -> dict[str, set[str]]:
             listed.append((placement.GROUP,
                            ks_loading.get_auth_plugin_conf_options(
                                auth_type)))
-        except Exception:  # noqa: BLE001 - an unknown plugin name
+        except ks_exc.NoMatchingPlugin:
+            # Placement's client names it when it loads the plugin.
             LOG.debug('No options for auth plugin %s', auth_type)
     for group, group_opts in listed:
         names = known.setdefault(group, set())
