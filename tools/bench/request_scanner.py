@@ -1,0 +1,99 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
+"""Benchmark: the request scanner's worst cases, at 1 MiB each.
+
+``ferrum.common.json_depth.within`` scans every request body (REST API and
+JSON-RPC) before authentication, so an attacker chooses its input. This
+script times each of the worst cases below (:func:`worst_cases`, also used
+by tests/unit/common/test_json_depth.py and tools/bench/hostile_input.py)
+and prints one JSON line: the best of ``--repeat`` runs per case, in
+seconds, the slowest case, and whether every case stayed within the
+target.
+
+Target (issue 27): each worst case at 1 MiB in at most 0.2 s.
+"""
+
+import argparse
+import json
+import os
+import sys
+import time
+from typing import Any
+
+# ferrum from the checkout this script is in, installed or not.
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(
+    os.path.abspath(__file__)))))
+from ferrum.common import json_depth  # noqa: E402
+
+TARGET_SECONDS = 0.2
+_MIB = 1024 * 1024
+
+
+def _repeat(unit: bytes, size: int, prefix: bytes = b'',
+            suffix: bytes = b'') -> bytes:
+    count = max(1, (size - len(prefix) - len(suffix)) // len(unit))
+    return prefix + unit * count + suffix
+
+
+def worst_cases(size: int) -> dict[str, bytes]:
+    """Bodies of about ``size`` bytes that a scanner could choke on.
+
+    Unterminated strings and escape runs backtrack in a careless regular
+    expression; quotes and brackets alternating in every mix make many
+    tiny tokens; deep brackets test the depth count itself.
+    """
+    string = b'{"driver": "'
+    return {
+        'unterminated_string': _repeat(b'x', size, string),
+        'unterminated_utf8': _repeat('\u00e9'.encode(), size, string),
+        'backslash_run': _repeat(b'\\', size, string, b'\\'),
+        'escaped_quotes': _repeat(b'\\"', size, b'"', b'\\'),
+        'escaped_backslash_quote': _repeat(b'\\\\"', size, b'"'),
+        'unicode_escapes': _repeat(b'\\u00e9', size, string),
+        'letters_and_escapes': _repeat(b'x\\', size, string),
+        'quotes': _repeat(b'"', size),
+        'quote_bracket': _repeat(b'["', size),
+        'bracket_quote_escape': _repeat(b'["\\', size),
+        'open_brackets': _repeat(b'[', size),
+        'brackets_mixed': _repeat(b'[]][', size),
+        'brackets_and_braces': _repeat(b'{[}]', size),
+        'short_strings': _repeat(b'"a",', size, b'['),
+        'empty_strings': _repeat(b'"",', size, b'['),
+        'shallow_documents': _repeat(b'{"a": [1, {"b": "c"}]},', size, b'['),
+    }
+
+
+def _best(raw: bytes, repeat: int) -> float:
+    best = float('inf')
+    for _ in range(repeat):
+        started = time.perf_counter()
+        json_depth.within(raw, 25)
+        best = min(best, time.perf_counter() - started)
+    return best
+
+
+def run(size: int, repeat: int) -> dict[str, Any]:
+    seconds = {name: round(_best(raw, repeat), 4)
+               for name, raw in worst_cases(size).items()}
+    slowest = max(seconds, key=seconds.__getitem__)
+    return {'benchmark': 'request_scanner', 'size_bytes': size,
+            'repeat': repeat, 'seconds': seconds, 'slowest': slowest,
+            'slowest_seconds': seconds[slowest],
+            'target_seconds': TARGET_SECONDS,
+            'within_target': seconds[slowest] <= TARGET_SECONDS}
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument('--size', type=int, default=_MIB,
+                        help='bytes per body (default 1 MiB)')
+    parser.add_argument('--repeat', type=int, default=3,
+                        help='runs per case; the best counts')
+    args = parser.parse_args()
+    result = run(args.size, args.repeat)
+    print(json.dumps(result))
+    return 0 if result['within_target'] else 1
+
+
+if __name__ == '__main__':
+    sys.exit(main())
