@@ -6,15 +6,20 @@ version grammar, JSON bodies); the others are documented in
 doc/api-versions.md, "Bounds".
 """
 
+import configparser
 import http.client
 import json
 import os
+import threading
+import time
 import urllib.parse
 
 import pytest
 
 from ferrum.api import body
+from tests.conftest import wait_for
 from tests.functional import server
+from tests.functional.rpc import cluster
 
 V = {'X-OpenStack-Ironic-API-Version': '1.65',
      'Content-Type': 'application/json'}
@@ -274,3 +279,113 @@ def test_patches_cannot_build_a_document_too_deep(client):
     assert response.status_code == 400
     assert 'max_json_body_depth' in _fault(response)
     assert client.get('/v1/nodes/' + uuid, headers=V).status_code == 200
+
+
+# ---- hostile bodies do not starve the server (issue 27) ---------------------
+
+#: Bodies at the size limit that a backtracking scanner never finished: an
+#: unterminated string, and a run of escaped quotes ending on a backslash.
+_UNTERMINATED = [b'{"driver": "' + b'x' * (MIB - 12),
+                 b'{"driver": "' + b'\\"' * ((MIB - 13) // 2) + b'\\']
+
+
+def _flood(address, path, bodies, count=50):
+    """``count`` POSTs of ``bodies`` (in turn) arriving at once, each on a
+    connection of its own: the threads sending them and their answers
+    (status, body; an exception as a string)."""
+    barrier = threading.Barrier(count + 1)
+    answers = []
+
+    def one(raw):
+        conn = http.client.HTTPConnection(*address, timeout=60)
+        try:
+            barrier.wait()
+            conn.request('POST', path, body=raw, headers=V)
+            response = conn.getresponse()
+            answers.append((response.status, response.read()))
+        except Exception as exc:  # reported by the caller's assertion
+            answers.append(repr(exc))
+        finally:
+            conn.close()
+
+    threads = [threading.Thread(target=one, args=(bodies[i % len(bodies)],),
+                                daemon=True)
+               for i in range(count)]
+    for thread in threads:
+        thread.start()
+    barrier.wait()
+    return threads, answers
+
+
+def _answered_within_a_second(address, method, path, body=None):
+    """The status of a plain request sent now, which must be answered
+    within a second (the bound is the behaviour: a scan that took the
+    server's threads or its interpreter would take minutes)."""
+    conn = http.client.HTTPConnection(*address, timeout=1)
+    started = time.monotonic()
+    try:
+        conn.request(method, path, body=body, headers=V)
+        response = conn.getresponse()
+        response.read()
+    except TimeoutError:
+        pytest.fail('%s %s not answered within 1 s' % (method, path))
+    finally:
+        conn.close()
+    assert time.monotonic() - started < 1.0
+    return response.status
+
+
+def _joined(threads, answers):
+    for thread in threads:
+        thread.join(timeout=120)
+    assert not any(thread.is_alive() for thread in threads)
+    return answers
+
+
+def test_unterminated_strings_do_not_starve_the_api(live):
+    address = (live.hostname, live.port)
+    threads, answers = _flood(address, '/v1/nodes', _UNTERMINATED)
+    assert _answered_within_a_second(address, 'GET', '/v1') == 200
+    answers = _joined(threads, answers)
+    assert [answer[0] for answer in answers] == [400] * 50, answers[:3]
+    assert all(b'JSON' in body for _status, body in answers)
+
+
+def test_unterminated_strings_do_not_starve_json_rpc(tmp_path, conf, pg_url,
+                                                     monkeypatch):
+    """The conductor's endpoint runs the same scan before parsing."""
+    monkeypatch.setenv('PYTHONPATH', os.pathsep.join(filter(None, [
+        ROOT, os.environ.get('PYTHONPATH')])))
+    cluster.upgrade(tmp_path, pg_url)
+    with cluster.conductor(tmp_path, pg_url, 'hostile-rpc') as (proc, out):
+        config = configparser.ConfigParser(interpolation=None)
+        config.read(tmp_path / 'hostile-rpc' / 'ferrum.conf')
+        address = ('127.0.0.1', int(config['json_rpc']['port']))
+        plain = json.dumps({'jsonrpc': '2.0', 'method': 'no_such_method',
+                            'id': 1}).encode()
+
+        def serving():
+            assert proc.poll() is None, cluster.output(out)
+            try:
+                return _connection_status(address, plain) == 200
+            except OSError:
+                return False
+
+        wait_for(serving, timeout=60, what='the JSON-RPC endpoint')
+        bodies = [b'{"jsonrpc": "2.0", "method": "' + raw[12:]
+                  for raw in _UNTERMINATED]
+        threads, answers = _flood(address, '/', bodies)
+        assert _answered_within_a_second(address, 'POST', '/', plain) == 200
+        answers = _joined(threads, answers)
+        assert [answer[0] for answer in answers] == [200] * 50, answers[:3]
+        for _status, body in answers:
+            assert json.loads(body)['error']['code'] == -32700  # parse error
+
+
+def _connection_status(address, body):
+    conn = http.client.HTTPConnection(*address, timeout=10)
+    try:
+        conn.request('POST', '/', body=body, headers=V)
+        return conn.getresponse().status
+    finally:
+        conn.close()
