@@ -9,12 +9,15 @@ ferrum, for the REST API and the JSON-RPC endpoint alike.
 The scan runs before authentication, on whatever a client sends, so its
 cost must be linear in the body's length for every input (issue 27: a
 regular expression that backtracked took hours over a 40-byte unterminated
-string). It works in three passes, each at C speed and none backtracking:
-strings (where brackets do not count) are cut out, every byte but a
-bracket is dropped, and the running depth over what is left is summed.
-Each pass looks at a byte a bounded number of times. Measured worst cases
-at 1 MiB (doc/performance.md, "Issue 27: request scanner"): under 0.05 s
-each, the commonest body (a long string) about 0.003 s.
+string), and so must its memory. It works at C speed and never
+backtracks: strings (where brackets do not count) are cut out, every
+byte but a bracket is dropped, and the running depth over what is left is
+summed; a window of a few thousand strings at a time, because ``re.sub``
+holds some 100 bytes per piece until it joins them (a body of empty
+strings would cost some 60 times its size). Measured worst cases at 1 MiB
+(doc/performance.md, "Issue 27: request scanner"): under 0.05 s each on a
+quiet machine, the commonest (one long string) about 0.003 s; memory
+beyond the body at most twice its size (a slice, and its brackets).
 """
 
 import itertools
@@ -29,7 +32,12 @@ import re
 #: optional closing quote lets an unterminated string run to the end: a
 #: string that had to close would, failing, be retried from every later
 #: quote inside it, which is quadratic over ``"\"\"\"...``.
-_STRING = re.compile(rb'"(?:[^"\\]++|\\.?)*+"?', re.DOTALL)
+_STRING_SOURCE = rb'"(?:[^"\\]++|\\.?)*+"?'
+_STRING = re.compile(_STRING_SOURCE, re.DOTALL)
+#: The input up to the end of its next 4,096 strings (or fewer, at the
+#: end): a window that starts and ends outside any string.
+_WINDOW = re.compile(rb'(?:[^"]*+' + _STRING_SOURCE + rb'){1,4096}+',
+                     re.DOTALL)
 #: Every byte but the four brackets, for ``bytes.translate`` to delete.
 _NOT_BRACKETS = bytes(byte for byte in range(256) if byte not in b'[]{}')
 #: How each bracket moves the depth (other bytes are gone by then).
@@ -44,8 +52,18 @@ def within(raw: bytes, max_depth: int) -> bool:
     what else is wrong with it. A bracket inside a string, closed or not,
     does not count: the parser never recurses on it.
     """
-    brackets = _STRING.sub(b'', raw).translate(None, _NOT_BRACKETS)
-    if len(brackets) <= max_depth:
-        return True  # too few brackets to go deeper
-    return max(itertools.accumulate(
-        map(_STEP.__getitem__, brackets))) <= max_depth
+    depth = 0
+    start = 0
+    while start < len(raw):
+        window = _WINDOW.match(raw, start)
+        end = window.end() if window else len(raw)  # no string is left
+        brackets = _STRING.sub(b'', raw[start:end]).translate(
+            None, _NOT_BRACKETS)
+        # Too few brackets to go deeper: no need to sum them one by one.
+        if depth + len(brackets) > max_depth and max(itertools.accumulate(
+                map(_STEP.__getitem__, brackets), initial=depth)) > max_depth:
+            return False
+        opened = brackets.count(b'[') + brackets.count(b'{')
+        depth += opened - (len(brackets) - opened)
+        start = end
+    return True
