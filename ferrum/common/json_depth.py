@@ -15,8 +15,8 @@ byte but a bracket is dropped, and the running depth over what is left is
 summed; a window of a few thousand strings at a time, because ``re.sub``
 holds some 100 bytes per piece until it joins them (a body of empty
 strings would cost some 60 times its size). Measured worst cases at 1 MiB
-(doc/performance.md, "Issue 27: request scanner"): under 0.05 s each on a
-quiet machine, the commonest (one long string) about 0.003 s; memory
+(doc/performance.md, "Issue 27: request scanner"): under 0.05 s of CPU
+each, the commonest (one long string) about 0.005 s; memory
 beyond the body at most twice its size (a slice, and its brackets).
 """
 
