@@ -20,6 +20,7 @@ from ferrum.conf import lease
 from ferrum.conf import oneview
 from ferrum.conf import placement
 from ferrum.conf import ssl
+from ferrum.conf import tenancy
 
 
 def register_opts(conf: cfg.ConfigOpts) -> None:
@@ -35,6 +36,7 @@ def register_opts(conf: cfg.ConfigOpts) -> None:
     oneview.register_opts(conf)
     placement.register_opts(conf)
     ssl.register_opts(conf)
+    tenancy.register_opts(conf)
     log.register_options(conf)
 
 

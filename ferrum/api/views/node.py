@@ -10,7 +10,7 @@ per request, so rendering a page of nodes costs no query per node.
 
 import dataclasses
 import functools
-from collections.abc import Collection, Mapping
+from collections.abc import Callable, Collection, Mapping
 from typing import Any
 
 from ferrum.api import listing
@@ -55,6 +55,20 @@ CONSTANTS: dict[str, Any] = {
        for kind, name in unserved.INTERFACES.items()},
 }
 SECRET_MASK = '******'
+#: What a caller without ``baremetal:node:get:<field>`` sees instead,
+#: Ironic's strings to the letter (clients and operators match on them).
+REDACTED: dict[str, Any] = {
+    'last_error': ('** Value Redacted - Requires '
+                   'baremetal:node:get:last_error permission. **'),
+    'reservation': ('** Redacted - requires '
+                    'baremetal:node:get:reservation permission. **'),
+    'driver_internal_info': {'content': (
+        '** Redacted - Requires baremetal:node:get:driver_internal_info '
+        'permission. **')},
+    'driver_info': {'content': (
+        '** Redacted - requires baremetal:node:get:driver_info '
+        'permission. **')},
+}
 _TIMESTAMPS = frozenset({'created_at', 'updated_at', 'provision_updated_at',
                          'inspection_started_at', 'inspection_finished_at'})
 
@@ -82,6 +96,9 @@ class Context:
     traits: Mapping[int, list[str]]
     #: allocation id -> allocation UUID.
     allocations: Mapping[int, str]
+    #: The fields of REDACTED the caller may not see on a node.
+    hidden: Callable[[node_obj.Node], frozenset[str]] = (
+        lambda _node: frozenset())
 
 
 def secret_keys(node: node_obj.Node, ctx: Context) -> frozenset[str]:
@@ -162,4 +179,11 @@ def _older_state_name(state: str) -> str | None:
 def render(node: node_obj.Node, fields: Collection[str],
            ctx: Context) -> dict[str, Any]:
     """``node`` as a dict of ``fields`` (already checked for the version)."""
-    return {name: _value(node, name, ctx) for name in fields}
+    hidden = ctx.hidden(node)
+    return {name: (_redacted(name) if name in hidden
+                   else _value(node, name, ctx)) for name in fields}
+
+
+def _redacted(name: str) -> Any:
+    value = REDACTED[name]
+    return dict(value) if isinstance(value, dict) else value
