@@ -24,7 +24,6 @@ from typing import Any, cast
 import flask
 import yaml
 from oslo_context import context as context_mod
-from oslo_policy import policy as oslo_policy
 
 from ferrum.api import auth
 from ferrum.api import node_lookup
@@ -62,7 +61,7 @@ def install(app: flask.Flask) -> None:
     """
     conf = app.config['FERRUM_CONF']
     if conf.auth_strategy == 'keystone':
-        app.config[_ENFORCER] = policy.enforcer(conf)
+        app.config[_ENFORCER] = policy.Authorizer(policy.enforcer(conf))
     app.before_request(load_context)
 
 
@@ -94,14 +93,19 @@ def allowed(rule: str, target: Mapping[str, Any] | None = None) -> bool:
     (a project token on a system-only rule) is a plain no."""
     if not enforcing():
         return True
-    enforcer = cast(oslo_policy.Enforcer,
-                    flask.current_app.config[_ENFORCER])
+    authorizer = cast(policy.Authorizer,
+                      flask.current_app.config[_ENFORCER])
     try:
-        # enforce() re-reads the file when its mtime changed.
-        return bool(enforcer.enforce(rule, dict(target or {}), context()))
+        if not flask.g.get('policy_fresh'):
+            # oslo.policy's mtime check, once per request.
+            authorizer.refresh()
+            flask.g.policy_fresh = True
+            flask.g.creds = context().to_policy_values()
+        return authorizer.allowed(rule, target or {}, flask.g.creds)
     except (ValueError, TypeError, AttributeError, yaml.YAMLError) as exc:
         LOG.error('API requests are refused until this is fixed: the policy '
-                  'file %s is unusable: %s', enforcer.policy_path, exc)
+                  'file %s is unusable: %s',
+                  authorizer.enforcer.policy_path, exc)
         raise PolicyUnusable() from None
 
 
@@ -216,11 +220,17 @@ def node_redactions() -> Callable[[node_obj.Node], frozenset[str]]:
     if allowed('baremetal:node:get:filter_threshold'):
         return _nothing
     fields = tuple(node_view.REDACTED)
+    # The answer depends on the node's owner and lessee only: a page of a
+    # thousand nodes has a handful of pairs, so checks stay per pair.
+    known: dict[tuple[str | None, str | None], frozenset[str]] = {}
 
     def hidden(found: node_obj.Node) -> frozenset[str]:
-        target = node_target(found)
-        return frozenset(name for name in fields if not allowed(
-            'baremetal:node:get:%s' % name, target))
+        pair = (found.owner, found.lessee)
+        if pair not in known:
+            target = node_target(found)
+            known[pair] = frozenset(name for name in fields if not allowed(
+                'baremetal:node:get:%s' % name, target))
+        return known[pair]
     return hidden
 
 
