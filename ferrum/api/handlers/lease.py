@@ -180,8 +180,10 @@ def _check_identity(values: dict[str, Any]) -> None:
 
 
 def _check_project(values: dict[str, Any]) -> None:
-    """A project books for itself only, and only nodes it owns; a system
-    member books for any project, from any nodes.
+    """A project books for itself only, from the nodes it owns and, unless
+    ``baremetal:lease:create:shared_pool`` denies it, nodes without an
+    owner (Blazar's free pool); a system member books for any project,
+    from any nodes.
 
     :raises Forbidden: another project, or another project's nodes.
     """
@@ -193,6 +195,9 @@ def _check_project(values: dict[str, Any]) -> None:
     if values.get('owner', ctx.project_id) != ctx.project_id:
         raise access.Forbidden(rule='baremetal:lease:create')
     values['owner'] = ctx.project_id
+    values['shared_pool'] = access.allowed(
+        'baremetal:lease:create:shared_pool',
+        access.lease_target(values['project']))
 
 
 def create_lease() -> flask.Response:

@@ -11,9 +11,12 @@ from keystoneauth1 import loading as ks_loading
 
 from ferrum.api import app as api_app
 from ferrum.api import policy
+from ferrum.leases import engine
 from ferrum.objects import node as node_obj
 from tests.functional.api import tenancy
 from tests.functional.api.tenancy import fault, headers
+from tests.conftest import wait_for
+from tests.functional.leases.conftest import FAKE, later
 from tests.process import free_port
 
 SPOOFED = {'X-Roles': 'reader', 'X-Project-Id': tenancy.THIRD,
@@ -219,10 +222,11 @@ def _lease(client, tokens, persona, **body):
                        json=body)
 
 
-def test_a_project_books_for_itself_from_its_own_nodes(
+def test_a_project_books_for_itself_from_its_nodes_and_the_shared_pool(
         ks_client, tokens, db):
     _node(db, 'theirs', owner=tenancy.OTHER, resource_class='gold')
     mine = _node(db, 'mine', owner=tenancy.OWNER, resource_class='gold')
+    free = _node(db, 'free', resource_class='gold')
     response = _lease(ks_client, tokens, 'owner_member',
                       project=tenancy.OTHER, resource_class='gold')
     assert response.status_code == 403
@@ -231,17 +235,22 @@ def test_a_project_books_for_itself_from_its_own_nodes(
                       owner=tenancy.OTHER)
     assert response.status_code == 403
     response = _lease(ks_client, tokens, 'owner_member',
-                      project=tenancy.OWNER, resource_class='gold', count=2)
+                      project=tenancy.OWNER, resource_class='gold', count=3)
     assert response.status_code == 409
+    assert '2 found' in fault(response)
+    assert 'of them 1 with another owner' in fault(response)
     response = _lease(ks_client, tokens, 'owner_member',
-                      project=tenancy.OWNER, resource_class='gold')
+                      project=tenancy.OWNER, resource_class='gold', count=2)
     assert response.status_code == 201
     lease = response.get_json()
-    assert lease['nodes'] == [mine.uuid]
+    assert sorted(lease['nodes']) == sorted([mine.uuid, free.uuid])
+    assert lease['owner'] == tenancy.OWNER
     # A system member books for any project, from any node.
     response = _lease(ks_client, tokens, 'system_member',
                       project=tenancy.THIRD, resource_class='gold')
     assert response.status_code == 201
+    assert response.get_json()['nodes'] == [
+        node_obj.Node.get(db, 'theirs').uuid]
     # Each project sees its own leases only; the third party none.
     listed = ks_client.get('/v1/leases', headers=headers(
         tokens, 'owner_reader')).get_json()['leases']
@@ -249,6 +258,28 @@ def test_a_project_books_for_itself_from_its_own_nodes(
     response = ks_client.delete('/v1/leases/%s' % lease['uuid'],
                                 headers=headers(tokens, 'third_party'))
     assert response.status_code == 404
+    response = ks_client.delete('/v1/leases/%s' % lease['uuid'],
+                                headers=headers(tokens, 'owner_member'))
+    assert response.status_code == 204
+
+
+def test_policy_can_take_the_shared_pool_from_projects(
+        keystone_conf, db, conductor, tokens, tmp_path):
+    path = tmp_path / 'policy.yaml'
+    path.write_text('"baremetal:lease:create:shared_pool": "!"\n')
+    keystone_conf.set_override('policy_file', str(path),
+                               group='oslo_policy')
+    client = api_app.create_app(keystone_conf, db,
+                                conductor.manager).test_client()
+    _node(db, 'free', resource_class='gold')
+    response = _lease(client, tokens, 'owner_member',
+                      project=tenancy.OWNER, resource_class='gold')
+    assert response.status_code == 409
+    assert '0 found' in fault(response)
+    mine = _node(db, 'mine', owner=tenancy.OWNER, resource_class='gold')
+    response = _lease(client, tokens, 'owner_member',
+                      project=tenancy.OWNER, resource_class='gold')
+    assert response.get_json()['nodes'] == [mine.uuid]
 
 
 def test_calendar_hides_other_projects_leases(ks_client, tokens, db):
@@ -349,3 +380,42 @@ def test_keystone_unreachable_is_503_never_500(keystone_conf, db,
         tenancy.V, **{'X-Auth-Token': 'never-seen'}))
     assert response.status_code == 503
     assert client.get('/v1', headers=tenancy.V).status_code == 200
+
+
+# ---- a lease gives its project the lessee's rights, for its time -----------
+
+def test_a_lease_gives_its_project_lessee_rights_until_its_end(
+        keystone_conf, db, conductor, ks_client, tokens):
+    keystone_conf.set_override('guard_time', 0, 'lease')
+    keystone_conf.set_override('cleaning_margin', 0, 'lease')
+    node = node_obj.Node.create(db, dict(
+        FAKE, name='n', owner=tenancy.OWNER,
+        driver_info={'ipmi_address': 'bmc-1'}))
+    as_lessee = headers(tokens, 'lessee_member')
+    assert ks_client.get('/v1/nodes/n', headers=as_lessee).status_code == 404
+    response = ks_client.post('/v1/leases', headers=headers(
+        tokens, 'system_member'), json={
+            'project': tenancy.LESSEE, 'candidate_nodes': ['n'],
+            'end': later(3600)})
+    assert response.status_code == 201
+    lease = response.get_json()['uuid']
+    engine.run(conductor.ctx)
+    assert node_obj.Node.get(db, node.id).lessee == tenancy.LESSEE
+    assert ks_client.get('/v1/nodes/n', headers=as_lessee).status_code == 200
+    assert ks_client.put('/v1/nodes/n/states/power', headers=as_lessee,
+                         json={'target': 'power on'}).status_code == 202
+    assert ks_client.patch('/v1/nodes/n', headers=as_lessee, json=[
+        {'op': 'add', 'path': '/driver_info/x', 'value': 1}]
+    ).status_code == 403
+    assert [n['name'] for n in ks_client.get(
+        '/v1/nodes', headers=as_lessee).get_json()['nodes']] == ['n']
+    assert ks_client.get('/v1/nodes/n', headers=headers(
+        tokens, 'third_party')).status_code == 404
+    assert ks_client.delete('/v1/leases/%s' % lease,
+                            headers=as_lessee).status_code == 204
+
+    def ended():
+        engine.run(conductor.ctx)
+        return node_obj.Node.get(db, node.id).lessee is None
+    wait_for(ended, what='the lease to end')
+    assert ks_client.get('/v1/nodes/n', headers=as_lessee).status_code == 404
