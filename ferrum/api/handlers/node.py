@@ -188,6 +188,12 @@ def create_node() -> flask.Response:
     access.check('baremetal:node:create')
     values = body.json_body(node_schema.CREATE)
     values.pop('chassis_uuid', None)
+    if values.get('network_data') is not None:
+        microversion.require(66, 'The node field "network_data"')
+    if values.pop('network_data', None):
+        raise exception.InvalidParameterValue(
+            reason='network_data is not served: ferrum builds no network '
+                   'configuration for config drives; leave it out.')
     _check_values(values)
     values = {k: v for k, v in values.items() if v is not None}
     if not microversion.at_least(11):

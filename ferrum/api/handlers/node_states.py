@@ -75,6 +75,26 @@ def _provision_args(target: str, request: dict[str, Any]) -> dict[str, Any]:
             raise exception.InvalidParameterValue(
                 reason='clean_steps can only be given with target "clean".')
         args['clean_steps'] = request['clean_steps']
+    if request.get('deploy_steps') is not None:
+        microversion.require(69, 'deploy_steps')
+        if target not in ('active', 'deploy', 'rebuild'):
+            raise exception.InvalidParameterValue(
+                reason='deploy_steps can only be given with target "active" '
+                       'or "rebuild".')
+        if request['deploy_steps']:
+            raise exception.InvalidParameterValue(
+                reason='deploy_steps are not served: ferrum deploys with '
+                       'its deploy interface\'s own steps; leave them out.')
+    if request.get('disable_ramdisk') is not None:
+        microversion.require(70, 'disable_ramdisk')
+        if target != 'clean':
+            raise exception.InvalidParameterValue(
+                reason='disable_ramdisk can only be given with target '
+                       '"clean".')
+        if request['disable_ramdisk']:
+            raise exception.InvalidParameterValue(
+                reason='disable_ramdisk is not served: ferrum runs clean '
+                       'steps as its interfaces define them; leave it out.')
     configdrive = request.get('configdrive')
     if configdrive is not None:
         if target not in ('active', 'deploy', 'rebuild'):

@@ -41,7 +41,7 @@ FIELD_VERSIONS: dict[str, int] = {
     'conductor_group': 46, 'automated_clean': 47, 'protected': 48,
     'protected_reason': 48, 'conductor': 49, 'owner': 50,
     'description': 51, 'allocation_uuid': 52, 'retired': 61,
-    'retired_reason': 61, 'lessee': 65,
+    'retired_reason': 61, 'lessee': 65, 'network_data': 66,
 }
 #: The fields a list without detail shows.
 LIST_FIELDS: tuple[str, ...] = ('instance_uuid', 'uuid', 'power_state',
@@ -50,6 +50,7 @@ LIST_FIELDS: tuple[str, ...] = ('instance_uuid', 'uuid', 'power_state',
 #: Fields that hold no value in ferrum: the "nothing configured" value.
 CONSTANTS: dict[str, Any] = {
     'console_enabled': False, 'chassis_uuid': None, 'raid_config': {},
+    'network_data': {},
     'target_raid_config': {},
     **{'%s_interface' % kind: name
        for kind, name in unserved.INTERFACES.items()},

@@ -34,7 +34,7 @@ def _node(db, name, **values):
         values, driver='fake-hardware', name=name))
 
 
-# ---- identity headers a client sends never count --------------------------
+# ---- identity headers a client sends never count -------------------------
 
 def test_noauth_caller_is_a_system_admin_whatever_headers_it_sends(
         client, db):
@@ -84,7 +84,7 @@ def test_public_routes_never_take_identity_headers(ks_client, db):
     assert response.status_code == 404
 
 
-# ---- redaction --------------------------------------------------------------
+# ---- redaction -------------------------------------------------------------
 
 def test_lessee_sees_ironic_redaction_strings_owner_and_system_the_values(
         ks_client, tokens, db):
@@ -142,7 +142,7 @@ def test_a_patch_test_operation_learns_nothing_of_a_redacted_field(
     assert 'baremetal:node:update:driver_info' in fault(response)
 
 
-# ---- lists: filters, fields, paging -----------------------------------------
+# ---- lists: filters, fields, paging ----------------------------------------
 
 def test_owner_filter_naming_another_project_is_refused(
         ks_client, tokens, db):
@@ -188,7 +188,7 @@ def test_next_links_and_markers_never_leak_another_projects_rows(
     assert 'could not be found' in fault(response)
 
 
-# ---- allocations of a project -----------------------------------------------
+# ---- allocations of a project ----------------------------------------------
 
 def test_a_project_members_allocation_is_its_projects_on_its_nodes(
         ks_client, tokens, db):
@@ -215,7 +215,7 @@ def test_a_project_members_allocation_is_its_projects_on_its_nodes(
     assert response.status_code == 201
 
 
-# ---- leases of a project ----------------------------------------------------
+# ---- leases of a project ---------------------------------------------------
 
 def _lease(client, tokens, persona, **body):
     body.setdefault('start', '2099-01-01T00:00:00')
@@ -298,7 +298,7 @@ def test_calendar_hides_other_projects_leases(ks_client, tokens, db):
     assert calendar.get_json()['leases'][0]['name'] == 'theirs'
 
 
-# ---- the policy file --------------------------------------------------------
+# ---- the policy file -------------------------------------------------------
 
 def test_policy_file_overrides_and_is_reread_on_change(
         keystone_conf, db, conductor, tokens, tmp_path):
@@ -359,7 +359,7 @@ def test_a_policy_file_broken_later_answers_503_not_500(
     assert 'policy file is unusable' in fault(response)
 
 
-# ---- Keystone away ----------------------------------------------------------
+# ---- Keystone away ---------------------------------------------------------
 
 def test_keystone_unreachable_is_503_never_500(keystone_conf, db,
                                                conductor):
@@ -384,7 +384,7 @@ def test_keystone_unreachable_is_503_never_500(keystone_conf, db,
     assert client.get('/v1', headers=tenancy.V).status_code == 200
 
 
-# ---- a lease gives its project the lessee's rights, for its time ----------
+# ---- a lease gives its project the lessee's rights, for its time ---------
 
 def test_a_lease_gives_its_project_lessee_rights_until_its_end(
         keystone_conf, db, conductor, ks_client, tokens):
