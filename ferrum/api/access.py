@@ -176,6 +176,23 @@ def named_node(ident: str) -> node_obj.Node:
     return found
 
 
+def candidate_uuids(idents: list[str]) -> list[str]:
+    """Candidate nodes (names or UUIDs) as UUIDs; one hidden from the
+    caller is the same 400 as an unknown one
+    (see :func:`node_lookup.candidate_uuids`)."""
+    found = node_lookup.candidate_uuids(idents)
+    if not enforcing() or allowed('baremetal:node:list_all'):
+        return found
+    nodes = node_obj.Node.list(services.db(), {'uuid_in': found})
+    hidden = {n.uuid for n in nodes if not allowed('baremetal:node:get',
+                                                   node_target(n))}
+    if hidden:
+        by_uuid = node_obj.uuids_of(services.db(), idents)
+        first = next(ident for ident in idents if by_uuid[ident] in hidden)
+        raise node_lookup.unknown(first)
+    return found
+
+
 def port(ident: str, rule: str) -> port_obj.Port:
     """The port ``ident`` names, judged by its node's owner and lessee."""
     # Ports have no names before 1.88, so anything else names no port.

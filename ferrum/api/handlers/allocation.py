@@ -20,7 +20,6 @@ from ferrum.api import access
 from ferrum.api import body
 from ferrum.api import listing
 from ferrum.api import microversion
-from ferrum.api import node_lookup
 from ferrum.api import services
 from ferrum.api.schemas import allocation as allocation_schema
 from ferrum.api.schemas import trait as trait_schema
@@ -170,7 +169,7 @@ def create_allocation() -> flask.Response:
                 reason='uuid must be a UUID, not "%s".' % values['uuid'][:100])
         values['uuid'] = values['uuid'].lower()
     if 'candidate_nodes' in values:
-        values['candidate_nodes'] = node_lookup.candidate_uuids(
+        values['candidate_nodes'] = access.candidate_uuids(
             values['candidate_nodes'])
     node_ident = values.pop('node', None)
     if node_ident is not None:

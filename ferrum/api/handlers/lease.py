@@ -20,7 +20,6 @@ from oslo_db import exception as db_exc
 from ferrum.api import access
 from ferrum.api import body
 from ferrum.api import listing
-from ferrum.api import node_lookup
 from ferrum.api import services
 from ferrum.api.schemas import lease as lease_schema
 from ferrum.api.schemas import trait as trait_schema
@@ -209,7 +208,7 @@ def create_lease() -> flask.Response:
         trait_schema.check(trait)
     values['traits'] = sorted(set(values.get('traits', [])))
     if 'candidate_nodes' in values:
-        values['candidate_nodes'] = node_lookup.candidate_uuids(
+        values['candidate_nodes'] = access.candidate_uuids(
             values['candidate_nodes'])
     elif 'resource_class' not in values:
         raise exception.InvalidParameterValue(

@@ -421,3 +421,24 @@ def test_a_lease_gives_its_project_lessee_rights_until_its_end(
         return node_obj.Node.get(db, node.id).lessee is None
     wait_for(ended, what='the lease to end')
     assert ks_client.get('/v1/nodes/n', headers=as_lessee).status_code == 404
+
+
+def test_a_hidden_candidate_node_is_an_unknown_one(ks_client, tokens, db):
+    _node(db, 'theirs', owner=tenancy.OTHER, resource_class='gold')
+    _node(db, 'leased', lessee=tenancy.LESSEE, resource_class='gold')
+    missing = ks_client.post('/v1/allocations', headers=headers(
+        tokens, 'lessee_member'), json={'resource_class': 'gold',
+                                        'candidate_nodes': ['nowhere']})
+    for path, body in (('/v1/allocations', {'resource_class': 'gold'}),
+                       ('/v1/leases', {'project': tenancy.LESSEE,
+                                       'end': '2099-01-02T00:00:00',
+                                       'start': '2099-01-01T00:00:00'})):
+        response = ks_client.post(path, headers=headers(
+            tokens, 'lessee_member'), json=dict(
+                body, candidate_nodes=['leased', 'theirs']))
+        assert response.status_code == 400, path
+        assert fault(response) == fault(missing).replace('nowhere', 'theirs')
+        response = ks_client.post(path, headers=headers(
+            tokens, 'lessee_member'), json=dict(
+                body, candidate_nodes=['leased']))
+        assert response.status_code == 201, response.get_data(as_text=True)
