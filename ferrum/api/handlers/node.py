@@ -108,9 +108,13 @@ def _list(detail: bool) -> dict[str, Any]:
     if conductor is not None:
         microversion.require(49, 'The conductor filter')
     filters = _filters()
+    # Ironic's project filter (owner or lessee), at every version; a
+    # project-scoped caller may only name its own project.
+    asked = flask.request.args.get('project')
     project = access.list_project('node', filters.get('owner'))
+    if asked is not None:
+        project = access.list_project('node', asked) or asked
     if project is not None:
-        # Nodes the project owns or leases, as Ironic's project filter.
         filters['project'] = project
     with services.db().reader():
         # Which conductor handles a node is computed, not stored: with that

@@ -157,7 +157,16 @@ def test_owner_filter_naming_another_project_is_refused(
     response = ks_client.get('/v1/nodes?owner=%s' % tenancy.OTHER,
                              headers=headers(tokens, 'system_reader'))
     assert [n['name'] for n in response.get_json()['nodes']] == ['theirs']
-    for path in ('/v1/allocations?owner=%s', '/v1/leases?project=%s'):
+    _node(db, 'leased', lessee=tenancy.OTHER)
+    response = ks_client.get('/v1/nodes?project=%s' % tenancy.OTHER,
+                             headers=headers(tokens, 'system_reader'))
+    assert sorted(n['name'] for n in response.get_json()['nodes']) == [
+        'leased', 'theirs']
+    response = ks_client.get('/v1/nodes?project=%s' % tenancy.OWNER,
+                             headers=headers(tokens, 'owner_reader'))
+    assert [n['name'] for n in response.get_json()['nodes']] == ['mine']
+    for path in ('/v1/allocations?owner=%s', '/v1/leases?project=%s',
+                 '/v1/nodes?project=%s'):
         response = ks_client.get(path % tenancy.OTHER,
                                  headers=headers(tokens, 'owner_member'))
         assert response.status_code == 403, path
