@@ -95,14 +95,22 @@ def allowed(rule: str, target: Mapping[str, Any] | None = None) -> bool:
         return True
     authorizer = cast(policy.Authorizer,
                       flask.current_app.config[_ENFORCER])
+    if not flask.g.get('policy_fresh'):
+        _refresh(authorizer)
+        flask.g.policy_fresh = True
+        flask.g.creds = context().to_policy_values()
+    return authorizer.allowed(rule, target or {}, flask.g.creds)
+
+
+def _refresh(authorizer: policy.Authorizer) -> None:
+    """oslo.policy's mtime check of the file, once per request.
+
+    :raises PolicyUnusable: the file changed and no longer parses.
+    """
     try:
-        if not flask.g.get('policy_fresh'):
-            # oslo.policy's mtime check, once per request.
-            authorizer.refresh()
-            flask.g.policy_fresh = True
-            flask.g.creds = context().to_policy_values()
-        return authorizer.allowed(rule, target or {}, flask.g.creds)
+        authorizer.refresh()
     except (ValueError, TypeError, AttributeError, yaml.YAMLError) as exc:
+        # The parsers' errors for a file that is not a mapping of strings.
         LOG.error('API requests are refused until this is fixed: the policy '
                   'file %s is unusable: %s',
                   authorizer.enforcer.policy_path, exc)
