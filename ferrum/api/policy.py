@@ -342,10 +342,20 @@ def check_rules(enforcer: policy.Enforcer) -> None:
         does not.
     """
     path = enforcer.policy_path or enforcer.policy_file
+    # oslo.policy logs a rule it cannot parse with a traceback; the one
+    # line below names it instead.
+    parser_log = logging.getLogger('oslo_policy._parser')
+    was_disabled, parser_log.disabled = parser_log.disabled, True
     try:
         enforcer.load_rules()
-    except (ValueError, TypeError, yaml.YAMLError) as exc:
+    except (ValueError, yaml.YAMLError) as exc:
         raise PolicyFileInvalid(path=path, reason=_first_line(exc)) from None
+    except (TypeError, AttributeError):
+        raise PolicyFileInvalid(path=path, reason=(
+            'it is not a YAML mapping of rule names to check strings '
+            '("baremetal:node:get": "role:reader").')) from None
+    finally:
+        parser_log.disabled = was_disabled
     for name, rule in enforcer.file_rules.items():
         loaded = enforcer.rules.get(name)
         if (isinstance(loaded, _checks.FalseCheck)

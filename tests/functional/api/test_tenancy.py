@@ -331,6 +331,9 @@ def test_policy_file_overrides_and_is_reread_on_change(
 
 @pytest.mark.parametrize('text, reason', [
     ('"baremetal:node:get": [unclosed\n', 'while parsing'),
+    ('- a list\n', 'it is not a YAML mapping of rule names to check '
+                  'strings'),
+    ('"baremetal:node:get": 5\n', 'it is not a YAML mapping'),
     ('"baremetal:node:get": "role:admin and ("\n',
      'the rule "baremetal:node:get" has a check string that does not '
      'parse'),
