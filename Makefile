@@ -40,7 +40,10 @@ test: $(TEST_STAMP) system-packages
 
 genconfig: $(STAMP)
 	$(BIN)/oslo-config-generator --namespace ferrum --namespace oslo.log \
+	  --namespace oslo.policy --namespace keystonemiddleware.auth_token \
 	  --output-file etc/ferrum/ferrum.conf.sample
+	$(BIN)/oslopolicy-sample-generator --namespace ferrum \
+	  --output-file etc/ferrum/policy.yaml.sample
 
 # A local OpenStack Placement (noauth2, SQLite under .placement/) on
 # 127.0.0.1:8778 for demos: see README.md, "Inventory in Placement".

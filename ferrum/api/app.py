@@ -13,6 +13,7 @@ from oslo_config import cfg
 from oslo_db import exception as db_exc
 from werkzeug import exceptions as http_exc
 
+from ferrum.api import access
 from ferrum.api import auth
 from ferrum.api import body
 from ferrum.api import errors
@@ -116,6 +117,7 @@ def create_app(conf: cfg.ConfigOpts, db: db_api.Database,
     app.before_request(_check_url)
     app.before_request(_limit_query)
     auth.install(app, conf)
+    access.install(app)
     app.after_request(_add_version_headers)
     app.register_error_handler(exception.FerrumException, errors.from_ferrum)
     app.register_error_handler(http_exc.HTTPException, errors.from_http)

@@ -1,24 +1,35 @@
 # SPDX-License-Identifier: Apache-2.0
-"""Authentication: ``noauth`` (the default) and ``http_basic``.
+"""Authentication: ``noauth`` (the default), ``http_basic`` and ``keystone``.
+
+Public routes are the same under every strategy (:func:`is_public`): the
+version discovery documents and the ramdisk agent's lookup and heartbeat.
 
 ``http_basic`` behaves as Ironic's: users and bcrypt hashes come from an
 Apache htpasswd file (``htpasswd -nbB user password`` makes a line), every
-request but version discovery (``/`` and ``/v1``) needs an
-``Authorization: Basic`` header, and a missing or wrong one is answered
-with 401 and ``WWW-Authenticate: Basic realm="Baremetal API"``.
+other request needs an ``Authorization: Basic`` header, and a missing or
+wrong one is answered with 401 and ``WWW-Authenticate: Basic
+realm="Baremetal API"``. The file is checked when the app is built, so a
+broken file stops the service from starting, and re-read whenever it
+changes on disk. Should a later edit break it, requests are refused (503)
+until it is fixed; the server log says why. The check itself is
+:mod:`ferrum.common.http_basic`, shared with the conductors' JSON-RPC
+endpoint.
 
-The file is checked when the app is built, so a broken file stops the
-service from starting, and re-read whenever it changes on disk, so users
-can be added or removed without a restart. Should a later edit break it,
-requests are refused (500) until it is fixed; the server log says why.
-
-The check itself is :mod:`ferrum.common.http_basic`, shared with the
-conductors' JSON-RPC endpoint.
+``keystone`` wraps the WSGI application in keystonemiddleware's
+``auth_token``, configured in ``[keystone_authtoken]``, as Ironic does. It
+removes the identity headers a client sent, validates ``X-Auth-Token`` and
+sets the headers the request context is built from
+(:mod:`ferrum.api.access`). Its own answers pass through unchanged: 401
+with ``WWW-Authenticate: Keystone uri=...`` for a missing, invalid or
+expired token, 503 while Keystone cannot be reached.
 """
 
 import logging
+from collections.abc import Callable, Iterable
+from typing import Any
 
 import flask
+from keystonemiddleware import auth_token
 from oslo_config import cfg
 
 from ferrum.api import errors
@@ -34,6 +45,15 @@ PUBLIC_PATHS = frozenset({'', '/v1'})
 PUBLIC_PREFIXES = ('/v1/lookup', '/v1/heartbeat/')
 REALM = 'Baremetal API'
 
+WSGIApp = Callable[[dict[str, Any], Callable[..., Any]], Iterable[bytes]]
+
+
+def is_public(path: str) -> bool:
+    """Whether ``path`` is served without credentials, whatever the
+    strategy."""
+    return path.rstrip('/') in PUBLIC_PATHS or path.startswith(
+        PUBLIC_PREFIXES)
+
 
 class _Hook:
     """The ``http_basic`` check, run before every non-public request."""
@@ -42,9 +62,7 @@ class _Hook:
         self.check = http_basic.BasicAuth(path)
 
     def before_request(self) -> flask.Response | None:
-        path = flask.request.path
-        if (path.rstrip('/') in PUBLIC_PATHS
-                or path.startswith(PUBLIC_PREFIXES)):
+        if is_public(flask.request.path):
             return None
         try:
             flask.g.user = self.check.authenticate(
@@ -63,16 +81,36 @@ class _Hook:
         return None
 
 
+class _Keystone:
+    """Public routes straight to the app, every other through auth_token."""
+
+    def __init__(self, app: WSGIApp, conf: cfg.ConfigOpts) -> None:
+        self.app = app
+        self.protected: WSGIApp = auth_token.AuthProtocol(
+            app, {'oslo_config_config': conf})
+
+    def __call__(self, environ: dict[str, Any],
+                 start_response: Callable[..., Any]) -> Iterable[bytes]:
+        if is_public(environ.get('PATH_INFO', '')):
+            return self.app(environ, start_response)
+        return self.protected(environ, start_response)
+
+
 def install(app: flask.Flask, conf: cfg.ConfigOpts) -> None:
     """Hook the configured authentication into ``app``.
 
     :raises UserFileInvalid: http_basic with an unusable users file.
     """
+    if conf.auth_strategy == 'keystone':
+        # Around the whole app, as Ironic's: an unauthenticated client
+        # gets 401 before any version negotiation.
+        app.wsgi_app = _Keystone(app.wsgi_app, conf)  # type: ignore[method-assign]
+        LOG.info('API authentication: keystone')
+        return
     if conf.auth_strategy != 'http_basic':
         return
     check = _Hook(conf.http_basic_auth_user_file)
-    # First of all hooks, as Ironic's auth middleware wraps its whole app:
-    # an unauthenticated client gets 401 before any version negotiation.
+    # First of all hooks, as Ironic's auth middleware wraps its whole app.
     app.before_request_funcs.setdefault(None, []).insert(
         0, check.before_request)
     LOG.info('API authentication: http_basic, users from %s',

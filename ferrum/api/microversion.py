@@ -92,6 +92,15 @@ VERSIONS: tuple[tuple[int, str], ...] = (
     (63, 'Indicators (not served).'),
     (64, 'Port local_link_connection network_type.'),
     (65, 'Node lessee and its list filter.'),
+    (66, 'Node network_data (not served: always {}, setting one is '
+         'refused).'),
+    (67, 'VIF attach naming its port with port_uuid.'),
+    (68, 'agent_verify_ca in heartbeats (accepted, not used).'),
+    (69, 'deploy_steps when deploying or rebuilding (not served: refused '
+         'unless empty).'),
+    (70, 'disable_ramdisk when cleaning (not served: refused when true).'),
+    (71, 'System-scoped roles understood: a signifier, the policy applies '
+         'at every version (doc/tenancy.md).'),
 )
 
 #: Ironic serves every version from 1.1: below 1.11 a new node is created

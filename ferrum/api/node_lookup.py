@@ -80,10 +80,10 @@ def get_named(ident: str, status: int = 400) -> node_obj.Node:
             raise
         if not base.is_uuid_like(ident):
             microversion.require(_NAMES_MINOR, 'A node name')
-        raise _unknown(ident) from None
+        raise unknown(ident) from None
 
 
-def _unknown(ident: str) -> exception.InvalidParameterValue:
+def unknown(ident: str) -> exception.InvalidParameterValue:
     return exception.InvalidParameterValue(
         reason='Node %s could not be found; give an existing node UUID '
                'or name.' % ident[:255])
@@ -99,5 +99,5 @@ def candidate_uuids(idents: list[str]) -> list[str]:
     missing = [ident for ident in idents if ident not in found]
     if missing:
         # Looked up by name at every version (see the module docstring).
-        raise _unknown(missing[0])
+        raise unknown(missing[0])
     return list(dict.fromkeys(found[ident] for ident in idents))

@@ -22,6 +22,7 @@ from ferrum.conf import lease
 from ferrum.conf import oneview
 from ferrum.conf import placement
 from ferrum.conf import ssl
+from ferrum.conf import tenancy
 from ferrum.conf import validation
 
 
@@ -38,6 +39,7 @@ def register_opts(conf: cfg.ConfigOpts) -> None:
     oneview.register_opts(conf)
     placement.register_opts(conf)
     ssl.register_opts(conf)
+    tenancy.register_opts(conf)
     log.register_options(conf)
 
 

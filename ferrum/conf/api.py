@@ -18,10 +18,19 @@ auth_opts: list[cfg.Opt] = [
                                    'allow_non_loopback_noauth.'),
                         ('http_basic', 'HTTP Basic authentication against '
                                        'the bcrypt htpasswd file named by '
-                                       'http_basic_auth_user_file.')],
-               help='How API requests are authenticated. With either '
+                                       'http_basic_auth_user_file.'),
+                        ('keystone', 'Keystone tokens, validated by '
+                                     'keystonemiddleware as configured in '
+                                     '[keystone_authtoken]; the policy '
+                                     '([oslo_policy] policy_file over '
+                                     "Ironic's defaults) decides what each "
+                                     'project and role may do.')],
+               help='How API requests are authenticated. With every '
                     'strategy the version discovery documents at / and /v1 '
-                    'stay public, as in Ironic.'),
+                    "and the ramdisk agent's lookup and heartbeat stay "
+                    'public, as in Ironic. Under noauth and http_basic '
+                    'every caller is a system administrator and the policy '
+                    'is not consulted, as in Ironic.'),
     cfg.StrOpt('http_basic_auth_user_file', default='/etc/ferrum/htpasswd',
                help='The htpasswd file of the API users when auth_strategy '
                     'is http_basic: one "user:hash" line per user, with '

@@ -358,6 +358,10 @@ class Lease(TimestampMixin, Base):
     #: ``reservation_class`` only then.
     class_created: orm.Mapped[bool] = orm.mapped_column(
         sa.Boolean, default=False, server_default=sa.false())
+    #: With an owner: nodes without an owner may be held too (a project's
+    #: lease from its own nodes and the operator's shared pool).
+    shared_pool: orm.Mapped[bool] = orm.mapped_column(
+        sa.Boolean, default=False, server_default=sa.false())
 
 
 class LeaseNode(Base):

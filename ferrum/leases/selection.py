@@ -53,13 +53,15 @@ class Ask:
     block_end: datetime.datetime
     #: The nodes must be free now (the lease starts within the guard time).
     free_now: bool
+    #: With ``owner``: nodes without an owner count too.
+    shared_pool: bool = False
 
     @classmethod
     def of(cls, lease: lease_obj.Lease, start: datetime.datetime,
            free_now: bool) -> 'Ask':
         return cls(lease.resource_class, lease.traits or [],
                    lease.candidate_nodes, lease.owner, start,
-                   lease.block_end, free_now)
+                   lease.block_end, free_now, lease.shared_pool)
 
 
 def free_now_clause() -> sa.ColumnElement[bool]:
@@ -78,6 +80,7 @@ class _Shape:
     traits: int
     free_now: bool
     exclude: bool
+    shared_pool: bool = False
 
 
 @dataclasses.dataclass(frozen=True)
@@ -108,7 +111,12 @@ def _statements(shape: _Shape) -> _Statements:
             _NODES.c.uuid.in_(_bind('b_uuids', expanding=True)),
             'are among the %(candidates)s',
             'not among the candidate nodes'))
-    if shape.owner:
+    if shape.owner and shape.shared_pool:
+        found.append(candidates.Filter(
+            sa.or_(_NODES.c.owner == _bind('b_owner'),
+                   _NODES.c.owner.is_(None)),
+            'have owner "%(owner)s" or none', 'with another owner'))
+    elif shape.owner:
         found.append(candidates.Filter(
             _NODES.c.owner == _bind('b_owner'), 'have owner "%(owner)s"',
             'with another owner'))
@@ -155,7 +163,8 @@ def _prepare(ask: Ask, exclude: Sequence[int] = ()
     traits = sorted(set(ask.traits))
     shape = _Shape(ask.resource_class is not None,
                    ask.candidate_nodes is not None, ask.owner is not None,
-                   len(traits), ask.free_now, bool(exclude))
+                   len(traits), ask.free_now, bool(exclude),
+                   ask.shared_pool and ask.owner is not None)
     params: dict[str, Any] = {
         'b_rc': ask.resource_class, 'b_owner': ask.owner,
         'b_start': ask.start, 'b_block_end': ask.block_end,

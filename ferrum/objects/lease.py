@@ -137,6 +137,7 @@ class Lease(base.Row):
     conductor_affinity: int | None
     placement_class: bool
     class_created: bool
+    shared_pool: bool
     created_at: datetime.datetime
     updated_at: datetime.datetime | None
     nodes: list[str]
@@ -244,6 +245,7 @@ class Lease(base.Row):
                                'status': statuses.PENDING, 'extra': {},
                                'placement_class': False,
                                'class_created': False,
+                               'shared_pool': False,
                                'created_at': base.utcnow()}
         row.update(values)
         base.check_columns(row, FIELDS, 'lease')

@@ -347,6 +347,10 @@ def _filtered(query: sa.Select[Any],
             column = TABLE.c.reservation
             query = query.where(column.isnot(None) if value
                                 else column.is_(None))
+        elif key == 'project':
+            # Ironic's project filter: the project owns or leases the node.
+            query = query.where(sa.or_(TABLE.c.owner == value,
+                                       TABLE.c.lessee == value))
         elif key == 'description_contains':
             query = query.where(TABLE.c.description.contains(
                 value, autoescape=True))

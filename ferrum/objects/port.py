@@ -90,12 +90,17 @@ class Port(base.Row):
     def list(cls, db: db_api.Database, *, node_id: int | None = None,
              address: str | None = None, limit: int | None = None,
              sort_key: str = 'id', sort_dir: str = 'asc',
-             marker: Port | None = None) -> list[Port]:
+             marker: Port | None = None,
+             project: str | None = None) -> list[Port]:
         """Ports, of one node and/or with one address when those are given.
 
-        ``marker`` is the last port of the previous page.
+        ``marker`` is the last port of the previous page; ``project`` keeps
+        the ports of nodes that project owns or leases.
         """
         query = _SELECT
+        if project is not None:
+            query = query.where(sa.or_(_NODES.c.owner == project,
+                                       _NODES.c.lessee == project))
         if node_id is not None:
             query = query.where(TABLE.c.node_id == node_id)
         if address is not None:

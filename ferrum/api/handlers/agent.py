@@ -120,6 +120,8 @@ def heartbeat(node_ident: str) -> flask.Response:
     request = body.json_body(agent_schema.HEARTBEAT)
     _refuse_unknown_field(request, 'agent_version', 36)
     _refuse_unknown_field(request, 'agent_token', 62)
+    # The agent's CA for its own endpoint: ferrum calls no agent over TLS.
+    _refuse_unknown_field(request, 'agent_verify_ca', 68)
     node = _agent_node(node_ident, node_ident)
     try:
         services.rpc().heartbeat(node.id, request['callback_url'],

@@ -16,10 +16,10 @@ from typing import Any
 
 import flask
 
+from ferrum.api import access
 from ferrum.api import body
 from ferrum.api import listing
 from ferrum.api import microversion
-from ferrum.api import node_lookup
 from ferrum.api import services
 from ferrum.api.schemas import allocation as allocation_schema
 from ferrum.api.schemas import trait as trait_schema
@@ -61,7 +61,7 @@ def _filters() -> dict[str, Any]:
                 reason='resource_class must be 1 to 80 characters long.')
         filters['resource_class'] = resource_class
     if args.get('node') is not None:
-        filters['node_id'] = node_lookup.get_named(args['node']).id
+        filters['node_id'] = access.named_node(args['node']).id
     if args.get('owner') is not None:
         microversion.require(60, 'The owner filter')
         filters['owner'] = args['owner']
@@ -75,9 +75,13 @@ def list_allocations() -> dict[str, Any]:
     page = listing.parse_page(_SORTABLE)
     marker = None
     if page.marker is not None:
-        marker = allocation_obj.Allocation.get(services.db(), page.marker)
+        marker = access.allocation(page.marker, 'baremetal:allocation:get')
+    filters = _filters()
+    project = access.list_project('allocation', filters.get('owner'))
+    if project is not None:
+        filters['owner'] = project
     allocations = allocation_obj.Allocation.list(
-        services.db(), _filters(), page.limit, page.sort_key, page.sort_dir,
+        services.db(), filters, page.limit, page.sort_key, page.sort_dir,
         marker)
     result: dict[str, Any] = {'allocations': [
         allocation_view.render(a, fields) for a in allocations]}
@@ -100,22 +104,23 @@ def _show(allocation: allocation_obj.Allocation) -> dict[str, Any]:
 
 def get_allocation(allocation_ident: str) -> dict[str, Any]:
     _check_version()
-    return _show(allocation_obj.Allocation.get(services.db(),
-                                               allocation_ident))
+    return _show(access.allocation(allocation_ident,
+                                   'baremetal:allocation:get'))
 
 
 def get_node_allocation(node_ident: str) -> dict[str, Any]:
     _check_version('/v1/nodes/{node}/allocation')
-    return _show(_allocation_of(node_ident))
+    return _show(_allocation_of(node_ident, 'baremetal:allocation:get'))
 
 
-def _allocation_of(node_ident: str) -> allocation_obj.Allocation:
-    node = node_lookup.get_named(node_ident, status=404)
+def _allocation_of(node_ident: str, rule: str) -> allocation_obj.Allocation:
+    node = access.node(node_ident, 'baremetal:node:get', named=True)
     allocation = allocation_obj.Allocation.get_by_node(services.db(), node.id)
     if allocation is None:
         raise exception.AllocationNotFound(
             allocation='of node %s' % node.uuid)
-    return allocation
+    return access.allocation_checked(allocation, 'of node %s' % node.uuid,
+                                     rule)
 
 
 # ---- writing ---------------------------------------------------------------
@@ -132,6 +137,21 @@ def _check_name(name: str | None) -> None:
             reason='An allocation name cannot look like a UUID: %s' % name)
 
 
+def _check_owner(values: dict[str, Any]) -> None:
+    """As Ironic: ``create_restricted`` names any owner; anyone else's
+    allocation belongs to its own project (so the allocator only takes
+    nodes that project owns or leases)."""
+    if access.allowed('baremetal:allocation:create_restricted'):
+        return
+    project = access.context().project_id
+    if values.get('owner') and values['owner'] != project:
+        raise access.Forbidden(rule='baremetal:allocation:create_restricted')
+    if project:
+        values['owner'] = project
+    access.check('baremetal:allocation:create',
+                 access.allocation_target(values.get('owner')))
+
+
 def create_allocation() -> flask.Response:
     _check_version()
     values = {key: value for key, value in body.json_body(
@@ -140,6 +160,7 @@ def create_allocation() -> flask.Response:
         microversion.require(58, 'Backfilling an allocation with "node"')
     if 'owner' in values:
         microversion.require(60, 'The allocation field "owner"')
+    _check_owner(values)
     traits = _check_traits(values.pop('traits', []))
     _check_name(values.get('name'))
     if 'uuid' in values:
@@ -148,12 +169,12 @@ def create_allocation() -> flask.Response:
                 reason='uuid must be a UUID, not "%s".' % values['uuid'][:100])
         values['uuid'] = values['uuid'].lower()
     if 'candidate_nodes' in values:
-        values['candidate_nodes'] = node_lookup.candidate_uuids(
+        values['candidate_nodes'] = access.candidate_uuids(
             values['candidate_nodes'])
     node_ident = values.pop('node', None)
     if node_ident is not None:
         allocation = services.rpc().backfill_allocation(
-            node_lookup.get_named(node_ident).id, values, traits)
+            access.named_node(node_ident).id, values, traits)
     elif 'resource_class' not in values:
         raise exception.InvalidParameterValue(
             reason='An allocation needs a "resource_class" (or, from API '
@@ -168,8 +189,8 @@ def create_allocation() -> flask.Response:
 def patch_allocation(allocation_ident: str) -> dict[str, Any]:
     _check_version()
     microversion.require(57, 'Updating an allocation')
-    allocation = allocation_obj.Allocation.get(services.db(),
-                                               allocation_ident)
+    allocation = access.allocation(allocation_ident,
+                                   'baremetal:allocation:update')
     fields = allocation_view.available_fields()
     document = allocation_view.render(allocation, fields)
     changes = body.patch_changes(
@@ -187,11 +208,14 @@ def patch_allocation(allocation_ident: str) -> dict[str, Any]:
 
 def delete_allocation(allocation_ident: str) -> flask.Response:
     _check_version()
-    services.rpc().destroy_allocation(allocation_ident)
+    allocation = access.allocation(allocation_ident,
+                                   'baremetal:allocation:delete')
+    services.rpc().destroy_allocation(allocation.uuid)
     return flask.Response(status=204)
 
 
 def delete_node_allocation(node_ident: str) -> flask.Response:
     _check_version('/v1/nodes/{node}/allocation')
-    services.rpc().destroy_allocation(_allocation_of(node_ident).id)
+    services.rpc().destroy_allocation(
+        _allocation_of(node_ident, 'baremetal:allocation:delete').id)
     return flask.Response(status=204)

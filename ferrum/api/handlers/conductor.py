@@ -9,6 +9,7 @@ endpoint the client knows).
 
 from typing import Any
 
+from ferrum.api import access
 from ferrum.api import listing
 from ferrum.api import microversion
 from ferrum.api import services
@@ -25,6 +26,7 @@ def _check_version() -> None:
             what='/v1/conductors', minor=_MINOR,
             header=microversion.LEGACY_HEADER,
             current=microversion.as_string(microversion.request_version()))
+    access.check('baremetal:conductor:get')
 
 
 def _render_all(conductors: list[conductor_obj.Conductor],

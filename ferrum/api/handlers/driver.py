@@ -10,6 +10,7 @@ from typing import Any
 
 import flask
 
+from ferrum.api import access
 from ferrum.api import listing
 from ferrum.api import microversion
 from ferrum.api import services
@@ -34,6 +35,7 @@ def _get(driver_name: str) -> conductor_obj.ActiveHardwareType:
 
 
 def list_drivers() -> dict[str, Any]:
+    access.check('baremetal:driver:get')
     driver_type = flask.request.args.get('type')
     if driver_type is not None:
         microversion.require(30, 'The type parameter')
@@ -60,6 +62,7 @@ def list_drivers() -> dict[str, Any]:
 
 
 def get_driver(driver_name: str) -> dict[str, Any]:
+    access.check('baremetal:driver:get')
     fields = (listing.parse_fields(driver_view.available_fields())
               or driver_view.available_fields())
     return driver_view.render(_get(driver_name), fields)
@@ -67,4 +70,5 @@ def get_driver(driver_name: str) -> dict[str, Any]:
 
 def get_driver_properties(driver_name: str) -> dict[str, Any]:
     """driver_info key -> description, over the default interfaces."""
+    access.check('baremetal:driver:get_properties')
     return dict(_get(driver_name).properties)

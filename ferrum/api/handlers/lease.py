@@ -17,9 +17,9 @@ from typing import Any
 import flask
 from oslo_db import exception as db_exc
 
+from ferrum.api import access
 from ferrum.api import body
 from ferrum.api import listing
-from ferrum.api import node_lookup
 from ferrum.api import services
 from ferrum.api.schemas import lease as lease_schema
 from ferrum.api.schemas import trait as trait_schema
@@ -71,10 +71,11 @@ def _filters() -> dict[str, Any]:
                        'not "%s".' % (', '.join(lease_schema.STATUSES),
                                       unknown[0][:100]))
         filters['status'] = wanted
-    if args.get('project') is not None:
-        filters['project'] = args['project']
+    project = access.list_project('lease', args.get('project'))
+    if project is not None or args.get('project') is not None:
+        filters['project'] = project or args['project']
     if args.get('node') is not None:
-        filters['node_id'] = node_lookup.get_named(args['node']).id
+        filters['node_id'] = access.named_node(args['node']).id
     start, end = _window_arg('start'), _window_arg('end')
     if start is not None or end is not None:
         filters['window'] = (start or datetime.datetime(1970, 1, 2),
@@ -87,7 +88,7 @@ def list_leases() -> dict[str, Any]:
     page = listing.parse_page(_SORT_COLUMNS)
     marker = None
     if page.marker is not None:
-        marker = lease_obj.Lease.get(services.db(), page.marker)
+        marker = access.lease(page.marker, 'baremetal:lease:get')
     leases = lease_obj.Lease.list(
         services.db(), _filters(), page.limit, _SORT_COLUMNS[page.sort_key],
         page.sort_dir, marker)
@@ -99,13 +100,16 @@ def list_leases() -> dict[str, Any]:
 
 
 def get_lease(lease_ident: str) -> dict[str, Any]:
-    return lease_view.render(
-        lease_obj.Lease.get(services.db(), lease_ident), _fields())
+    return lease_view.render(access.lease(lease_ident, 'baremetal:lease:get'),
+                             _fields())
 
 
 def node_calendar(node_ident: str) -> dict[str, Any]:
     """A node's leases over a span, and the free gaps between them."""
-    node = node_lookup.get_named(node_ident, status=404)
+    node = access.node(node_ident, 'baremetal:lease:list', named=True)
+    # Another project's leases show as busy time, not by name.
+    mine = (None if access.allowed('baremetal:lease:list_all')
+            else access.context().project_id)
     now = base.utcnow().replace(microsecond=0)
     start = _window_arg('start') or now
     end = _window_arg('end') or start + datetime.timedelta(
@@ -119,14 +123,22 @@ def node_calendar(node_ident: str) -> dict[str, Any]:
     return {
         'node_uuid': node.uuid, 'start': windows.render(start),
         'end': windows.render(end),
-        'leases': [{'uuid': r['uuid'], 'name': r['name'],
-                    'project': r['project'], 'status': r['status'],
+        'leases': [{**_calendar_identity(r, mine), 'status': r['status'],
                     'start': windows.render(r['start_at']),
                     'end': windows.render(r['end_at']),
                     'blocked_until': windows.render(r['block_end'])}
                    for r in rows],
         'free': [{'start': windows.render(s), 'end': windows.render(e)}
                  for s, e in gaps]}
+
+
+def _calendar_identity(row: Any, mine: str | None) -> dict[str, Any]:
+    """A calendar entry's lease, unless it is another project's and the
+    caller sees only its own (``mine``)."""
+    if mine is not None and row['project'] != mine:
+        return {'uuid': None, 'name': None, 'project': None}
+    return {'uuid': row['uuid'], 'name': row['name'],
+            'project': row['project']}
 
 
 # ---- writing ---------------------------------------------------------------
@@ -166,15 +178,37 @@ def _check_identity(values: dict[str, Any]) -> None:
             % values['uuid']))
 
 
+def _check_project(values: dict[str, Any]) -> None:
+    """A project books for itself only, from the nodes it owns and, unless
+    ``baremetal:lease:create:shared_pool`` denies it, nodes without an
+    owner (Blazar's free pool); a system member books for any project,
+    from any nodes.
+
+    :raises Forbidden: another project, or another project's nodes.
+    """
+    access.check('baremetal:lease:create',
+                 access.lease_target(values['project']))
+    ctx = access.context()
+    if ctx.system_scope == 'all' or not access.enforcing():
+        return
+    if values.get('owner', ctx.project_id) != ctx.project_id:
+        raise access.Forbidden(rule='baremetal:lease:create')
+    values['owner'] = ctx.project_id
+    values['shared_pool'] = access.allowed(
+        'baremetal:lease:create:shared_pool',
+        access.lease_target(values['project']))
+
+
 def create_lease() -> flask.Response:
     values = {key: value for key, value in body.json_body(
         lease_schema.CREATE).items() if value is not None}
+    _check_project(values)
     _check_identity(values)
     for trait in values.get('traits', []):
         trait_schema.check(trait)
     values['traits'] = sorted(set(values.get('traits', [])))
     if 'candidate_nodes' in values:
-        values['candidate_nodes'] = node_lookup.candidate_uuids(
+        values['candidate_nodes'] = access.candidate_uuids(
             values['candidate_nodes'])
     elif 'resource_class' not in values:
         raise exception.InvalidParameterValue(
@@ -232,7 +266,7 @@ def _create_class(client: client_mod.PlacementClient,
 
 
 def patch_lease(lease_ident: str) -> dict[str, Any]:
-    lease = lease_obj.Lease.get(services.db(), lease_ident)
+    lease = access.lease(lease_ident, 'baremetal:lease:update')
     document = lease_view.render(lease, lease_view.FIELDS)
     changes = body.patch_changes(
         document, body.json_body(), lease_schema.UPDATABLE,
@@ -265,7 +299,7 @@ def _move_end(lease: lease_obj.Lease, end: datetime.datetime) -> None:
 
 def delete_lease(lease_ident: str) -> flask.Response:
     """Cancel a pending lease; end an active (or failed) one now."""
-    lease = lease_obj.Lease.get(services.db(), lease_ident)
+    lease = access.lease(lease_ident, 'baremetal:lease:delete')
     if lease.status == statuses.PENDING:
         if not lease.transition('cancel'):
             raise exception.LeaseConflict(reason=(

@@ -5,10 +5,12 @@ Reads go straight to the database; anything that changes a node goes to
 its conductor through the rpcapi, which takes the node's lock.
 """
 
+from collections.abc import Collection
 from typing import Any
 
 import flask
 
+from ferrum.api import access
 from ferrum.api import body
 from ferrum.api import listing
 from ferrum.api import microversion
@@ -80,7 +82,8 @@ def _context(nodes: list[node_obj.Node], fields: list[str]
         traits=(trait_obj.get_for_nodes(db, [n.id for n in nodes])
                 if 'traits' in fields else {}),
         allocations=(allocation_obj.uuids_by_id(db, allocation_ids)
-                     if 'allocation_uuid' in fields else {}))
+                     if 'allocation_uuid' in fields else {}),
+        hidden=access.node_redactions())
 
 
 def _render_all(nodes: list[node_obj.Node], fields: list[str]
@@ -99,15 +102,25 @@ def _list(detail: bool) -> dict[str, Any]:
             raise exception.InvalidParameterValue(
                 reason='marker must be a node UUID, not "%s".'
                        % page.marker[:100])
-        marker = node_obj.Node.get(services.db(), page.marker)
+        marker = access.visible_node(
+            node_obj.Node.get(services.db(), page.marker), page.marker)
     conductor = flask.request.args.get('conductor')
     if conductor is not None:
         microversion.require(49, 'The conductor filter')
+    filters = _filters()
+    # Ironic's project filter (owner or lessee), at every version; a
+    # project-scoped caller may only name its own project.
+    asked = flask.request.args.get('project')
+    project = access.list_project('node', filters.get('owner'))
+    if asked is not None:
+        project = access.list_project('node', asked) or asked
+    if project is not None:
+        filters['project'] = project
     with services.db().reader():
         # Which conductor handles a node is computed, not stored: with that
         # filter the page is cut after filtering.
         nodes = node_obj.Node.list(
-            services.db(), _filters(),
+            services.db(), filters,
             page.limit if conductor is None else None,
             page.sort_key, page.sort_dir, marker)
         if conductor is not None:
@@ -136,7 +149,7 @@ def list_details() -> dict[str, Any]:
 def get_node(node_ident: str) -> dict[str, Any]:
     fields = listing.parse_fields(node_view.available_fields())
     with services.db().reader():
-        node = node_lookup.get(node_ident)
+        node = access.node(node_ident, 'baremetal:node:get')
         return _render_all([node], _with_links(fields) if fields
                            else node_view.available_fields())[0]
 
@@ -176,8 +189,15 @@ def _detail(node: node_obj.Node) -> dict[str, Any]:
 
 
 def create_node() -> flask.Response:
+    access.check('baremetal:node:create')
     values = body.json_body(node_schema.CREATE)
     values.pop('chassis_uuid', None)
+    if values.get('network_data') is not None:
+        microversion.require(66, 'The node field "network_data"')
+    if values.pop('network_data', None):
+        raise exception.InvalidParameterValue(
+            reason='network_data is not served: ferrum builds no network '
+                   'configuration for config drives; leave it out.')
     _check_values(values)
     values = {k: v for k, v in values.items() if v is not None}
     if not microversion.at_least(11):
@@ -188,12 +208,37 @@ def create_node() -> flask.Response:
 
 
 def _patchable_document(node: node_obj.Node) -> dict[str, Any]:
-    """What a patch applies to: every visible field, secrets unmasked."""
+    """What a patch applies to: every visible field, secrets unmasked,
+    redacted fields redacted (a "test" operation learns nothing there)."""
     fields = node_view.available_fields()
     document = _render_all([node], fields)[0]
-    document['driver_info'] = dict(node.driver_info)
+    if 'driver_info' not in access.node_redactions()(node):
+        document['driver_info'] = dict(node.driver_info)
     document['instance_info'] = dict(node.instance_info)
     return document
+
+
+#: Node fields with a rule of their own, as Ironic's PATCH checks them.
+_FIELD_RULES = {
+    'instance_info': 'baremetal:node:update_instance_info',
+    'extra': 'baremetal:node:update_extra',
+    'retired_reason': 'baremetal:node:update:retired',
+    'driver': 'baremetal:node:update:driver_interfaces',
+    **{name: 'baremetal:node:update:%s' % name for name in (
+        'driver_info', 'properties', 'chassis_uuid', 'instance_uuid',
+        'lessee', 'owner', 'conductor_group', 'name', 'retired')},
+}
+
+
+def _check_update(node: node_obj.Node, changed: Collection[str]) -> None:
+    """Each changed field's rule; the generic update rule for the rest."""
+    rules = {_FIELD_RULES.get(name) or (
+        'baremetal:node:update:driver_interfaces'
+        if name.endswith('_interface') else 'baremetal:node:update')
+        for name in changed}
+    target = access.node_target(node)
+    for rule in sorted(rules or {'baremetal:node:update'}):
+        access.check(rule, target)
 
 
 def _keep_masked_secrets(node: node_obj.Node, changes: dict[str, Any]) -> None:
@@ -207,7 +252,7 @@ def _keep_masked_secrets(node: node_obj.Node, changes: dict[str, Any]) -> None:
 
 
 def patch_node(node_ident: str) -> dict[str, Any]:
-    node = node_lookup.get(node_ident)
+    node = access.node(node_ident, 'baremetal:node:get')
     reset = listing.parse_bool('reset_interfaces')
     if reset is not None:
         microversion.require(45, 'reset_interfaces')
@@ -221,6 +266,7 @@ def patch_node(node_ident: str) -> dict[str, Any]:
     for name, default in _REMOVED_VALUES.items():
         if name in changes and changes[name] is None:
             changes[name] = default
+    _check_update(node, changes)
     body.validate(changes, node_schema.UPDATE, 'node update')
     _check_values(changes)
     _keep_masked_secrets(node, changes)
@@ -231,6 +277,6 @@ def patch_node(node_ident: str) -> dict[str, Any]:
 
 
 def delete_node(node_ident: str) -> flask.Response:
-    node = node_lookup.get(node_ident)
+    node = access.node(node_ident, 'baremetal:node:delete')
     services.rpc().destroy_node(node.id)
     return flask.Response(status=204)

@@ -8,21 +8,22 @@ from typing import Any
 
 import flask
 
+from ferrum.api import access
 from ferrum.api import body
-from ferrum.api import node_lookup
 from ferrum.api import services
 from ferrum.api.schemas import node as node_schema
 from ferrum.api.views import unserved
 
 
-def _node_id(node_ident: str) -> int:
-    return node_lookup.get(node_ident).id
+def _node_id(node_ident: str, rule: str) -> int:
+    return access.node(node_ident, rule).id
 
 
 def validate(node_ident: str) -> dict[str, Any]:
     """Every interface kind but vendor, as Ironic reports them; the kinds
     ferrum does not serve are "not supported", with no result."""
-    result = services.rpc().validate_driver_interfaces(_node_id(node_ident))
+    result = services.rpc().validate_driver_interfaces(
+        _node_id(node_ident, 'baremetal:node:validate'))
     result.pop('vendor', None)
     for kind in unserved.INTERFACES:
         result[kind] = {'result': None, 'reason': 'not supported'}
@@ -30,17 +31,20 @@ def validate(node_ident: str) -> dict[str, Any]:
 
 
 def get_boot_device(node_ident: str) -> dict[str, Any]:
-    return services.rpc().get_boot_device(_node_id(node_ident))
+    return services.rpc().get_boot_device(
+        _node_id(node_ident, 'baremetal:node:get_boot_device'))
 
 
 def set_boot_device(node_ident: str) -> flask.Response:
     request = body.json_body(node_schema.BOOT_DEVICE)
-    services.rpc().set_boot_device(_node_id(node_ident),
+    services.rpc().set_boot_device(_node_id(node_ident,
+                                           'baremetal:node:set_boot_device'),
                                    request['boot_device'],
                                    request.get('persistent', False))
     return flask.Response(status=204)
 
 
 def get_supported_boot_devices(node_ident: str) -> dict[str, Any]:
-    devices = services.rpc().get_supported_boot_devices(_node_id(node_ident))
+    devices = services.rpc().get_supported_boot_devices(
+        _node_id(node_ident, 'baremetal:node:get_boot_device'))
     return {'supported_boot_devices': devices}

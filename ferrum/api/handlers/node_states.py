@@ -10,10 +10,10 @@ from typing import Any
 
 import flask
 
+from ferrum.api import access
 from ferrum.api import body
 from ferrum.api import listing
 from ferrum.api import microversion
-from ferrum.api import node_lookup
 from ferrum.api import services
 from ferrum.api.schemas import node as node_schema
 from ferrum.api.views import node as node_view
@@ -44,8 +44,8 @@ _STATE_FIELDS = ('console_enabled', 'last_error', 'power_state',
                  'target_raid_config')
 
 
-def _node(node_ident: str) -> node_obj.Node:
-    return node_lookup.get(node_ident)
+def _node(node_ident: str, rule: str) -> node_obj.Node:
+    return access.node(node_ident, rule)
 
 
 def _accepted(node: node_obj.Node) -> flask.Response:
@@ -56,9 +56,9 @@ def _accepted(node: node_obj.Node) -> flask.Response:
 
 
 def get_states(node_ident: str) -> dict[str, Any]:
-    node = _node(node_ident)
+    node = _node(node_ident, 'baremetal:node:get_states')
     ctx = node_view.Context(secrets={}, conductors={}, traits={},
-                            allocations={})
+                            allocations={}, hidden=access.node_redactions())
     available = node_view.available_fields()
     return node_view.render(
         node, [name for name in _STATE_FIELDS if name in available], ctx)
@@ -75,6 +75,26 @@ def _provision_args(target: str, request: dict[str, Any]) -> dict[str, Any]:
             raise exception.InvalidParameterValue(
                 reason='clean_steps can only be given with target "clean".')
         args['clean_steps'] = request['clean_steps']
+    if request.get('deploy_steps') is not None:
+        microversion.require(69, 'deploy_steps')
+        if target not in ('active', 'deploy', 'rebuild'):
+            raise exception.InvalidParameterValue(
+                reason='deploy_steps can only be given with target "active" '
+                       'or "rebuild".')
+        if request['deploy_steps']:
+            raise exception.InvalidParameterValue(
+                reason='deploy_steps are not served: ferrum deploys with '
+                       'its deploy interface\'s own steps; leave them out.')
+    if request.get('disable_ramdisk') is not None:
+        microversion.require(70, 'disable_ramdisk')
+        if target != 'clean':
+            raise exception.InvalidParameterValue(
+                reason='disable_ramdisk can only be given with target '
+                       '"clean".')
+        if request['disable_ramdisk']:
+            raise exception.InvalidParameterValue(
+                reason='disable_ramdisk is not served: ferrum runs clean '
+                       'steps as its interfaces define them; leave it out.')
     configdrive = request.get('configdrive')
     if configdrive is not None:
         if target not in ('active', 'deploy', 'rebuild'):
@@ -112,7 +132,7 @@ def set_provision_state(node_ident: str) -> flask.Response:
         raise exception.InvalidParameterValue(reason=_UNSERVED_TARGETS[target])
     _check_target('provision', target, _TARGETS)
     args = _provision_args(target, request)
-    node = _node(node_ident)
+    node = _node(node_ident, 'baremetal:node:set_provision_state')
     if target == 'abort' and node.provision_state == states.INSPECTWAIT:
         microversion.require(41, 'Aborting inspection')
     services.rpc().do_provisioning_action(node.id, target, args)
@@ -125,7 +145,7 @@ def set_power_state(node_ident: str) -> flask.Response:
     _check_target('power', target, _POWER_TARGETS)
     if request.get('timeout') is not None:
         microversion.require(27, 'A power change timeout')
-    node = _node(node_ident)
+    node = _node(node_ident, 'baremetal:node:set_power_state')
     services.rpc().change_node_power_state(node.id, target,
                                            request.get('timeout'))
     return _accepted(node)
@@ -134,13 +154,13 @@ def set_power_state(node_ident: str) -> flask.Response:
 def set_maintenance(node_ident: str) -> flask.Response:
     request = body.json_body()
     body.validate(request, node_schema.MAINTENANCE, 'request body')
-    node = _node(node_ident)
+    node = _node(node_ident, 'baremetal:node:set_maintenance')
     services.rpc().set_maintenance(node.id, True,
                                    (request or {}).get('reason'))
     return _accepted(node)
 
 
 def unset_maintenance(node_ident: str) -> flask.Response:
-    node = _node(node_ident)
+    node = _node(node_ident, 'baremetal:node:clear_maintenance')
     services.rpc().set_maintenance(node.id, False)
     return _accepted(node)

@@ -7,9 +7,11 @@ refused). Not an Ironic resource, so not tied to a microversion, like
 
 from typing import Any
 
+from ferrum.api import access
 from ferrum.api import services
 from ferrum.inventory import status
 
 
 def get_status() -> dict[str, Any]:
+    access.check('baremetal:placement:get_status')
     return status.summary(services.conf(), services.db())

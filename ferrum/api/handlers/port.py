@@ -34,6 +34,7 @@ from typing import Any
 
 import flask
 
+from ferrum.api import access
 from ferrum.api import body
 from ferrum.api import listing
 from ferrum.api import microversion
@@ -64,13 +65,6 @@ _DEFAULTS: dict[str, Any] = {'extra': {}, 'local_link_connection': {},
 
 # ---- reading ---------------------------------------------------------------
 
-def _port(port_ident: str) -> port_obj.Port:
-    # Ports have no names before 1.88, so anything else names no port.
-    if not base.is_uuid_like(port_ident):
-        raise exception.PortNotFound(port=port_ident[:100])
-    return port_obj.Port.get(services.db(), port_ident)
-
-
 def _node_filter(parent: node_obj.Node | None) -> dict[str, Any]:
     """The node_id filter from the URL, ``node_uuid`` or ``node``."""
     if parent is not None:
@@ -87,7 +81,7 @@ def _node_filter(parent: node_obj.Node | None) -> dict[str, Any]:
     if not base.is_uuid_like(ident):
         # A name in a query is refused, not "not found", before 1.5.
         microversion.require(5, 'The node filter with a node name')
-    return {'node_id': node_lookup.get(ident).id}
+    return {'node_id': access.visible_node(node_lookup.get(ident), ident).id}
 
 
 def _filters(parent: node_obj.Node | None) -> dict[str, Any]:
@@ -123,16 +117,20 @@ def _page() -> tuple[listing.Page, port_obj.Port | None]:
         raise exception.InvalidParameterValue(
             reason='marker must be a port UUID, not "%s".'
                    % page.marker[:100])
-    return page, port_obj.Port.get(services.db(), page.marker)
+    return page, access.port(page.marker, 'baremetal:port:get')
 
 
 def _list(detail: bool,
           parent: node_obj.Node | None = None) -> dict[str, Any]:
     fields = _fields(detail)
     page, marker = _page()
+    # A node's ports were checked with the node; the others are confined
+    # to the nodes the caller's project owns or leases.
+    project = access.list_project('port') if parent is None else None
     ports = port_obj.Port.list(
         services.db(), limit=page.limit, sort_key=page.sort_key,
-        sort_dir=page.sort_dir, marker=marker, **_filters(parent))
+        sort_dir=page.sort_dir, marker=marker, project=project,
+        **_filters(parent))
     result: dict[str, Any] = {
         'ports': [port_view.render(p, fields) for p in ports]}
     result.update(listing.next_link(
@@ -148,20 +146,25 @@ def list_details() -> dict[str, Any]:
     return _list(detail=True)
 
 
+def _parent(node_ident: str) -> node_obj.Node:
+    return access.node(node_ident, 'baremetal:port:get')
+
+
 def list_node_ports(node_ident: str) -> dict[str, Any]:
-    node = node_lookup.get(node_ident)
+    node = _parent(node_ident)
     return _list(False, node)
 
 
 def list_node_port_details(node_ident: str) -> dict[str, Any]:
-    node = node_lookup.get(node_ident)
+    node = _parent(node_ident)
     return _list(True, node)
 
 
 def get_port(port_ident: str) -> dict[str, Any]:
     available = port_view.available_fields()
     fields = listing.parse_fields(available)
-    return port_view.render(_port(port_ident), fields or available)
+    return port_view.render(access.port(port_ident, 'baremetal:port:get'),
+                            fields or available)
 
 
 # ---- writing ---------------------------------------------------------------
@@ -191,13 +194,17 @@ def _no_node(node_uuid: str) -> exception.InvalidParameterValue:
         reason='Node %s given as node_uuid does not exist.' % node_uuid)
 
 
-def _target_node(node_uuid: str) -> node_obj.Node:
-    """The node a port is put on; a missing node is a bad request."""
+def _target_node(node_uuid: str, rule: str) -> node_obj.Node:
+    """The node a port is put on, if the caller may do ``rule`` there; a
+    missing node, or one hidden from the caller, is a bad request."""
     node_uuid = _uuid('node_uuid', node_uuid)
     try:
-        return node_obj.Node.get(services.db(), node_uuid)
+        node = node_obj.Node.get(services.db(), node_uuid)
+        access.visible_node(node, node_uuid)
     except exception.NodeNotFound:
         raise _no_node(node_uuid) from None
+    access.check(rule, access.node_target(node))
+    return node
 
 
 def create_port() -> flask.Response:
@@ -205,7 +212,7 @@ def create_port() -> flask.Response:
     values.pop('portgroup_uuid', None)
     _require_versions(values)
     port_schema.to_bool(values)
-    node = _target_node(values.pop('node_uuid'))
+    node = _target_node(values.pop('node_uuid'), 'baremetal:port:create')
     values['node_id'] = node.id
     values['address'] = port_schema.normalize_mac(values['address'])
     if 'uuid' in values:
@@ -283,12 +290,13 @@ def _check_node_allows(port: port_obj.Port, node: node_obj.Node,
 
 
 def patch_port(port_ident: str) -> dict[str, Any]:
-    port = _port(port_ident)
+    port = access.port(port_ident, 'baremetal:port:update')
     changes = _patch_changes(port)
     db = services.db()
     nodes = [node_obj.Node.get(db, port.node_id)]
     if 'node_uuid' in changes:
-        nodes.append(_target_node(changes.pop('node_uuid')))
+        nodes.append(_target_node(changes.pop('node_uuid'),
+                                  'baremetal:port:update'))
         port.node_id, port.node_uuid = nodes[-1].id, nodes[-1].uuid
     if 'address' in changes:
         changes['address'] = port_schema.normalize_mac(changes['address'])
@@ -312,7 +320,7 @@ def patch_port(port_ident: str) -> dict[str, Any]:
 
 
 def delete_port(port_ident: str) -> flask.Response:
-    port = _port(port_ident)
+    port = access.port(port_ident, 'baremetal:port:delete')
     vif = vifs.on_port(port)
     if vif is not None and not node_obj.Node.get(services.db(),
                                                  port.node_id).maintenance:

@@ -11,9 +11,9 @@ from typing import Any
 
 import flask
 
+from ferrum.api import access
 from ferrum.api import body
 from ferrum.api import microversion
-from ferrum.api import node_lookup
 from ferrum.api import services
 from ferrum.api.schemas import trait as trait_schema
 from ferrum.common import exception
@@ -21,9 +21,9 @@ from ferrum.objects import node as node_obj
 from ferrum.objects import trait as trait_obj
 
 
-def _node(node_ident: str) -> node_obj.Node:
+def _node(node_ident: str, rule: str) -> node_obj.Node:
     microversion.require(37, 'Node traits')
-    return node_lookup.get(node_ident)
+    return access.node(node_ident, rule)
 
 
 def _no_content() -> flask.Response:
@@ -41,12 +41,12 @@ def _writing(node: node_obj.Node) -> Iterator[None]:
 
 
 def list_traits(node_ident: str) -> dict[str, Any]:
-    node = _node(node_ident)
+    node = _node(node_ident, 'baremetal:node:traits:list')
     return {'traits': trait_obj.get_for_node(services.db(), node.id)}
 
 
 def set_traits(node_ident: str) -> flask.Response:
-    node = _node(node_ident)
+    node = _node(node_ident, 'baremetal:node:traits:set')
     traits = body.json_body(trait_schema.SET_TRAITS)['traits']
     for trait in traits:
         trait_schema.check(trait)
@@ -57,7 +57,7 @@ def set_traits(node_ident: str) -> flask.Response:
 
 
 def add_trait(node_ident: str, trait_name: str) -> flask.Response:
-    node = _node(node_ident)
+    node = _node(node_ident, 'baremetal:node:traits:set')
     trait_schema.check(trait_name)
     with _writing(node):
         trait_obj.add(services.db(), node.id, trait_name,
@@ -66,14 +66,14 @@ def add_trait(node_ident: str, trait_name: str) -> flask.Response:
 
 
 def remove_all_traits(node_ident: str) -> flask.Response:
-    node = _node(node_ident)
+    node = _node(node_ident, 'baremetal:node:traits:delete')
     with _writing(node):
         trait_obj.set_for_node(services.db(), node.id, [])
     return _no_content()
 
 
 def remove_trait(node_ident: str, trait_name: str) -> flask.Response:
-    node = _node(node_ident)
+    node = _node(node_ident, 'baremetal:node:traits:delete')
     if not trait_obj.remove(services.db(), node.id, trait_name):
         raise exception.NotFound(
             what='trait %s on node %s' % (trait_name[:300], node.uuid))

@@ -11,14 +11,16 @@ from typing import Any
 
 import flask
 
+from ferrum.api import access
 from ferrum.api import body
-from ferrum.api import node_lookup
 from ferrum.api import services
 from ferrum.common import exception
 
+_RULE = 'baremetal:node:vendor_passthru'
+
 
 def list_methods(node_ident: str) -> dict[str, Any]:
-    node = node_lookup.get(node_ident)
+    node = access.node(node_ident, _RULE)
     return services.rpc().get_vendor_passthru_methods(node.id)
 
 
@@ -29,7 +31,7 @@ def call(node_ident: str) -> flask.Response:
             'Vendor passthru needs "?method=<name>"; GET '
             '/v1/nodes/%s/vendor_passthru/methods lists them.'
             % node_ident[:100]))
-    node = node_lookup.get(node_ident)
+    node = access.node(node_ident, _RULE)
     info: Any = {}
     if flask.request.method in ('POST', 'PUT', 'PATCH'):
         info = body.json_body() if flask.request.content_length else {}

@@ -10,9 +10,9 @@ from typing import Any
 
 import flask
 
+from ferrum.api import access
 from ferrum.api import body
 from ferrum.api import microversion
-from ferrum.api import node_lookup
 from ferrum.api import services
 from ferrum.api.schemas import vif as vif_schema
 from ferrum.common import exception
@@ -20,21 +20,22 @@ from ferrum.common import exception
 _MINOR = 28
 
 
-def _node_id(node_ident: str) -> int:
+def _node_id(node_ident: str, rule: str) -> int:
     if not microversion.at_least(_MINOR):
         raise exception.NotFoundAtVersion(
             what='/v1/nodes/{node}/vifs', minor=_MINOR,
             header=microversion.LEGACY_HEADER,
             current=microversion.as_string(microversion.request_version()))
-    return node_lookup.get(node_ident).id
+    return access.node(node_ident, rule).id
 
 
 def list_vifs(node_ident: str) -> dict[str, Any]:
-    return {'vifs': services.rpc().vif_list(_node_id(node_ident))}
+    return {'vifs': services.rpc().vif_list(
+        _node_id(node_ident, 'baremetal:node:vif:list'))}
 
 
 def attach_vif(node_ident: str) -> flask.Response:
-    node_id = _node_id(node_ident)
+    node_id = _node_id(node_ident, 'baremetal:node:vif:attach')
     vif_info = body.json_body(vif_schema.ATTACH)
     if 'portgroup_uuid' in vif_info:
         raise exception.InvalidParameterValue(
@@ -45,5 +46,6 @@ def attach_vif(node_ident: str) -> flask.Response:
 
 
 def detach_vif(node_ident: str, vif_id: str) -> flask.Response:
-    services.rpc().vif_detach(_node_id(node_ident), vif_id)
+    services.rpc().vif_detach(
+        _node_id(node_ident, 'baremetal:node:vif:detach'), vif_id)
     return flask.Response(status=204)

@@ -14,6 +14,7 @@ HEARTBEAT: dict[str, Any] = {
                          'maxLength': 2048},
         'agent_version': {'type': 'string', 'maxLength': 255},
         'agent_token': {'type': 'string', 'maxLength': 255},
+        'agent_verify_ca': {'type': ['string', 'boolean']},
     },
     'required': ['callback_url'],
     'additionalProperties': False,

@@ -45,7 +45,8 @@ UPDATABLE = frozenset(_WRITABLE)
 #: Fields only POST accepts (beyond the writable ones). Chassis are not
 #: served, so a chassis_uuid may only be null.
 _CREATE_ONLY: dict[str, Any] = {'uuid': _UUID,
-                                'chassis_uuid': {'type': 'null'}}
+                                'chassis_uuid': {'type': 'null'},
+                                'network_data': {'type': ['object', 'null']}}
 
 CREATE: dict[str, Any] = {
     'type': 'object',
@@ -77,6 +78,7 @@ PROVISION: dict[str, Any] = {
             'additionalProperties': False}},
         'configdrive': {'type': ['string', 'object', 'null']},
         'disable_ramdisk': {'type': ['boolean', 'null']},
+        'deploy_steps': {'type': ['array', 'null']},
     },
     'required': ['target'],
     'additionalProperties': False,

@@ -10,7 +10,7 @@ per request, so rendering a page of nodes costs no query per node.
 
 import dataclasses
 import functools
-from collections.abc import Collection, Mapping
+from collections.abc import Callable, Collection, Mapping
 from typing import Any
 
 from ferrum.api import listing
@@ -41,7 +41,7 @@ FIELD_VERSIONS: dict[str, int] = {
     'conductor_group': 46, 'automated_clean': 47, 'protected': 48,
     'protected_reason': 48, 'conductor': 49, 'owner': 50,
     'description': 51, 'allocation_uuid': 52, 'retired': 61,
-    'retired_reason': 61, 'lessee': 65,
+    'retired_reason': 61, 'lessee': 65, 'network_data': 66,
 }
 #: The fields a list without detail shows.
 LIST_FIELDS: tuple[str, ...] = ('instance_uuid', 'uuid', 'power_state',
@@ -50,11 +50,26 @@ LIST_FIELDS: tuple[str, ...] = ('instance_uuid', 'uuid', 'power_state',
 #: Fields that hold no value in ferrum: the "nothing configured" value.
 CONSTANTS: dict[str, Any] = {
     'console_enabled': False, 'chassis_uuid': None, 'raid_config': {},
+    'network_data': {},
     'target_raid_config': {},
     **{'%s_interface' % kind: name
        for kind, name in unserved.INTERFACES.items()},
 }
 SECRET_MASK = '******'
+#: What a caller without ``baremetal:node:get:<field>`` sees instead,
+#: Ironic's strings to the letter (clients and operators match on them).
+REDACTED: dict[str, Any] = {
+    'last_error': ('** Value Redacted - Requires '
+                   'baremetal:node:get:last_error permission. **'),
+    'reservation': ('** Redacted - requires '
+                    'baremetal:node:get:reservation permission. **'),
+    'driver_internal_info': {'content': (
+        '** Redacted - Requires baremetal:node:get:driver_internal_info '
+        'permission. **')},
+    'driver_info': {'content': (
+        '** Redacted - requires baremetal:node:get:driver_info '
+        'permission. **')},
+}
 _TIMESTAMPS = frozenset({'created_at', 'updated_at', 'provision_updated_at',
                          'inspection_started_at', 'inspection_finished_at'})
 
@@ -82,6 +97,9 @@ class Context:
     traits: Mapping[int, list[str]]
     #: allocation id -> allocation UUID.
     allocations: Mapping[int, str]
+    #: The fields of REDACTED the caller may not see on a node.
+    hidden: Callable[[node_obj.Node], frozenset[str]] = (
+        lambda _node: frozenset())
 
 
 def secret_keys(node: node_obj.Node, ctx: Context) -> frozenset[str]:
@@ -162,4 +180,11 @@ def _older_state_name(state: str) -> str | None:
 def render(node: node_obj.Node, fields: Collection[str],
            ctx: Context) -> dict[str, Any]:
     """``node`` as a dict of ``fields`` (already checked for the version)."""
-    return {name: _value(node, name, ctx) for name in fields}
+    hidden = ctx.hidden(node)
+    return {name: (_redacted(name) if name in hidden
+                   else _value(node, name, ctx)) for name in fields}
+
+
+def _redacted(name: str) -> Any:
+    value = REDACTED[name]
+    return dict(value) if isinstance(value, dict) else value

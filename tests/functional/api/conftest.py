@@ -15,3 +15,9 @@ def app(conf, db, conductor):
 @pytest.fixture
 def client(app):
     return app.test_client()
+
+
+# Keystone personas through the real keystonemiddleware (tenancy.py).
+from tests.functional.api.tenancy import keystone_conf  # noqa: E402,F401
+from tests.functional.api.tenancy import ks_client  # noqa: E402,F401
+from tests.functional.api.tenancy import tokens  # noqa: E402,F401

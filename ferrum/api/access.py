@@ -1,0 +1,282 @@
+# SPDX-License-Identifier: Apache-2.0
+"""Who is calling and what it may do: the one place handlers ask.
+
+The request context is built once per request, here (:func:`load_context`):
+
+- ``auth_strategy = keystone``: from the identity headers keystonemiddleware
+  set (``RequestContext.from_environ``); it removed any the client sent;
+- ``noauth`` and ``http_basic``: a fixed system administrator, whatever
+  identity headers the client sends, and the policy is not consulted (as
+  Ironic's ``policy.authorize`` does under those strategies).
+
+Every handler reaches a resource through :func:`node`, :func:`port`,
+:func:`allocation` or :func:`lease`: get-or-404, then the resource's read
+rule (failing it is the same 404 as a missing resource, so a project
+cannot learn what exists outside it), then the action's rule (failing it
+is a 403: the caller may know the resource but not change it). Lists ask
+:func:`list_project` which project they are confined to.
+"""
+
+import logging
+from collections.abc import Callable, Mapping
+from typing import Any, cast
+
+import flask
+import yaml
+from oslo_context import context as context_mod
+
+from ferrum.api import auth
+from ferrum.api import node_lookup
+from ferrum.api import policy
+from ferrum.api import services
+from ferrum.api.views import node as node_view
+from ferrum.common import exception
+from ferrum.objects import allocation as allocation_obj
+from ferrum.objects import base
+from ferrum.objects import lease as lease_obj
+from ferrum.objects import node as node_obj
+from ferrum.objects import port as port_obj
+
+LOG = logging.getLogger(__name__)
+
+_ENFORCER = 'FERRUM_POLICY'
+_ADMIN_ROLES = ['admin', 'manager', 'member', 'reader']
+
+
+class Forbidden(exception.FerrumException):
+    msg_fmt = 'Access was denied to the following resource: %(rule)s'
+    code = 403
+
+
+class PolicyUnusable(exception.TemporaryFailure):
+    msg_fmt = ('The API cannot check permissions: its policy file is '
+               'unusable. Retry later; the server log has the details.')
+
+
+def install(app: flask.Flask) -> None:
+    """Build the app's one Enforcer (keystone only) and the context hook.
+
+    :raises PolicyFileInvalid: the policy file or one of its rules does not
+        parse.
+    """
+    conf = app.config['FERRUM_CONF']
+    if conf.auth_strategy == 'keystone':
+        app.config[_ENFORCER] = policy.Authorizer(policy.enforcer(conf))
+    app.before_request(load_context)
+
+
+def enforcing() -> bool:
+    return bool(services.conf().auth_strategy == 'keystone')
+
+
+def load_context() -> None:
+    """The request's context, in ``flask.g``: see the module docstring."""
+    if not enforcing():
+        ctx = context_mod.RequestContext(
+            user_id=flask.g.get('user'), roles=list(_ADMIN_ROLES),
+            system_scope='all', is_admin=True)
+    elif auth.is_public(flask.request.path):
+        # auth_token did not see this request: its headers are the
+        # client's own and count for nothing.
+        ctx = context_mod.RequestContext(roles=[])
+    else:
+        ctx = context_mod.RequestContext.from_environ(flask.request.environ)
+    flask.g.context = ctx
+
+
+def context() -> context_mod.RequestContext:
+    return cast(context_mod.RequestContext, flask.g.context)
+
+
+def allowed(rule: str, target: Mapping[str, Any] | None = None) -> bool:
+    """Whether the caller passes ``rule`` on ``target``; a scope mismatch
+    (a project token on a system-only rule) is a plain no."""
+    if not enforcing():
+        return True
+    authorizer = cast(policy.Authorizer,
+                      flask.current_app.config[_ENFORCER])
+    if not flask.g.get('policy_fresh'):
+        _refresh(authorizer)
+        flask.g.policy_fresh = True
+        flask.g.creds = context().to_policy_values()
+    return authorizer.allowed(rule, target or {}, flask.g.creds)
+
+
+def _refresh(authorizer: policy.Authorizer) -> None:
+    """oslo.policy's mtime check of the file, once per request.
+
+    :raises PolicyUnusable: the file changed and no longer parses.
+    """
+    try:
+        authorizer.refresh()
+    except (ValueError, TypeError, AttributeError, yaml.YAMLError) as exc:
+        # The parsers' errors for a file that is not a mapping of strings.
+        LOG.error('API requests are refused until this is fixed: the policy '
+                  'file %s is unusable: %s',
+                  authorizer.enforcer.policy_path, exc)
+        raise PolicyUnusable() from None
+
+
+def check(rule: str, target: Mapping[str, Any] | None = None) -> None:
+    """:raises Forbidden: the caller does not pass ``rule``."""
+    if not allowed(rule, target):
+        raise Forbidden(rule=rule)
+
+
+def _reveal(read_rule: str, target: Mapping[str, Any],
+            not_found: exception.NotFound) -> None:
+    if not allowed(read_rule, target):
+        raise not_found
+
+
+# ---- targets ------------------------------------------------------------
+
+def node_target(node: node_obj.Node) -> dict[str, str]:
+    """What node rules compare the token's project with (unset: absent,
+    so that no project matches it)."""
+    target = {}
+    if node.owner:
+        target['node.owner'] = node.owner
+    if node.lessee:
+        target['node.lessee'] = node.lessee
+    return target
+
+
+def allocation_target(owner: str | None) -> dict[str, str]:
+    return {'allocation.owner': owner} if owner else {}
+
+
+def lease_target(project: str) -> dict[str, str]:
+    return {'lease.project': project}
+
+
+# ---- the retrieval helpers ------------------------------------------------
+
+def node(ident: str, rule: str, named: bool = False) -> node_obj.Node:
+    """The node ``ident`` names, if the caller may see it and do ``rule``.
+
+    :param named: looked up by name at every version (ferrum's extensions).
+    :raises NodeNotFound: missing, or hidden from the caller.
+    :raises Forbidden: visible, but ``rule`` is not allowed.
+    """
+    found = (node_lookup.get_named(ident, status=404) if named
+             else node_lookup.get(ident))
+    target = node_target(found)
+    _reveal('baremetal:node:get', target,
+            exception.NodeNotFound(node=ident))
+    check(rule, target)
+    return found
+
+
+def visible_node(found: node_obj.Node, ident: str) -> node_obj.Node:
+    """``found`` if the caller may see it, else the 404 of a missing one."""
+    _reveal('baremetal:node:get', node_target(found),
+            exception.NodeNotFound(node=ident))
+    return found
+
+
+def named_node(ident: str) -> node_obj.Node:
+    """The node a body or query value names; one hidden from the caller is
+    the same 400 as an unknown one (see :func:`node_lookup.get_named`)."""
+    found = node_lookup.get_named(ident)
+    if not allowed('baremetal:node:get', node_target(found)):
+        raise node_lookup.unknown(ident)
+    return found
+
+
+def candidate_uuids(idents: list[str]) -> list[str]:
+    """Candidate nodes (names or UUIDs) as UUIDs; one hidden from the
+    caller is the same 400 as an unknown one
+    (see :func:`node_lookup.candidate_uuids`)."""
+    found = node_lookup.candidate_uuids(idents)
+    if not enforcing() or allowed('baremetal:node:list_all'):
+        return found
+    nodes = node_obj.Node.list(services.db(), {'uuid_in': found})
+    hidden = {n.uuid for n in nodes if not allowed('baremetal:node:get',
+                                                   node_target(n))}
+    if hidden:
+        by_uuid = node_obj.uuids_of(services.db(), idents)
+        first = next(ident for ident in idents if by_uuid[ident] in hidden)
+        raise node_lookup.unknown(first)
+    return found
+
+
+def port(ident: str, rule: str) -> port_obj.Port:
+    """The port ``ident`` names, judged by its node's owner and lessee."""
+    # Ports have no names before 1.88, so anything else names no port.
+    if not base.is_uuid_like(ident):
+        raise exception.PortNotFound(port=ident[:100])
+    found = port_obj.Port.get(services.db(), ident)
+    target = node_target(node_obj.Node.get(services.db(), found.node_id))
+    _reveal('baremetal:port:get', target, exception.PortNotFound(port=ident))
+    check(rule, target)
+    return found
+
+
+def allocation(ident: str, rule: str) -> allocation_obj.Allocation:
+    found = allocation_obj.Allocation.get(services.db(), ident)
+    return allocation_checked(found, ident, rule)
+
+
+def allocation_checked(found: allocation_obj.Allocation, ident: str,
+                       rule: str) -> allocation_obj.Allocation:
+    """``found`` (named ``ident`` by the client), if ``rule`` allows."""
+    target = allocation_target(found.owner)
+    _reveal('baremetal:allocation:get', target,
+            exception.AllocationNotFound(allocation=ident))
+    check(rule, target)
+    return found
+
+
+def lease(ident: str, rule: str) -> lease_obj.Lease:
+    found = lease_obj.Lease.get(services.db(), ident)
+    target = lease_target(found.project)
+    _reveal('baremetal:lease:get', target,
+            exception.LeaseNotFound(lease=ident))
+    check(rule, target)
+    return found
+
+
+def node_redactions() -> Callable[[node_obj.Node], frozenset[str]]:
+    """What to redact on each node of this request, as Ironic does: nothing
+    for a caller past ``baremetal:node:get:filter_threshold`` (decided once
+    per request), else each field whose ``baremetal:node:get:<field>``
+    rule it fails on that node."""
+    if allowed('baremetal:node:get:filter_threshold'):
+        return _nothing
+    fields = tuple(node_view.REDACTED)
+    # The answer depends on the node's owner and lessee only: a page of a
+    # thousand nodes has a handful of pairs, so checks stay per pair.
+    known: dict[tuple[str | None, str | None], frozenset[str]] = {}
+
+    def hidden(found: node_obj.Node) -> frozenset[str]:
+        pair = (found.owner, found.lessee)
+        if pair not in known:
+            target = node_target(found)
+            known[pair] = frozenset(name for name in fields if not allowed(
+                'baremetal:node:get:%s' % name, target))
+        return known[pair]
+    return hidden
+
+
+def _nothing(_node: node_obj.Node) -> frozenset[str]:
+    return frozenset()
+
+
+def list_project(kind: str, asked: str | None = None) -> str | None:
+    """The project a list of ``kind`` is confined to; None for all.
+
+    As Ironic's ``check_list_policy``: ``baremetal:<kind>:list_all`` sees
+    everything; otherwise ``baremetal:<kind>:list`` sees the caller's
+    project only, and a filter (``asked``) naming another is refused.
+
+    :raises Forbidden: neither rule allows, or ``asked`` names another
+        project.
+    """
+    if allowed('baremetal:%s:list_all' % kind):
+        return None
+    project = context().project_id
+    if not project or (asked and asked != project):
+        raise Forbidden(rule='baremetal:%s:list_all' % kind)
+    check('baremetal:%s:list' % kind)
+    return str(project)

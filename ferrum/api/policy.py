@@ -1,0 +1,444 @@
+# SPDX-License-Identifier: Apache-2.0
+"""Policy in code: Ironic's rule names and default check strings.
+
+Operators' existing ``policy.yaml`` overrides for Ironic keep working: the
+rule names and defaults are Ironic's secure-RBAC ones (system scope and
+project scope; a node's ``owner`` and ``lessee`` projects). ferrum's own
+resources, leases and the Placement status, follow the same style under
+``baremetal:lease:*`` and ``baremetal:placement:*``.
+
+oslo.policy always enforces scope when a rule declares ``scope_types``
+(its ``enforce_scope`` option is gone), and ``enforce_new_defaults`` is
+on, as Ironic sets it: no deprecated pre-RBAC rule is OR-ed in.
+
+``oslopolicy-sample-generator --namespace ferrum`` writes the sample
+(``etc/ferrum/policy.yaml.sample``) from :func:`list_rules`. The rules are
+only evaluated under ``[DEFAULT] auth_strategy = keystone``; see
+:mod:`ferrum.api.access`.
+"""
+
+import logging
+import threading
+from collections.abc import Hashable, Mapping
+from typing import Any
+
+import yaml
+from oslo_config import cfg
+from oslo_policy import _checks
+from oslo_policy import policy
+
+from ferrum.common import exception
+from ferrum.conf import tenancy
+
+LOG = logging.getLogger(__name__)
+
+# ---- personas (Ironic's check strings) -------------------------------------
+
+SYSTEM_ADMIN = 'role:admin and system_scope:all'
+SYSTEM_MEMBER = '(role:member and system_scope:all) or rule:service_role'
+SYSTEM_READER = ('(role:reader and system_scope:all) or (role:service and '
+                 'system_scope:all) or rule:service_role')
+SYSTEM_SERVICE = 'role:service and system_scope:all'
+PROJECT_ADMIN = 'role:admin and project_id:%(node.owner)s'
+PROJECT_MEMBER = ('role:member and (project_id:%(node.owner)s or '
+                  'project_id:%(node.lessee)s)')
+PROJECT_READER = ('role:reader and (project_id:%(node.owner)s or '
+                  'project_id:%(node.lessee)s)')
+PROJECT_SERVICE = 'role:service and project_id:%(node.owner)s'
+PROJECT_OWNER_ADMIN = 'role:admin and project_id:%(node.owner)s'
+PROJECT_OWNER_MANAGER = 'role:manager and project_id:%(node.owner)s'
+PROJECT_OWNER_MEMBER = 'role:member and project_id:%(node.owner)s'
+PROJECT_OWNER_READER = 'role:reader and project_id:%(node.owner)s'
+PROJECT_LESSEE_ADMIN = 'role:admin and project_id:%(node.lessee)s'
+PROJECT_LESSEE_MANAGER = 'role:manager and project_id:%(node.lessee)s'
+ALLOCATION_OWNER_MEMBER = 'role:member and project_id:%(allocation.owner)s'
+ALLOCATION_OWNER_READER = 'role:reader and project_id:%(allocation.owner)s'
+#: ferrum's: a lease belongs to the project it was booked for.
+LEASE_PROJECT_MEMBER = 'role:member and project_id:%(lease.project)s'
+LEASE_PROJECT_READER = 'role:reader and project_id:%(lease.project)s'
+
+
+def _any(*checks: str) -> str:
+    return ' or '.join('(%s)' % check for check in checks)
+
+
+SYSTEM_OR_PROJECT_MEMBER = _any(SYSTEM_MEMBER, PROJECT_MEMBER, SYSTEM_SERVICE)
+SYSTEM_OR_PROJECT_READER = _any(SYSTEM_READER, PROJECT_READER,
+                                PROJECT_SERVICE)
+SYSTEM_OR_OWNER_MEMBER_AND_LESSEE_ADMIN = _any(
+    SYSTEM_MEMBER, SYSTEM_SERVICE, PROJECT_OWNER_MEMBER, PROJECT_LESSEE_ADMIN,
+    PROJECT_LESSEE_MANAGER, PROJECT_SERVICE)
+SYSTEM_ADMIN_OR_OWNER_ADMIN = _any(SYSTEM_ADMIN, SYSTEM_SERVICE,
+                                   PROJECT_OWNER_ADMIN, PROJECT_OWNER_MANAGER,
+                                   PROJECT_SERVICE)
+SYSTEM_MEMBER_OR_OWNER_ADMIN = _any(SYSTEM_MEMBER, SYSTEM_SERVICE,
+                                    PROJECT_OWNER_ADMIN,
+                                    PROJECT_OWNER_MANAGER, PROJECT_SERVICE)
+SYSTEM_MEMBER_OR_OWNER_MEMBER = _any(SYSTEM_MEMBER, SYSTEM_SERVICE,
+                                     PROJECT_OWNER_MEMBER, PROJECT_SERVICE)
+SYSTEM_OR_OWNER_READER = _any(SYSTEM_READER, SYSTEM_SERVICE,
+                              PROJECT_OWNER_READER, PROJECT_SERVICE)
+ALLOCATION_MEMBER = _any(SYSTEM_MEMBER, ALLOCATION_OWNER_MEMBER)
+ALLOCATION_READER = _any(SYSTEM_READER, ALLOCATION_OWNER_READER)
+ALLOCATION_CREATOR = _any(SYSTEM_MEMBER, 'role:member')
+API_READER = '(role:reader) or (role:service)'
+LEASE_MEMBER = _any(SYSTEM_MEMBER, LEASE_PROJECT_MEMBER)
+LEASE_READER = _any(SYSTEM_READER, LEASE_PROJECT_READER)
+
+_BOTH = ['system', 'project']
+_NODE = '/nodes/{node_ident}'
+
+
+def _rule(name: str, check: str, description: str,
+          *operations: tuple[str, str],
+          scope: list[str] | None = None) -> policy.DocumentedRuleDefault:
+    return policy.DocumentedRuleDefault(
+        name=name, check_str=check, description=description,
+        scope_types=scope or _BOTH,
+        operations=[{'path': path, 'method': method}
+                    for method, path in operations])
+
+
+def _generic() -> list[policy.RuleDefault]:
+    return [
+        policy.RuleDefault(
+            'service_role', 'role:service and project_name:service',
+            description='A service (nova, an inspector) calling with the '
+                        'service role from the "service" project.'),
+    ]
+
+
+def _node_update(field: str, check: str, what: str) -> (
+        policy.DocumentedRuleDefault):
+    return _rule('baremetal:node:update:%s' % field, check,
+                 'Governs if node %s can be updated via the API.' % what,
+                 ('PATCH', _NODE))
+
+
+def _nodes() -> list[policy.DocumentedRuleDefault]:
+    lists = (('GET', '/nodes'), ('GET', '/nodes/detail'))
+    get = ('GET', _NODE)
+    redacted = [
+        _rule('baremetal:node:get:%s' % field, SYSTEM_OR_OWNER_READER,
+              'Governs if the node %s field is masked from API clients '
+              'with insufficient privileges.' % field, get)
+        for field in ('last_error', 'reservation', 'driver_internal_info',
+                      'driver_info')]
+    updates = [
+        _node_update('driver_info', SYSTEM_MEMBER_OR_OWNER_MEMBER,
+                     'driver_info'),
+        _node_update('properties', SYSTEM_MEMBER_OR_OWNER_MEMBER,
+                     'properties'),
+        _node_update('chassis_uuid', SYSTEM_ADMIN, 'chassis_uuid'),
+        _node_update('instance_uuid', SYSTEM_MEMBER_OR_OWNER_MEMBER,
+                     'instance_uuid'),
+        _node_update('lessee', SYSTEM_MEMBER_OR_OWNER_MEMBER, 'lessee'),
+        _node_update('owner', SYSTEM_MEMBER, 'owner'),
+        _node_update('driver_interfaces', SYSTEM_MEMBER_OR_OWNER_ADMIN,
+                     'driver and interfaces'),
+        _node_update('conductor_group', SYSTEM_MEMBER, 'conductor_group'),
+        _node_update('name', SYSTEM_MEMBER_OR_OWNER_MEMBER, 'name'),
+        _node_update('retired', SYSTEM_MEMBER_OR_OWNER_MEMBER,
+                     'retired and retired_reason'),
+    ]
+    return [
+        _rule('baremetal:node:create', _any(SYSTEM_ADMIN, SYSTEM_SERVICE),
+              'Create Node records', ('POST', '/nodes')),
+        _rule('baremetal:node:list', API_READER,
+              'Retrieve multiple Node records, filtered by an explicit '
+              'owner or the client project_id', *lists),
+        _rule('baremetal:node:list_all', SYSTEM_READER,
+              'Retrieve multiple Node records', *lists),
+        _rule('baremetal:node:get', SYSTEM_OR_PROJECT_READER,
+              'Retrieve a single Node record', get),
+        _rule('baremetal:node:get:filter_threshold', SYSTEM_READER,
+              'Filter to allow operators to govern the threshold where '
+              'information should be filtered. Non-authorized users are '
+              'subject to the baremetal:node:get:<field> checks.', get),
+        *redacted,
+        *updates,
+        _rule('baremetal:node:update', SYSTEM_OR_PROJECT_MEMBER,
+              'Generalized update of node records', ('PATCH', _NODE)),
+        _rule('baremetal:node:update_extra', SYSTEM_OR_PROJECT_MEMBER,
+              'Update Node extra field', ('PATCH', _NODE)),
+        _rule('baremetal:node:update_instance_info',
+              SYSTEM_OR_OWNER_MEMBER_AND_LESSEE_ADMIN,
+              'Update Node instance_info field', ('PATCH', _NODE)),
+        _rule('baremetal:node:delete', SYSTEM_ADMIN, 'Delete Node records',
+              ('DELETE', _NODE)),
+        _rule('baremetal:node:validate',
+              SYSTEM_OR_OWNER_MEMBER_AND_LESSEE_ADMIN,
+              'Request active validation of Nodes',
+              ('GET', _NODE + '/validate')),
+        _rule('baremetal:node:set_maintenance',
+              SYSTEM_OR_OWNER_MEMBER_AND_LESSEE_ADMIN,
+              'Set maintenance flag, taking a Node out of service',
+              ('PUT', _NODE + '/maintenance')),
+        _rule('baremetal:node:clear_maintenance',
+              SYSTEM_OR_OWNER_MEMBER_AND_LESSEE_ADMIN,
+              'Clear maintenance flag, placing the Node into service again',
+              ('DELETE', _NODE + '/maintenance')),
+        _rule('baremetal:node:get_boot_device', SYSTEM_MEMBER_OR_OWNER_ADMIN,
+              'Retrieve Node boot device metadata',
+              ('GET', _NODE + '/management/boot_device'),
+              ('GET', _NODE + '/management/boot_device/supported')),
+        _rule('baremetal:node:set_boot_device', SYSTEM_MEMBER_OR_OWNER_ADMIN,
+              'Change Node boot device',
+              ('PUT', _NODE + '/management/boot_device')),
+        _rule('baremetal:node:get_states', SYSTEM_OR_PROJECT_READER,
+              'View Node power and provision state',
+              ('GET', _NODE + '/states')),
+        _rule('baremetal:node:set_power_state', SYSTEM_OR_PROJECT_MEMBER,
+              'Change Node power status', ('PUT', _NODE + '/states/power')),
+        _rule('baremetal:node:set_provision_state',
+              SYSTEM_OR_OWNER_MEMBER_AND_LESSEE_ADMIN,
+              'Change Node provision status',
+              ('PUT', _NODE + '/states/provision')),
+        _rule('baremetal:node:vif:list', SYSTEM_OR_PROJECT_READER,
+              'List VIFs attached to node', ('GET', _NODE + '/vifs')),
+        _rule('baremetal:node:vif:attach',
+              SYSTEM_OR_OWNER_MEMBER_AND_LESSEE_ADMIN,
+              'Attach a VIF to a node', ('POST', _NODE + '/vifs')),
+        _rule('baremetal:node:vif:detach',
+              SYSTEM_OR_OWNER_MEMBER_AND_LESSEE_ADMIN,
+              'Detach a VIF from a node',
+              ('DELETE', _NODE + '/vifs/{node_vif_ident}')),
+        _rule('baremetal:node:traits:list', SYSTEM_OR_PROJECT_READER,
+              'List node traits', ('GET', _NODE + '/traits')),
+        _rule('baremetal:node:traits:set', SYSTEM_MEMBER_OR_OWNER_ADMIN,
+              'Add a trait to, or replace all traits of, a node',
+              ('PUT', _NODE + '/traits'),
+              ('PUT', _NODE + '/traits/{trait}')),
+        _rule('baremetal:node:traits:delete', SYSTEM_MEMBER_OR_OWNER_ADMIN,
+              'Remove one or all traits from a node',
+              ('DELETE', _NODE + '/traits'),
+              ('DELETE', _NODE + '/traits/{trait}')),
+        _rule('baremetal:node:vendor_passthru', SYSTEM_ADMIN,
+              'Access vendor-specific Node functions',
+              ('GET', _NODE + '/vendor_passthru/methods'),
+              *(((method, _NODE + '/vendor_passthru?method={method_name}')
+                 for method in ('GET', 'PUT', 'POST', 'PATCH', 'DELETE')))),
+        # Public routes: the ramdisk agent has no token.
+        _rule('baremetal:node:ipa_heartbeat', '',
+              'Receive heartbeats from IPA ramdisk',
+              ('POST', '/heartbeat/{node_ident}')),
+        _rule('baremetal:driver:ipa_lookup', '',
+              'Access IPA ramdisk functions', ('GET', '/lookup')),
+    ]
+
+
+def _ports() -> list[policy.DocumentedRuleDefault]:
+    lists = (('GET', '/ports'), ('GET', '/ports/detail'))
+    return [
+        _rule('baremetal:port:get', SYSTEM_OR_PROJECT_READER,
+              'Retrieve Port records', ('GET', '/ports/{port_id}'),
+              ('GET', _NODE + '/ports'), ('GET', _NODE + '/ports/detail')),
+        _rule('baremetal:port:list', API_READER,
+              'Retrieve multiple Port records, filtered by owner', *lists),
+        _rule('baremetal:port:list_all', SYSTEM_READER,
+              'Retrieve multiple Port records', *lists),
+        _rule('baremetal:port:create', SYSTEM_ADMIN_OR_OWNER_ADMIN,
+              'Create Port records', ('POST', '/ports')),
+        _rule('baremetal:port:delete', SYSTEM_ADMIN_OR_OWNER_ADMIN,
+              'Delete Port records', ('DELETE', '/ports/{port_id}')),
+        _rule('baremetal:port:update', SYSTEM_MEMBER_OR_OWNER_ADMIN,
+              'Update Port records', ('PATCH', '/ports/{port_id}')),
+    ]
+
+
+def _allocations() -> list[policy.DocumentedRuleDefault]:
+    one = '/allocations/{allocation_id}'
+    return [
+        _rule('baremetal:allocation:get', ALLOCATION_READER,
+              'Retrieve Allocation records', ('GET', one),
+              ('GET', _NODE + '/allocation')),
+        _rule('baremetal:allocation:list', API_READER,
+              'Retrieve multiple Allocation records, filtered by owner',
+              ('GET', '/allocations')),
+        _rule('baremetal:allocation:list_all', SYSTEM_READER,
+              'Retrieve multiple Allocation records',
+              ('GET', '/allocations')),
+        _rule('baremetal:allocation:create', ALLOCATION_CREATOR,
+              'Create Allocation records', ('POST', '/allocations')),
+        _rule('baremetal:allocation:create_restricted', SYSTEM_MEMBER,
+              'Create Allocation records with a specific owner.',
+              ('POST', '/allocations')),
+        _rule('baremetal:allocation:delete', ALLOCATION_MEMBER,
+              'Delete Allocation records', ('DELETE', one),
+              ('DELETE', _NODE + '/allocation')),
+        _rule('baremetal:allocation:update', ALLOCATION_MEMBER,
+              'Change name and extra fields of an allocation',
+              ('PATCH', one)),
+    ]
+
+
+def _services() -> list[policy.DocumentedRuleDefault]:
+    return [
+        _rule('baremetal:driver:get', SYSTEM_READER,
+              'View list of available drivers', ('GET', '/drivers'),
+              ('GET', '/drivers/{driver_name}'), scope=['system']),
+        _rule('baremetal:driver:get_properties', SYSTEM_READER,
+              'View driver-specific properties',
+              ('GET', '/drivers/{driver_name}/properties'),
+              scope=['system']),
+        _rule('baremetal:conductor:get', SYSTEM_READER,
+              'Retrieve Conductor records', ('GET', '/conductors'),
+              ('GET', '/conductors/{hostname}'), scope=['system']),
+        _rule('baremetal:placement:get_status', SYSTEM_READER,
+              "Retrieve the Placement sync's state (ferrum's extension)",
+              ('GET', '/placement/status'), scope=['system']),
+    ]
+
+
+def _leases() -> list[policy.DocumentedRuleDefault]:
+    one = '/leases/{lease_ident}'
+    lists = ('GET', '/leases')
+    return [
+        _rule('baremetal:lease:create', LEASE_MEMBER,
+              'Book a lease for a project: a project member for its own '
+              'project, a system member for any.', ('POST', '/leases')),
+        _rule('baremetal:lease:create:shared_pool', '@',
+              'Let a project-scoped lease take nodes that have no owner '
+              '(the operator\'s shared pool) as well as nodes its project '
+              'owns; deny it to confine projects to their own nodes.',
+              ('POST', '/leases'), scope=['project']),
+        _rule('baremetal:lease:get', LEASE_READER,
+              'Retrieve a lease', ('GET', one)),
+        _rule('baremetal:lease:list', API_READER,
+              "Retrieve leases, filtered by the caller's project", lists,
+              ('GET', _NODE + '/leases')),
+        _rule('baremetal:lease:list_all', SYSTEM_READER,
+              'Retrieve the leases of every project', lists,
+              ('GET', _NODE + '/leases')),
+        _rule('baremetal:lease:update', LEASE_MEMBER,
+              'Change the name, extra or end of a lease', ('PATCH', one)),
+        _rule('baremetal:lease:delete', LEASE_MEMBER,
+              'Cancel or end a lease', ('DELETE', one)),
+    ]
+
+
+def list_rules() -> list[policy.RuleDefault]:
+    """Every default: the ``oslo.policy.policies`` entry point."""
+    return [*_generic(), *_nodes(), *_ports(), *_allocations(),
+            *_services(), *_leases()]
+
+
+class PolicyFileInvalid(exception.FerrumException):
+    msg_fmt = ('Cannot use the policy file %(path)s (set by [oslo_policy] '
+               'policy_file): %(reason)s')
+
+
+def _first_line(exc: Exception) -> str:
+    return (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+
+
+def check_rules(enforcer: policy.Enforcer) -> None:
+    """Read the policy file now (or again) and refuse one that is unusable.
+
+    oslo.policy logs a rule whose check string does not parse and denies
+    it: here that stops start-up instead, naming the rule.
+
+    :raises PolicyFileInvalid: the file does not parse, or a rule in it
+        does not.
+    """
+    path = enforcer.policy_path or enforcer.policy_file
+    # oslo.policy logs a rule it cannot parse with a traceback; the one
+    # line below names it instead.
+    parser_log = logging.getLogger('oslo_policy._parser')
+    was_disabled, parser_log.disabled = parser_log.disabled, True
+    try:
+        enforcer.load_rules()
+    except (ValueError, yaml.YAMLError) as exc:
+        raise PolicyFileInvalid(path=path, reason=_first_line(exc)) from None
+    except (TypeError, AttributeError):
+        raise PolicyFileInvalid(path=path, reason=(
+            'it is not a YAML mapping of rule names to check strings '
+            '("baremetal:node:get": "role:reader").')) from None
+    finally:
+        parser_log.disabled = was_disabled
+    for name, rule in enforcer.file_rules.items():
+        loaded = enforcer.rules.get(name)
+        if (isinstance(loaded, _checks.FalseCheck)
+                and rule.check_str.strip() != '!'):
+            raise PolicyFileInvalid(
+                path=enforcer.policy_path, reason=(
+                    'the rule "%s" has a check string that does not parse: '
+                    '"%s".' % (name, rule.check_str[:200])))
+
+
+def enforcer(conf: cfg.ConfigOpts) -> policy.Enforcer:
+    """The application's one Enforcer, defaults registered, file checked.
+
+    :raises PolicyFileInvalid: see :func:`check_rules`.
+    """
+    built = policy.Enforcer(conf)
+    # Ironic's defaults changed from the pre-RBAC ones on purpose.
+    built.suppress_default_change_warnings = True
+    built.register_defaults(list_rules())
+    check_rules(built)
+    if built.policy_path:
+        LOG.info('API policy: defaults overridden by %s', built.policy_path)
+    return built
+
+
+def _frozen(values: Mapping[str, Any]) -> Hashable:
+    return tuple(sorted((key, tuple(value) if isinstance(value, list)
+                         else value) for key, value in values.items()))
+
+
+class Authorizer:
+    """The app's one Enforcer, and the decisions it made on its rules.
+
+    A decision is a pure function of the rules, the rule's name, the target
+    and the caller's credentials, and oslo.policy takes a third of a
+    millisecond to evaluate one of Ironic's check strings (it inspects each
+    check's signature on every call). So decisions are remembered until
+    the rules change: :meth:`refresh`, once per request, is oslo.policy's
+    own check of the file (re-read when its mtime moved); a new rule set
+    forgets every decision.
+    """
+
+    #: Distinct (rule, target, credentials) remembered at most.
+    MAX_DECISIONS = 20000
+
+    def __init__(self, enforcer: policy.Enforcer) -> None:
+        self.enforcer = enforcer
+        self._lock = threading.Lock()
+        self._rules = enforcer.rules
+        self._decisions: dict[Hashable, bool] = {}
+
+    def refresh(self) -> None:
+        """Re-read the file if it changed.
+
+        :raises ValueError: and the other errors of an unparsable file.
+        """
+        self.enforcer.load_rules()
+        rules = self.enforcer.rules
+        if rules is not self._rules:
+            with self._lock:
+                # Holding the rules keeps their identity from being reused.
+                self._rules, self._decisions = rules, {}
+
+    def allowed(self, rule: str, target: Mapping[str, Any],
+                creds: Mapping[str, Any]) -> bool:
+        key = (rule, _frozen(target), _frozen(creds))
+        found = self._decisions.get(key)
+        if found is None:
+            # enforce() adds to the credentials it is given: a copy.
+            found = bool(self.enforcer.enforce(rule, dict(target),
+                                               dict(creds)))
+            with self._lock:
+                if len(self._decisions) >= self.MAX_DECISIONS:
+                    self._decisions.clear()
+                self._decisions[key] = found
+        return found
+
+
+def sample_enforcer() -> policy.Enforcer:
+    """For ``oslopolicy-policy-generator``: the defaults on a fresh conf."""
+    conf = cfg.ConfigOpts()
+    tenancy.register_opts(conf)
+    conf([], project='ferrum')
+    built = policy.Enforcer(conf)
+    built.register_defaults(list_rules())
+    return built

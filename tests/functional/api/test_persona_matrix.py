@@ -1,0 +1,284 @@
+# SPDX-License-Identifier: Apache-2.0
+"""The persona matrix: every route and method, every persona, through the
+real keystonemiddleware (see tests/functional/api/tenancy.py).
+
+A table in data, in the style of Ironic's test_rbac_*.yaml: each row names
+a request, the status it gets when allowed, and who is allowed. Everyone
+else gets 404 when the resource is hidden from them (concealment: neither
+owner nor lessee) and 403 when they can see it but not do this; without a
+token every non-public route is 401. Lists also name exactly which rows
+each persona sees.
+"""
+
+import pytest
+
+from ferrum.api import routes
+from ferrum.objects import node as node_obj
+from tests.functional.api import tenancy
+
+SYSTEM_ADMIN = {'system_admin'}
+SYSTEM_MEMBER = SYSTEM_ADMIN | {'system_member'}
+SYSTEM_READER = SYSTEM_MEMBER | {'system_reader'}
+OWNER = {'owner_admin', 'owner_member', 'owner_reader'}
+LESSEE = {'lessee_admin', 'lessee_member', 'lessee_reader'}
+#: Who sees node n and m (system readers, owner and lessee readers).
+NODE_READERS = SYSTEM_READER | OWNER | LESSEE
+PROJECT_MEMBER = SYSTEM_MEMBER | {'owner_admin', 'owner_member',
+                                  'lessee_admin', 'lessee_member'}
+OWNER_MEMBER_LESSEE_ADMIN = SYSTEM_MEMBER | {'owner_admin', 'owner_member',
+                                             'lessee_admin'}
+OWNER_MEMBER = SYSTEM_MEMBER | {'owner_admin', 'owner_member'}
+OWNER_ADMIN = SYSTEM_MEMBER | {'owner_admin'}
+SYSTEM_OR_OWNER_ADMIN = SYSTEM_ADMIN | {'owner_admin'}
+#: The lessee's allocation a and lease l.
+LESSEE_READERS = SYSTEM_READER | LESSEE
+LESSEE_MEMBERS = SYSTEM_MEMBER | {'lessee_admin', 'lessee_member'}
+EVERYONE = set(tenancy.PERSONAS)
+NODE = '/v1/nodes/{n}'
+
+
+def row(method, path, ok, allowed, visible=NODE_READERS, body=None,
+        route=None, rows=None, hidden=404):
+    """One request. ``visible``: who may see the resource (the others get
+    ``hidden``: 404, or 400 where the resource is named in the body);
+    ``rows``: for lists, persona -> the set of names it sees."""
+    return {'method': method, 'path': path, 'ok': ok, 'allowed': allowed,
+            'visible': visible, 'body': body, 'rows': rows, 'hidden': hidden,
+            'route': route or path.split('?')[0]}
+
+
+def _lists(kind, owner_sees=True, lessee_sees=True):
+    """Rows per persona: system readers all of ``kind`` (another
+    project's too), owner and lessee personas their projects' (or none),
+    the third party none."""
+    found = {p: kind + '_all' for p in SYSTEM_READER}
+    found.update({p: kind if owner_sees else 'none' for p in OWNER})
+    found.update({p: kind if lessee_sees else 'none' for p in LESSEE})
+    found['third_party'] = 'none'
+    return found
+
+
+MATRIX = [
+    # ---- public ----
+    row('GET', '/', 200, EVERYONE, EVERYONE),
+    row('GET', '/v1', 200, EVERYONE, EVERYONE),
+    row('GET', '/v1/lookup?addresses=52:54:00:00:00:99', 404, EVERYONE,
+        EVERYONE, route='/v1/lookup'),
+    row('POST', '/v1/heartbeat/{n}', 404, EVERYONE, EVERYONE,
+        body={'callback_url': 'http://192.0.2.1:9999'},
+        route='/v1/heartbeat/<node_ident>'),
+    # ---- nodes ----
+    row('GET', '/v1/nodes', 200, EVERYONE, EVERYONE,
+        rows=_lists('nodes')),
+    row('GET', '/v1/nodes/detail', 200, EVERYONE, EVERYONE,
+        rows=_lists('nodes')),
+    row('POST', '/v1/nodes', 201, SYSTEM_ADMIN, EVERYONE,
+        body={'driver': 'fake-hardware'}),
+    row('GET', NODE, 200, NODE_READERS),
+    row('PATCH', NODE, 200, PROJECT_MEMBER,
+        body=[{'op': 'add', 'path': '/extra/x', 'value': 1}]),
+    row('PATCH', NODE + '#driver_info', 200, OWNER_MEMBER,
+        body=[{'op': 'add', 'path': '/driver_info/x', 'value': 1}],
+        route=NODE),
+    row('PATCH', NODE + '#owner', 200, SYSTEM_MEMBER,
+        body=[{'op': 'replace', 'path': '/owner', 'value': tenancy.THIRD}],
+        route=NODE),
+    row('DELETE', NODE, 204, SYSTEM_ADMIN),
+    row('GET', NODE + '/states', 200, NODE_READERS),
+    row('PUT', NODE + '/states/provision', 202, OWNER_MEMBER_LESSEE_ADMIN,
+        body={'target': 'manage'}),
+    row('PUT', NODE + '/states/power', 202, PROJECT_MEMBER,
+        body={'target': 'power on'}),
+    row('PUT', NODE + '/maintenance', 202, OWNER_MEMBER_LESSEE_ADMIN,
+        body={'reason': 'x'}),
+    row('DELETE', NODE + '/maintenance', 202, OWNER_MEMBER_LESSEE_ADMIN),
+    row('GET', NODE + '/validate', 200, OWNER_MEMBER_LESSEE_ADMIN),
+    row('GET', NODE + '/management/boot_device', 200, OWNER_ADMIN),
+    row('PUT', NODE + '/management/boot_device', 204, OWNER_ADMIN,
+        body={'boot_device': 'pxe'}),
+    row('GET', NODE + '/management/boot_device/supported', 200,
+        OWNER_ADMIN),
+    # The owner sees the node, not the lessee's allocation on it.
+    row('GET', '/v1/nodes/{m}/allocation', 200, LESSEE_READERS,
+        LESSEE_READERS, route=NODE + '/allocation'),
+    # Allowed, then refused by the conductor: the node is active.
+    row('DELETE', '/v1/nodes/{m}/allocation', 409, LESSEE_MEMBERS,
+        LESSEE_READERS, route=NODE + '/allocation'),
+    row('GET', NODE + '/vifs', 200, NODE_READERS),
+    row('POST', NODE + '/vifs', 204, OWNER_MEMBER_LESSEE_ADMIN,
+        body={'id': 'b4c0c9b6-64c2-4e5b-a1a1-1f5a3c6c2f01'}),
+    row('DELETE', NODE + '/vifs/b4c0c9b6-64c2-4e5b-a1a1-1f5a3c6c2f01', 400,
+        OWNER_MEMBER_LESSEE_ADMIN, route=NODE + '/vifs/<vif_id>'),
+    *[row(method, NODE + '/vendor_passthru?method=nothing', 400,
+          SYSTEM_ADMIN, body={} if method in ('POST', 'PUT', 'PATCH')
+          else None)
+      for method in ('GET', 'POST', 'PUT', 'PATCH', 'DELETE')],
+    row('GET', NODE + '/vendor_passthru/methods', 200, SYSTEM_ADMIN),
+    row('GET', NODE + '/traits', 200, NODE_READERS),
+    row('PUT', NODE + '/traits', 204, OWNER_ADMIN,
+        body={'traits': ['CUSTOM_Y']}),
+    row('DELETE', NODE + '/traits', 204, OWNER_ADMIN),
+    row('PUT', NODE + '/traits/CUSTOM_Z', 204, OWNER_ADMIN,
+        route=NODE + '/traits/<trait_name>'),
+    row('DELETE', NODE + '/traits/CUSTOM_X', 204, OWNER_ADMIN,
+        route=NODE + '/traits/<trait_name>'),
+    row('GET', NODE + '/leases', 200, NODE_READERS),
+    # ---- ports ----
+    row('GET', '/v1/ports', 200, EVERYONE, EVERYONE,
+        rows=_lists('ports')),
+    row('GET', '/v1/ports/detail', 200, EVERYONE, EVERYONE,
+        rows=_lists('ports')),
+    row('POST', '/v1/ports', 201, SYSTEM_OR_OWNER_ADMIN,
+        body={'node_uuid': '{n}', 'address': '52:54:00:ff:ff:{mac}'},
+        hidden=400),
+    row('GET', '/v1/ports/{p}', 200, NODE_READERS,
+        route='/v1/ports/<port_ident>'),
+    row('PATCH', '/v1/ports/{p}', 200, OWNER_ADMIN,
+        body=[{'op': 'add', 'path': '/extra/x', 'value': 1}],
+        route='/v1/ports/<port_ident>'),
+    row('DELETE', '/v1/ports/{p}', 204, SYSTEM_OR_OWNER_ADMIN,
+        route='/v1/ports/<port_ident>'),
+    row('GET', NODE + '/ports', 200, NODE_READERS),
+    row('GET', NODE + '/ports/detail', 200, NODE_READERS),
+    # ---- allocations ----
+    row('GET', '/v1/allocations', 200, EVERYONE, EVERYONE,
+        rows=_lists('allocations', owner_sees=False)),
+    row('POST', '/v1/allocations', 201, PROJECT_MEMBER | {'third_party'},
+        EVERYONE, body={'resource_class': 'bronze'}),
+    row('GET', '/v1/allocations/{a}', 200, LESSEE_READERS, LESSEE_READERS,
+        route='/v1/allocations/<allocation_ident>'),
+    row('PATCH', '/v1/allocations/{a}', 200, LESSEE_MEMBERS, LESSEE_READERS,
+        body=[{'op': 'add', 'path': '/extra/x', 'value': 1}],
+        route='/v1/allocations/<allocation_ident>'),
+    row('DELETE', '/v1/allocations/{a}', 409, LESSEE_MEMBERS,
+        LESSEE_READERS, route='/v1/allocations/<allocation_ident>'),
+    # ---- leases ----
+    row('GET', '/v1/leases', 200, EVERYONE, EVERYONE,
+        rows=_lists('leases', owner_sees=False)),
+    row('POST', '/v1/leases', 201, SYSTEM_MEMBER | {'owner_admin',
+                                                    'owner_member'},
+        EVERYONE, body={'project': tenancy.OWNER, 'resource_class': 'gold',
+                        'start': '{start}', 'end': '{end}'}),
+    row('GET', '/v1/leases/{l}', 200, LESSEE_READERS, LESSEE_READERS,
+        route='/v1/leases/<lease_ident>'),
+    row('PATCH', '/v1/leases/{l}', 200, LESSEE_MEMBERS, LESSEE_READERS,
+        body=[{'op': 'add', 'path': '/extra/x', 'value': 1}],
+        route='/v1/leases/<lease_ident>'),
+    row('DELETE', '/v1/leases/{l}', 204, LESSEE_MEMBERS, LESSEE_READERS,
+        route='/v1/leases/<lease_ident>'),
+    # ---- drivers, conductors, Placement status: system scope ----
+    row('GET', '/v1/drivers', 200, SYSTEM_READER, EVERYONE),
+    row('GET', '/v1/drivers/fake-hardware', 200, SYSTEM_READER, EVERYONE,
+        route='/v1/drivers/<driver_name>'),
+    row('GET', '/v1/drivers/fake-hardware/properties', 200, SYSTEM_READER,
+        EVERYONE, route='/v1/drivers/<driver_name>/properties'),
+    row('GET', '/v1/conductors', 200, SYSTEM_READER, EVERYONE),
+    row('GET', '/v1/conductors/test-conductor', 200, SYSTEM_READER,
+        EVERYONE, route='/v1/conductors/<hostname>'),
+    row('GET', '/v1/placement/status', 200, SYSTEM_READER, EVERYONE),
+]
+
+PUBLIC = {'/', '/v1', '/v1/lookup', '/v1/heartbeat/<node_ident>'}
+
+
+def _route_of(entry):
+    return entry['route'].split('#')[0].replace('{n}', '<node_ident>')
+
+
+def test_every_route_and_method_has_a_row():
+    covered = {(_route_of(entry), entry['method']) for entry in MATRIX}
+    missing = [(path, method) for path, methods in routes.ROUTES.items()
+               for method in methods if (path, method) not in covered]
+    assert not missing, 'persona matrix rows missing for %s' % missing
+
+
+def _expected(entry, persona):
+    if persona in entry['allowed']:
+        return entry['ok']
+    return 403 if persona in entry['visible'] else entry['hidden']
+
+
+def _fill(value, world):
+    if isinstance(value, str):
+        return value.format(**world)
+    if isinstance(value, list):
+        return [_fill(item, world) for item in value]
+    if isinstance(value, dict):
+        return {key: _fill(item, world) for key, item in value.items()}
+    return value
+
+
+def _names(response, entry):
+    key = entry['path'].split('/')[2]
+    items = response.get_json()[key]
+    return {item.get('name') or item.get('address') for item in items}
+
+
+@pytest.fixture
+def worlds(ks_client, tokens, db, conductor):
+    """One world per persona (and one for the anonymous caller), and the
+    names each list shows: every persona's rows are the lessee's and
+    owner's, of the same two projects."""
+    found = {}
+    for index, persona in enumerate([*tenancy.PERSONAS, None]):
+        world = tenancy.build_world(db, conductor.manager, str(index))
+        world['l'] = tenancy.book(ks_client, tokens, tenancy.LESSEE,
+                                  world['m'], 'l-%d' % index)
+        world['mac'] = '%02x' % index
+        world['start'], world['end'] = '2099-01-01T00:00:00', \
+            '2099-01-02T00:00:00'
+        found[persona] = world
+    # Another project's node (with a port, an allocation and a lease) and
+    # a node of nobody's: only system readers list them.
+    other = tenancy.build_world(db, conductor.manager, 'x',
+                                owner=tenancy.OTHER, lessee=None)
+    tenancy.book(ks_client, tokens, tenancy.OTHER, other['m'], 'l-x')
+    node_obj.Node.create(db, {'driver': 'fake-hardware', 'name': 'free'})
+    return found
+
+
+def _all_rows(worlds):
+    suffixes = [world['suffix'] for world in worlds.values()]
+    mine = {
+        'nodes': {'%s-%s' % (kind, s) for s in suffixes for kind in 'nm'},
+        'ports': {tenancy.mac(s) for s in suffixes},
+        'allocations': {'a-' + s for s in suffixes},
+        'leases': {'l-' + s for s in suffixes}}
+    rows = {'none': set(), **mine}
+    rows.update({
+        'nodes_all': mine['nodes'] | {'n-x', 'm-x', 'free'},
+        'ports_all': mine['ports'] | {tenancy.mac('x')},
+        'allocations_all': mine['allocations'] | {'a-x'},
+        'leases_all': mine['leases'] | {'l-x'}})
+    return rows
+
+
+@pytest.mark.parametrize('entry', MATRIX, ids=lambda e: '%s %s' % (
+    e['method'], e['path']))
+def test_persona_matrix(ks_client, tokens, worlds, db, entry):
+    expected_rows = _all_rows(worlds)
+    failures = []
+    for persona in [*tenancy.PERSONAS, None]:
+        world = worlds[persona]
+        path = _fill(entry['path'].split('#')[0], world)
+        response = ks_client.open(
+            path, method=entry['method'], json=_fill(entry['body'], world),
+            headers=tenancy.headers(tokens, persona))
+        public = _route_of(entry) in PUBLIC
+        want = (_expected(entry, persona) if persona is not None
+                else entry['ok'] if public else 401)
+        if response.status_code != want:
+            failures.append('%s: %d, not %d (%s)' % (
+                persona, response.status_code, want,
+                response.get_data(as_text=True)[:200]))
+            continue
+        if persona is None and not public:
+            assert response.headers['WWW-Authenticate'] == (
+                'Keystone uri="%s"' % tenancy.KEYSTONE_URI)
+        if entry['rows'] and persona is not None:
+            kind = entry['rows'][persona]
+            seen = _names(response, entry)
+            if seen != expected_rows[kind]:
+                failures.append('%s sees %s, not %s' % (
+                    persona, sorted(seen), sorted(expected_rows[kind])))
+    assert not failures, '\n'.join(failures)
