@@ -7,6 +7,11 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 TEST_STAMP := $(VENV)/.installed-test
+# The real Keystone for the tenancy tests and `make keystone`, in a
+# virtualenv of its own: it brings eventlet, whose presence alone makes
+# futurist warn on standard error in every ferrum process.
+KEYSTONE_VENV := .venv-keystone
+KEYSTONE_STAMP := $(KEYSTONE_VENV)/.installed
 APT_PACKAGES := ipmitool postgresql
 
 .PHONY: run test genconfig bench bench-placement placement keystone states clean-venv system-packages
@@ -23,6 +28,12 @@ $(TEST_STAMP): $(STAMP) tests/thirdparty_driver/setup.cfg client/setup.cfg
 	$(BIN)/pip install -q -e '.[test]' -e tests/thirdparty_driver -e client
 	touch $@
 
+$(KEYSTONE_STAMP): tools/keystone-requirements.txt
+	$(PYTHON) -m venv $(KEYSTONE_VENV)
+	$(KEYSTONE_VENV)/bin/pip install -q --upgrade pip
+	$(KEYSTONE_VENV)/bin/pip install -q -r tools/keystone-requirements.txt
+	touch $@
+
 run: $(STAMP)
 	$(BIN)/ferrum
 
@@ -35,7 +46,7 @@ system-packages:
 	    apt-get install -y -qq --no-install-recommends $$missing >/dev/null; \
 	fi
 
-test: $(TEST_STAMP) system-packages
+test: $(TEST_STAMP) $(KEYSTONE_STAMP) system-packages
 	$(BIN)/python -m pytest -q tests
 
 genconfig: $(STAMP)
@@ -52,8 +63,8 @@ placement: $(TEST_STAMP)
 
 # A local Keystone (SQLite under .keystone/) on 127.0.0.1:5000 for demos;
 # the admin's credentials are in .keystone/admin-openrc.
-keystone: $(TEST_STAMP)
-	$(BIN)/python tools/keystone_server.py --dir .keystone --port 5000
+keystone: $(KEYSTONE_STAMP)
+	$(KEYSTONE_VENV)/bin/python tools/keystone_server.py --dir .keystone --port 5000
 
 states: $(STAMP)
 	$(BIN)/python tools/states_to_dot.py --dot doc/states.dot --svg doc/states.svg
@@ -67,4 +78,4 @@ bench-placement: $(TEST_STAMP)
 	$(BIN)/python tools/bench/placement_sync.py --nodes 1000
 
 clean-venv:
-	rm -rf $(VENV)
+	rm -rf $(VENV) $(KEYSTONE_VENV)

@@ -29,7 +29,6 @@ test is skipped, or fails under ``FERRUM_REQUIRE_REAL=1``.
 from __future__ import annotations
 
 import atexit
-import importlib.util
 import os
 import secrets
 import signal
@@ -110,14 +109,15 @@ class Keystone:
         if self._proc is not None and self._proc.poll() is None:
             raise KeystoneError('Keystone is already running')
         if not self._set_up:
-            argv = [sys.executable, keystone_server.__file__,
+            argv = [keystone_python(), keystone_server.__file__,
                     '--dir', self.directory, '--port', str(self.port)]
             if self.db_url:
                 argv += ['--db-url', self.db_url]
             env = dict(os.environ, OS_BOOTSTRAP_PASSWORD=self.password)
         else:
-            argv, env = keystone_server.command(self.directory, self.port,
-                                                self.db_url)
+            argv, env = keystone_server.command(
+                self.directory, self.port, self.db_url,
+                python=keystone_python())
         with open(self.log_file, 'ab') as log:
             # A session of its own: stop() signals gunicorn's master and
             # workers together.
@@ -254,13 +254,35 @@ class Keystone:
             admin.put(base + target)
 
 
+def keystone_python() -> str:
+    """The interpreter of the environment Keystone is installed in.
+
+    Keystone runs from a virtualenv of its own (``make test`` makes
+    ``.venv-keystone``): it brings eventlet (through oslo.service), whose
+    mere presence makes futurist warn on standard error in every ferrum
+    process, and ferrum's own environment should hold what ferrum's
+    users install. ``FERRUM_KEYSTONE_PYTHON`` points elsewhere.
+    """
+    configured = os.environ.get('FERRUM_KEYSTONE_PYTHON')
+    if configured:
+        return configured
+    repo = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    own = os.path.join(repo, '.venv-keystone', 'bin', 'python')
+    return own if os.path.exists(own) else sys.executable
+
+
 def require_keystone() -> None:
     """Skip (or fail, see require_real) unless Keystone can be run."""
     from tests.conftest import require_real  # lazy: conftest loads us
 
-    for module in ('keystone', 'gunicorn'):
-        if importlib.util.find_spec(module) is None:
-            require_real('%s (pip install -e .[test])' % module)
+    python = keystone_python()
+    found = subprocess.run(
+        [python, '-c', 'import importlib.util, sys; sys.exit(not all('
+         'importlib.util.find_spec(m) for m in ("keystone", "gunicorn")))'],
+        stdin=subprocess.DEVNULL, capture_output=True, timeout=60)
+    if found.returncode != 0:
+        require_real('Keystone and gunicorn in %s (make test installs them '
+                     'in .venv-keystone)' % python)
 
 
 @pytest.fixture(scope='session')

@@ -183,12 +183,14 @@ def wsgi_application() -> Callable[..., Any]:
 
 
 def command(directory: str, port: int, db_url: str | None = None,
-            workers: int = 1) -> tuple[list[str], dict[str, str]]:
+            workers: int = 1, python: str = sys.executable
+            ) -> tuple[list[str], dict[str, str]]:
     """The gunicorn command line and environment serving the Keystone
-    set up in ``directory``."""
+    set up in ``directory``, from the environment of ``python`` (the one
+    Keystone is installed in)."""
     directory = os.path.abspath(directory)
     workers = worker_count(db_url, workers)
-    bindir = os.path.dirname(sys.executable)
+    bindir = os.path.dirname(python)
     env = dict(os.environ, OS_KEYSTONE_CONFIG_DIR=directory)
     env.pop('OS_BOOTSTRAP_PASSWORD', None)  # set up: the server needs none
     argv = [os.path.join(bindir, 'gunicorn'), '--no-control-socket',
