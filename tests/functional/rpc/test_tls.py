@@ -116,16 +116,15 @@ def test_json_rpc_cert_file_overrides_ssl(tls_conf, tmp_path):
     missing = tmp_path / 'rpc-cert.pem'
     tls_conf.set_override('cert_file', str(missing), group='json_rpc')
     tls_conf.set_override('key_file', str(missing), group='json_rpc')
-    endpoint = server.APIServer(tls_conf, group='json_rpc')
     with pytest.raises(tls.TLSFileInvalid) as caught:
-        endpoint.start(lambda environ, start_response: [])
+        server.APIServer(tls_conf, group='json_rpc')
     assert str(caught.value) == (
         'Cannot use [json_rpc] cert_file = %s: no such file' % missing)
     tls_conf.clear_override('cert_file', group='ssl')
     tls_conf.clear_override('cert_file', group='json_rpc')
     tls_conf.clear_override('key_file', group='json_rpc')
     with pytest.raises(tls.TLSOptionMissing) as missing_option:
-        endpoint.start(lambda environ, start_response: [])
+        server.APIServer(tls_conf, group='json_rpc')
     assert str(missing_option.value).startswith(
         '[json_rpc] use_ssl is set but [ssl] cert_file is not')
 
