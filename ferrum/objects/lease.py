@@ -211,14 +211,17 @@ class Lease(base.Row):
 
     @classmethod
     def matching(cls, db: db_api.Database,
-                 where: Sequence[sa.ColumnElement[bool]]
-                 ) -> builtins.list[Lease]:
+                 where: Sequence[sa.ColumnElement[bool]],
+                 limit: int | None = None) -> builtins.list[Lease]:
         """The leases matching every clause, oldest start first, in one
-        query (without their ``nodes``, which the engine reads apart)."""
+        query (without their ``nodes``, which the engine reads apart).
+
+        :param limit: at most this many (the first ones), None: all.
+        """
         with db.reader() as conn:
             return [cls(db, row) for row in conn.execute(
                 sa.select(TABLE).where(*where).order_by(
-                    TABLE.c.start_at, TABLE.c.id)).mappings()]
+                    TABLE.c.start_at, TABLE.c.id).limit(limit)).mappings()]
 
     def node_rows(self, holding_only: bool = True
                   ) -> builtins.list[Mapping[str, Any]]:
