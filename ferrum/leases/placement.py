@@ -32,6 +32,7 @@ from ferrum.inventory import outbox
 from ferrum.inventory import reservations
 from ferrum.objects import allocation as allocation_obj
 from ferrum.objects import lease as lease_obj
+from ferrum.objects import lease_class
 from ferrum.objects import lease_node
 
 LOG = logging.getLogger(__name__)
@@ -301,7 +302,7 @@ def create_classes(ctx: context_mod.ConductorContext) -> None:
     except Unavailable as exc:
         LOG.debug('Lease classes wait for Placement: %s', exc)
     finally:
-        lease_obj.classes_created(ctx.db, made)
+        lease_class.created(ctx.db, made)
 
 
 def delete_classes(ctx: context_mod.ConductorContext) -> None:
@@ -334,4 +335,4 @@ def delete_classes(ctx: context_mod.ConductorContext) -> None:
                              'class': reservations.class_name(lease.uuid)})
     except Unavailable as exc:
         LOG.debug('Lease classes wait for Placement: %s', exc)
-    lease_obj.forget_classes(ctx.db, gone)
+    lease_class.forget(ctx.db, gone)
