@@ -69,9 +69,12 @@ def create(ctx: context_mod.ConductorContext, values: dict[str, Any],
     :raises AllocationAlreadyExists: duplicate UUID or name.
     """
     values = dict(values, conductor_affinity=ctx.conductor_id)
-    if not ctx.conf.conductor.allocation_wait_timeout:
+    # Read once: the option is mutable, and the answer must match the path.
+    wait = ctx.conf.conductor.allocation_wait_timeout
+    if not wait:
         return _hand_to_worker(
-            ctx, allocation_obj.Allocation.create(ctx.db, values, traits))
+            ctx, allocation_obj.Allocation.create(ctx.db, values, traits),
+            wait)
     requirements = candidates_mod.requirements(
         values.get('resource_class'), traits, values.get('candidate_nodes'),
         values.get('owner'), ctx.conf.lease.guard_time)
@@ -80,7 +83,7 @@ def create(ctx: context_mod.ConductorContext, values: dict[str, Any],
         allocation = allocation_obj.Allocation.create(ctx.db, values, traits)
         if _first_tries_in_placement(ctx, allocation, requirements):
             return allocation
-        return _hand_to_worker(ctx, allocation)
+        return _hand_to_worker(ctx, allocation, wait)
 
     def first_tries(allocation: allocation_obj.Allocation) -> None:
         with ctx.db.writer() as conn:  # the creating transaction
@@ -104,16 +107,15 @@ def create(ctx: context_mod.ConductorContext, values: dict[str, Any],
     if allocation.state == allocation_obj.ACTIVE:
         _log_success(allocation)
         return allocation
-    return _hand_to_worker(ctx, allocation)
+    return _hand_to_worker(ctx, allocation, wait)
 
 
 def _hand_to_worker(ctx: context_mod.ConductorContext,
-                    allocation: allocation_obj.Allocation
+                    allocation: allocation_obj.Allocation, wait: float
                     ) -> allocation_obj.Allocation:
     """Run :func:`do_allocate` on a worker; the answer is the worker's
     result if it comes within ``allocation_wait_timeout``, else the row as
     it is then (0: as committed, without waiting or reading it again)."""
-    wait = ctx.conf.conductor.allocation_wait_timeout
     # The worker writes to its own copy: the answer may be rendered while
     # the worker still runs.
     working = allocation_obj.Allocation(ctx.db, allocation.snapshot(),

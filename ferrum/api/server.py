@@ -150,13 +150,21 @@ class APIServer:
 
     def __init__(self, conf: cfg.ConfigOpts, group: str = 'api',
                  what: str = 'API') -> None:
-        """Check the configured address; nothing is bound yet.
+        """Check the configured address and TLS files; nothing is bound
+        yet.
+
+        The TLS files are read here, not in :meth:`start`: programs build
+        their server before starting a conductor, so a wrong file stops
+        them before the conductor registers, clears locks and runs
+        periodics (systemd would repeat all that at every restart).
 
         :param group: the option group of ``host_ip``, ``port``,
             ``threads`` and ``allow_non_loopback_noauth``: ``api``, or
             ``json_rpc`` for a conductor's JSON-RPC endpoint.
         :param what: what is served, for logs and errors.
         :raises NoauthNotLoopback: see :func:`check_bind_allowed`.
+        :raises TLSOptionMissing, TLSFileInvalid: see
+            :func:`ferrum.common.tls.server_context`.
         """
         check_bind_allowed(conf, group, what)
         options = conf[group]
@@ -165,8 +173,7 @@ class APIServer:
         self._host: str = options.host_ip
         self._requested_port: int = options.port
         self._threads: int = options.threads
-        self._tls = tls.server_enabled(conf, group)
-        self._conf = conf
+        self._served = tls.server_context(conf, group)
         self._server: _CherootServer | None = None
         self._thread: threading.Thread | None = None
 
@@ -183,7 +190,7 @@ class APIServer:
         host = self._host
         if ':' in host:
             host = '[%s]' % host
-        scheme = 'https' if self._tls else 'http'
+        scheme = 'https' if self._served is not None else 'http'
         return '%s://%s:%d' % (scheme, host, self.port)
 
     def start(self, app: Any) -> None:
@@ -191,10 +198,8 @@ class APIServer:
 
         :raises BindFailed: the address cannot be bound (in use, not local,
             not permitted).
-        :raises TLSOptionMissing, TLSFileInvalid: see
-            :func:`ferrum.common.tls.server_context`.
         """
-        served = tls.server_context(self._conf, self._group)
+        served = self._served
         server = _CherootServer(
             (self._host, self._requested_port), app,
             numthreads=self._threads, max=self._threads,

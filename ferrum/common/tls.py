@@ -130,6 +130,18 @@ def _server_files(conf: cfg.ConfigOpts, group: str) -> tuple[_File, _File]:
     return files[0], files[1]
 
 
+def _client_authorities(conf: cfg.ConfigOpts, group: str) -> _File | None:
+    """The authorities of the client certificates the endpoint of
+    ``group`` asks for; None: it asks for none."""
+    # JSON-RPC may have its own, so that requiring client certificates
+    # there does not require them on an API sharing the config file.
+    if group == 'json_rpc' and conf.json_rpc.ca_file:
+        return _File('[json_rpc] ca_file', conf.json_rpc.ca_file)
+    if conf.ssl.ca_file:
+        return _File('[ssl] ca_file', conf.ssl.ca_file)
+    return None
+
+
 def server_enabled(conf: cfg.ConfigOpts, group: str) -> bool:
     """Whether the endpoint of ``group`` (``api``, ``json_rpc``) is HTTPS."""
     return bool(conf.api.enable_ssl_api if group == 'api'
@@ -152,8 +164,9 @@ def server_context(conf: cfg.ConfigOpts, group: str) -> ServerTLS | None:
     cert, key = _server_files(conf, group)
     context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
     _load_pair(context, cert, key)
-    if conf.ssl.ca_file:
-        _load_authorities(context, _File('[ssl] ca_file', conf.ssl.ca_file))
+    authorities = _client_authorities(conf, group)
+    if authorities is not None:
+        _load_authorities(context, authorities)
         context.verify_mode = ssl.CERT_REQUIRED
     return ServerTLS(context, cert.path, key.path)
 
@@ -224,9 +237,42 @@ def client_failure(exc: BaseException) -> str | None:
                     'certificate names the host of the address the '
                     'conductor registered' % (cause.verify_message
                                               or cause.reason))
-        if isinstance(cause, ssl.SSLError):
+        if isinstance(cause, _LOST):
+            # Also how a server refusing a missing client certificate may
+            # look (it closes before its alert arrives): say both, and
+            # not that the certificate authority is wrong.
+            return ('the connection closed during the TLS handshake (%s): '
+                    'the conductor stopped or dropped it, or its [json_rpc] '
+                    'ca_file (or [ssl] ca_file) requires a client '
+                    'certificate: then set '
+                    'certfile and keyfile in [json_rpc] here' % cause)
+        if isinstance(cause, ssl.SSLError) and _refused_handshake(cause):
             return ('the TLS handshake failed (%s): check [json_rpc] '
                     'cafile, and certfile and keyfile if the conductor\'s '
-                    '[ssl] ca_file requires a client certificate'
+                    '[json_rpc] ca_file (or [ssl] ca_file) requires a '
+                    'client certificate'
                     % (cause.reason or cause))
     return None
+
+
+#: OpenSSL reasons, besides an alert from the peer (``*_ALERT_*``), that
+#: mean the two sides' TLS settings do not fit: the fix is a setting.
+_MISFIT_REASONS = frozenset({
+    'CERTIFICATE_REQUIRED', 'PEER_DID_NOT_RETURN_A_CERTIFICATE',
+    'WRONG_VERSION_NUMBER', 'UNSUPPORTED_PROTOCOL', 'UNKNOWN_PROTOCOL',
+    'NO_PROTOCOLS_AVAILABLE', 'NO_SHARED_CIPHER', 'NO_CIPHERS_AVAILABLE',
+    'TLSV1_ALERT_PROTOCOL_VERSION', 'HTTP_REQUEST', 'HTTPS_PROXY_REQUEST',
+})
+
+
+#: An end of file, a zero return or a system call error (a reset, a
+#: conductor killed mid-handshake) says nothing about the certificates.
+_LOST = (ssl.SSLEOFError, ssl.SSLZeroReturnError, ssl.SSLSyscallError)
+
+
+def _refused_handshake(error: ssl.SSLError) -> bool:
+    """Whether the handshake failed on the settings: an alert from the
+    peer or a reason in :data:`_MISFIT_REASONS`; any other SSL error is
+    reported as the conductor being unreachable."""
+    reason = error.reason or ''
+    return '_ALERT_' in reason or reason in _MISFIT_REASONS

@@ -67,24 +67,45 @@ def check_deletable(ctx: context_mod.ConductorContext,
                ', '.join('"%s"' % state for state in allowed))))
 
 
-def _refuse_booked(node: node_obj.Node, leases: Sequence[Mapping[str, Any]]
-                   ) -> None:
-    """Refuse (409) to delete a node that ``leases`` booked."""
+#: Leases a refusal names at most (a node is rarely booked by more).
+_NAMED_LEASES = 5
+
+
+def _refuse_booked(ctx: context_mod.ConductorContext, node: node_obj.Node,
+                   leases: Sequence[Mapping[str, Any]]) -> None:
+    """Refuse (409) to delete a node that ``leases`` booked, saying what
+    to do under the configured ``[lease] busy_node_policy``."""
     if not leases:
         return
+    shown = leases[:_NAMED_LEASES]
+    more = ('' if len(leases) <= _NAMED_LEASES else
+            ' and %d more (GET /v1/leases?node=%s)'
+            % (len(leases) - _NAMED_LEASES, node.uuid))
     named = '; '.join(
         'lease %s (%s, %s to %s UTC)' % (
             lease['uuid'], lease['status'], lease['start_at'],
-            lease['end_at']) for lease in leases)
+            lease['end_at']) for lease in shown) + more
+    deletes = ', '.join('DELETE /v1/leases/%s' % lease['uuid']
+                        for lease in shown)
+    if ctx.conf.lease.busy_node_policy == 'substitute':
+        pending = ('For a lease still pending, put the node in maintenance '
+                   'or retire it instead: the lease\'s start replaces it by '
+                   'a free matching node ([lease] busy_node_policy = '
+                   'substitute), and the node may be deleted after that.')
+    else:
+        pending = ('Putting the node in maintenance or retiring it would '
+                   'make a pending lease\'s start fail ([lease] '
+                   'busy_node_policy = fail); with busy_node_policy = '
+                   'substitute the start would replace it by a free '
+                   'matching node instead.')
     raise exception.InvalidState(reason=(
-        'Node %s is booked by %s, and deleting it would leave the lease '
-        'short of the nodes it booked. Delete the lease first (DELETE '
-        '/v1/leases/%s: a pending lease is cancelled, a running one ends and '
-        'gives the node back). For a lease still pending, put the node in '
-        'maintenance or retire it instead: the lease\'s start replaces it '
-        'by a free matching node ([lease] busy_node_policy "substitute"), '
-        'and the node may be deleted after that.'
-        % (node.uuid, named, leases[0]['uuid'])))
+        'Node %s is booked by %s, and deleting it would leave %s short of '
+        'the nodes %s. Delete %s first (%s: a pending lease is cancelled, a '
+        'running one ends and gives the node back). %s'
+        % (node.uuid, named,
+           'the lease' if len(leases) == 1 else 'those leases',
+           'it booked' if len(leases) == 1 else 'they booked',
+           'the lease' if len(leases) == 1 else 'them', deletes, pending)))
 
 
 def destroy_node(ctx: context_mod.ConductorContext,
@@ -103,7 +124,7 @@ def destroy_node(ctx: context_mod.ConductorContext,
         with ctx.db.writer() as conn:
             # In the deleting transaction: a lease created meanwhile is
             # either seen here or finds the node gone.
-            _refuse_booked(node, lease_node.booked_by(conn, node.id))
+            _refuse_booked(ctx, node, lease_node.booked_by(conn, node.id))
             allocations = node.destroy()
         task.forget()
     LOG.info('Node %(node)s deleted, with %(count)d allocation(s)',

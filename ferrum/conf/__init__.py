@@ -44,10 +44,16 @@ def register_opts(conf: cfg.ConfigOpts) -> None:
 
 
 def new_conf(args: list[str] | None = None,
-             default_config_files: list[str] | None = None) -> cfg.ConfigOpts:
-    """Build and parse a fresh ``ConfigOpts`` with every ferrum option."""
+             default_config_files: list[str] | None = None,
+             cli_opts: Sequence[cfg.Opt] = ()) -> cfg.ConfigOpts:
+    """Build and parse a fresh ``ConfigOpts`` with every ferrum option.
+
+    :param cli_opts: a program's own command-line options (subcommands).
+    """
     conf = cfg.ConfigOpts()
     register_opts(conf)
+    for opt in cli_opts:
+        conf.register_cli_opt(opt)
     conf(args or [], project='ferrum',
          default_config_files=default_config_files or [])
     return conf
@@ -72,12 +78,7 @@ def load_for_program(args: list[str] | None,
     :raises ConfigInvalid: an option has a value oslo.config refuses.
     """
     memory.return_large_buffers()
-    conf = cfg.ConfigOpts()
-    register_opts(conf)
-    for opt in cli_opts:
-        conf.register_cli_opt(opt)
-    conf(args or [], project='ferrum',
-         default_config_files=default_config_files or [])
+    conf = new_conf(args, default_config_files, cli_opts)
     # Before logging is set up: oslo.log reads its options unchecked.
     validation.check_values(conf)
     if setup_logging:

@@ -117,6 +117,17 @@ opts: list[cfg.Opt] = [
                     'unencrypted private key of cert_file. The conductor '
                     'refuses to start when it is missing, unreadable or '
                     'does not match the certificate.'),
+    cfg.StrOpt('ca_file',
+               help='On a conductor with use_ssl: the PEM file of the '
+                    'certificate authorities that sign client '
+                    'certificates; set, its JSON-RPC endpoint accepts only '
+                    'callers presenting a certificate one of them signed '
+                    '(the API\'s certfile and keyfile). Unset, [ssl] '
+                    'ca_file is used; with neither set, no client '
+                    'certificate is asked for. Set it here rather than in '
+                    '[ssl] when the API shares this config file and its '
+                    'clients present no certificates. Not to be confused '
+                    'with cafile, which the API verifies conductors with.'),
     cfg.StrOpt('cafile',
                help='On the API: the PEM file of the certificate '
                     'authorities that sign the conductors\' certificates; '
@@ -128,8 +139,9 @@ opts: list[cfg.Opt] = [
                     'no certificate.'),
     cfg.StrOpt('certfile',
                help='On the API: the PEM file of the client certificate it '
-                    'presents to conductors, for conductors whose [ssl] '
-                    'ca_file requires one. Set it together with keyfile.'),
+                    'presents to conductors, for conductors whose '
+                    '[json_rpc] ca_file (or [ssl] ca_file) requires one. '
+                    'Set it together with keyfile.'),
     cfg.StrOpt('keyfile',
                help='On the API: the PEM file of the unencrypted private '
                     'key of certfile.'),

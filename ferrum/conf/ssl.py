@@ -32,9 +32,9 @@ opts: list[cfg.Opt] = [
                help='The PEM file of the certificate authorities that sign '
                     'client certificates. Set, the endpoints serving HTTPS '
                     'accept only clients presenting a certificate signed '
-                    'by one of them (for the JSON-RPC endpoint: the API\'s '
-                    '[json_rpc] certfile and keyfile); unset, no client '
-                    'certificate is asked for.'),
+                    'by one of them; unset, no client certificate is asked '
+                    'for. A conductor\'s JSON-RPC endpoint uses [json_rpc] '
+                    'ca_file instead when that is set.'),
 ]
 
 

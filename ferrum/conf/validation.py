@@ -37,6 +37,10 @@ DEFAULT = 'DEFAULT'
 #: difflib's similarity a name must reach to be suggested; its default,
 #: 0.6, suggests "shell_completion" for "sql_connection".
 _CUTOFF = 0.75
+#: Where an installed host finds every option (the repository's sample
+#: file is not installed with the package).
+_EVERY_OPTION = ('"oslo-config-generator --namespace ferrum" prints every '
+                 'option with its help (doc/deployment.md).')
 
 #: ``{section: {option name: [values]}}`` of one file, as oslo.config
 #: parses it.
@@ -155,7 +159,7 @@ def warn_unknown(conf: cfg.ConfigOpts) -> list[str]:
                 nearest = difflib.get_close_matches(
                     key, sorted(known[section]), 1, _CUTOFF)
                 hint = ('did you mean %s?' % nearest[0] if nearest else
-                        'etc/ferrum/ferrum.conf.sample lists every option.')
+                        _EVERY_OPTION)
                 warnings.append('Unknown option [%s] %s in %s is ignored; %s'
                                 % (section, name, path, hint))
     for warning in warnings:

@@ -189,6 +189,17 @@ def _start_errors(conf: cfg.ConfigOpts, url: str) -> Iterator[None]:
     naming the database (password masked), the cause and the fix."""
     masked = masked_url(url)
     try:
+        # Parsed first and on its own: make_url raises ValueError for a
+        # port that is not a number, which elsewhere would be a bug.
+        sa.engine.make_url(url)
+    except ValueError as exc:
+        raise exception.DatabaseConfigInvalid(
+            url=masked, reason='its port is not a number (%s); write '
+            'host:port with digits only, e.g. db:5432, or leave the port '
+            'out for the default' % exc) from exc
+    except sa.exc.ArgumentError:
+        pass  # the same error again below, with the hint for it
+    try:
         yield
     except sa.exc.ArgumentError as exc:
         raise exception.DatabaseConfigInvalid(
@@ -222,13 +233,19 @@ def _start_errors(conf: cfg.ConfigOpts, url: str) -> Iterator[None]:
             '[DEFAULT] state_path or [database] connection' % exc) from exc
 
 
+#: An unparseable URL's credentials: from the first ":" after the user
+#: (after "//" if there is one) to the last "@", since a password may hold
+#: ":", "/" and "@" while a user name and a host hold none of them.
+_CREDENTIALS = re.compile(r'^((?:[^/]*//)?[^:/@]*):.*@', re.DOTALL)
+
+
 def masked_url(url: str) -> str:
     """``url`` with its password, if any, replaced by ``***``."""
     try:
         return sa.engine.make_url(url).render_as_string(hide_password=True)
-    except sa.exc.ArgumentError:
-        # Not parseable: mask whatever sits between the last ":" and "@".
-        return re.sub(r':[^:@]*@', ':***@', url)
+    except (sa.exc.ArgumentError, ValueError):
+        # Not parseable (a port that is not a number raises ValueError).
+        return _CREDENTIALS.sub(r'\1:***@', url)
 
 
 @contextlib.contextmanager

@@ -50,6 +50,7 @@ from ferrum.inventory import mapping
 from ferrum.inventory import reservations
 from ferrum.objects import base
 from ferrum.objects import lease as lease_obj
+from ferrum.objects import lease_class
 from ferrum.objects import lease_node
 
 CONSUMER_MISSING = 'lease-consumer-missing'
@@ -313,6 +314,6 @@ def heal_classes(db: db_api.Database, client: client_mod.PlacementClient,
                 outcomes[name] = 'deleted'
             else:
                 outcomes[name] = 'still in use by an inventory'
-    lease_obj.forget_classes(db, gone)
-    lease_obj.classes_created(db, made)
+    lease_class.forget(db, gone)
+    lease_class.created(db, made)
     return outcomes

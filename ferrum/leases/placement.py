@@ -32,6 +32,7 @@ from ferrum.inventory import outbox
 from ferrum.inventory import reservations
 from ferrum.objects import allocation as allocation_obj
 from ferrum.objects import lease as lease_obj
+from ferrum.objects import lease_class
 from ferrum.objects import lease_node
 
 LOG = logging.getLogger(__name__)
@@ -281,19 +282,27 @@ def create_classes(ctx: context_mod.ConductorContext) -> None:
     waiting = lease_obj.Lease.matching(ctx.db, [
         _TABLE.c.placement_class.is_(True),
         _TABLE.c.class_created.is_(False),
-        _TABLE.c.status == statuses.PENDING])[:_SWEEP]
+        _TABLE.c.status == statuses.PENDING], limit=_SWEEP)
     if not waiting:
         return
     made = []
     try:
         ctx.inventory.check_up()
         for lease in waiting:
-            reservations.ensure_class(ctx.inventory.client, lease.uuid)
+            # One lease refused must not hold back every later one (the
+            # sweep takes the oldest first): it is tried again next time.
+            try:
+                reservations.ensure_class(ctx.inventory.client, lease.uuid)
+            except Refused as exc:
+                LOG.warning('Lease %(lease)s: Placement refused to create '
+                            'its class: %(error)s',
+                            {'lease': lease.uuid, 'error': exc})
+                continue
             made.append(lease.id)
-    except (Unavailable, Refused) as exc:
+    except Unavailable as exc:
         LOG.debug('Lease classes wait for Placement: %s', exc)
     finally:
-        lease_obj.classes_created(ctx.db, made)
+        lease_class.created(ctx.db, made)
 
 
 def delete_classes(ctx: context_mod.ConductorContext) -> None:
@@ -303,7 +312,7 @@ def delete_classes(ctx: context_mod.ConductorContext) -> None:
         return
     over = lease_obj.Lease.matching(ctx.db, [
         _TABLE.c.placement_class.is_(True),
-        _TABLE.c.status.in_(sorted(statuses.FINAL))])[:_SWEEP]
+        _TABLE.c.status.in_(sorted(statuses.FINAL))], limit=_SWEEP)
     if not over:
         return
     client = ctx.inventory.client
@@ -326,4 +335,4 @@ def delete_classes(ctx: context_mod.ConductorContext) -> None:
                              'class': reservations.class_name(lease.uuid)})
     except Unavailable as exc:
         LOG.debug('Lease classes wait for Placement: %s', exc)
-    lease_obj.forget_classes(ctx.db, gone)
+    lease_class.forget(ctx.db, gone)

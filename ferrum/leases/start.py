@@ -53,8 +53,9 @@ def start(ctx: context_mod.ConductorContext, lease: lease_obj.Lease,
     unfit = [row for row in rows if row['node_id'] in misfits]
     # Rows go with their node: a node deleted behind the deletion's check
     # leaves the lease short, with nothing to name.
-    vacant: list[Mapping[str, Any]] = [lease_node.vacancy(lease)] * max(
-        0, lease.count - len(rows))
+    vacant: list[Mapping[str, Any]] = [
+        lease_node.vacancy(lease)
+        for _ in range(max(0, lease.count - len(rows)))]
     activated: list[bool] = []
 
     def then() -> None:

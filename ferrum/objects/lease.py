@@ -40,6 +40,7 @@ from ferrum.common import plural
 from ferrum.db import api as db_api
 from ferrum.db import models
 from ferrum.objects import base
+from ferrum.objects import lease_class
 from ferrum.objects import node as node_obj
 
 TABLE: sa.Table = models.Lease.__table__  # type: ignore[assignment]
@@ -212,14 +213,17 @@ class Lease(base.Row):
 
     @classmethod
     def matching(cls, db: db_api.Database,
-                 where: Sequence[sa.ColumnElement[bool]]
-                 ) -> builtins.list[Lease]:
+                 where: Sequence[sa.ColumnElement[bool]],
+                 limit: int | None = None) -> builtins.list[Lease]:
         """The leases matching every clause, oldest start first, in one
-        query (without their ``nodes``, which the engine reads apart)."""
+        query (without their ``nodes``, which the engine reads apart).
+
+        :param limit: at most this many (the first ones), None: all.
+        """
         with db.reader() as conn:
             return [cls(db, row) for row in conn.execute(
                 sa.select(TABLE).where(*where).order_by(
-                    TABLE.c.start_at, TABLE.c.id)).mappings()]
+                    TABLE.c.start_at, TABLE.c.id).limit(limit)).mappings()]
 
     def node_rows(self, holding_only: bool = True
                   ) -> builtins.list[Mapping[str, Any]]:
@@ -444,7 +448,7 @@ class Lease(base.Row):
         """The lease's reservation class now exists in Placement (written
         once: a lease whose row says so already costs no write)."""
         if not self.class_created:
-            classes_created(self._db, [self.id])
+            lease_class.created(self._db, [self.id])
             self._mark_saved({'class_created': True})
 
     def fire_before_end(self, now: datetime.datetime) -> bool:
@@ -527,25 +531,3 @@ def calendar(db: db_api.Database, node_id: int, start: datetime.datetime,
                 NODES.c.node_id == node_id, NODES.c.holding,
                 NODES.c.start_at < end, NODES.c.block_end > start)
             .order_by(NODES.c.start_at)).mappings())
-
-
-def forget_classes(db: db_api.Database, lease_ids: Collection[int]) -> None:
-    """The reservation classes of these leases are gone from Placement."""
-    if lease_ids:
-        with db.writer() as conn:
-            conn.execute(sa.update(TABLE).where(TABLE.c.id.in_(
-                sorted(lease_ids))).values(placement_class=False,
-                                           class_created=False))
-
-
-def classes_created(db: db_api.Database, lease_ids: Collection[int]) -> None:
-    """The reservation classes of these leases now exist in Placement."""
-    if lease_ids:
-        with db.writer() as conn:
-            # Not once a class is forgotten: a late writer must not bring
-            # back the field of a class deleted meanwhile.
-            conn.execute(sa.update(TABLE).where(
-                TABLE.c.id.in_(sorted(lease_ids)),
-                TABLE.c.placement_class.is_(True)).values(
-                    class_created=True))
-

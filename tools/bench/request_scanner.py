@@ -65,15 +65,6 @@ def worst_cases(size: int) -> dict[str, bytes]:
     }
 
 
-#: Cases valid JSON up to their last byte, from which the parser builds
-#: some 100,000 values before it fails: a cost of the parser's, not the
-#: scanner's (doc/performance.md, "Issue 27: request scanner", measures
-#: what they add to hostile_input.py's memory growth; that leaves them out).
-PARSED_TO_THE_END = frozenset([
-    'short_strings', 'empty_strings', 'brackets_in_strings',
-    'shallow_documents'])
-
-
 def _best(raw: bytes, repeat: int) -> tuple[float, float]:
     """The best (elapsed, CPU) seconds of ``repeat`` scans of ``raw``."""
     elapsed = cpu = float('inf')

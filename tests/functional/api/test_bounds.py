@@ -317,21 +317,28 @@ def _flood(address, path, bodies, count=50):
     return threads, answers
 
 
-def _answered_within_a_second(address, method, path, body=None):
+#: How long a plain request may wait behind hostile bodies. The scans this
+#: guards against took hours; tools/bench/hostile_input.py measures the
+#: real figure (under 1 s). Ten seconds leaves room for a loaded machine.
+_ANSWER_BOUND = 10.0
+
+
+def _answered_within_the_bound(address, method, path, body=None):
     """The status of a plain request sent now, which must be answered
-    within a second (the bound is the behaviour: a scan that took the
-    server's threads or its interpreter would take minutes)."""
-    conn = http.client.HTTPConnection(*address, timeout=1)
+    within :data:`_ANSWER_BOUND` (the bound is the behaviour: a scan that
+    took the server's threads or its interpreter would take hours)."""
+    conn = http.client.HTTPConnection(*address, timeout=_ANSWER_BOUND)
     started = time.monotonic()
     try:
         conn.request(method, path, body=body, headers=V)
         response = conn.getresponse()
         response.read()
     except TimeoutError:
-        pytest.fail('%s %s not answered within 1 s' % (method, path))
+        pytest.fail('%s %s not answered within %d s'
+                    % (method, path, _ANSWER_BOUND))
     finally:
         conn.close()
-    assert time.monotonic() - started < 1.0
+    assert time.monotonic() - started < _ANSWER_BOUND
     return response.status
 
 
@@ -345,7 +352,7 @@ def _joined(threads, answers):
 def test_unterminated_strings_do_not_starve_the_api(live):
     address = (live.hostname, live.port)
     threads, answers = _flood(address, '/v1/nodes', _UNTERMINATED)
-    assert _answered_within_a_second(address, 'GET', '/v1') == 200
+    assert _answered_within_the_bound(address, 'GET', '/v1') == 200
     answers = _joined(threads, answers)
     assert [answer[0] for answer in answers] == [400] * 50, answers[:3]
     assert all(b'JSON' in body for _status, body in answers)
@@ -375,7 +382,7 @@ def test_unterminated_strings_do_not_starve_json_rpc(tmp_path, conf, pg_url,
         bodies = [b'{"jsonrpc": "2.0", "method": "' + raw[12:]
                   for raw in _UNTERMINATED]
         threads, answers = _flood(address, '/', bodies)
-        assert _answered_within_a_second(address, 'POST', '/', plain) == 200
+        assert _answered_within_the_bound(address, 'POST', '/', plain) == 200
         answers = _joined(threads, answers)
         assert [answer[0] for answer in answers] == [200] * 50, answers[:3]
         for _status, body in answers:

@@ -6,6 +6,7 @@ Certificates come from trustme; clients are requests, openstacksdk and the
 """
 
 import os
+import sqlite3
 import subprocess
 import sys
 
@@ -142,9 +143,8 @@ def test_bad_file_is_named_at_start(tls_conf, app, certs, tmp_path, option,
     path = tmp_path / 'bad.pem'
     make(certs, path)
     tls_conf.set_override(option, str(path), group='ssl')
-    api = server.APIServer(tls_conf)
     with pytest.raises(tls.TLSFileInvalid) as info:
-        api.start(app)
+        server.APIServer(tls_conf)
     assert str(info.value).startswith('Cannot use [ssl] %s = %s: %s'
                                       % (option, path, reason))
 
@@ -152,25 +152,37 @@ def test_bad_file_is_named_at_start(tls_conf, app, certs, tmp_path, option,
 def test_enable_ssl_api_without_a_certificate(conf, app):
     conf.set_override('enable_ssl_api', True, group='api')
     with pytest.raises(tls.TLSOptionMissing) as info:
-        server.APIServer(conf).start(app)
+        server.APIServer(conf)
     assert str(info.value) == (
         '[api] enable_ssl_api is set but [ssl] cert_file is not: set it to '
         'the PEM file of the certificate to serve.')
 
 
-def test_missing_file_stops_ferrum_with_one_line(tmp_path, certs):
+@pytest.mark.parametrize('command', ['ferrum', 'ferrum-api'])
+def test_missing_file_stops_before_the_conductor_starts(tmp_path, certs,
+                                                        command):
+    # The local conductor would register, clear locks and start periodics
+    # first, at every restart systemd makes.
+    database = tmp_path / 'ferrum.sqlite'
     config = tmp_path / 'ferrum.conf'
     missing = tmp_path / 'nowhere.pem'
     config.write_text(
-        '[DEFAULT]\nstate_path = %s\n[api]\nport = 0\nenable_ssl_api = '
-        'true\n[ssl]\ncert_file = %s\nkey_file = %s\n'
-        % (tmp_path / 'state', missing, certs.key))
+        '[DEFAULT]\nstate_path = %s\nenabled_hardware_types = fake-hardware'
+        '\n[database]\nconnection = sqlite:///%s\n[api]\nport = 0\n'
+        'enable_ssl_api = true\n[ssl]\ncert_file = %s\nkey_file = %s\n'
+        % (tmp_path / 'state', database, missing, certs.key))
+    subprocess.run([os.path.join(BIN, 'ferrum-dbsync'), '--config-file',
+                    str(config), 'upgrade'], check=True, timeout=120,
+                   capture_output=True, cwd=tmp_path)
     result = subprocess.run(
-        [os.path.join(BIN, 'ferrum'), '--config-file', str(config)],
+        [os.path.join(BIN, command), '--config-file', str(config)],
         capture_output=True, text=True, timeout=120, cwd=tmp_path,
         stdin=subprocess.DEVNULL, check=False)
     assert result.returncode == 1
-    assert result.stderr.strip().splitlines() == [
-        'ferrum cannot start: Cannot use [ssl] cert_file = %s: no such '
-        'file' % missing], result.stderr
+    # The last line: a library's deprecation warning may come first.
+    assert result.stderr.strip().splitlines()[-1] == (
+        '%s cannot start: Cannot use [ssl] cert_file = %s: no such '
+        'file' % (command, missing)), result.stderr
     assert 'Traceback' not in result.stdout + result.stderr
+    with sqlite3.connect(database) as db:
+        assert db.execute('SELECT hostname FROM conductors').fetchall() == []

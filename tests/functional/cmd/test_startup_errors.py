@@ -94,6 +94,16 @@ def test_a_malformed_database_url_is_named(tmp_path, command):
 
 
 @pytest.mark.parametrize('command', SCRIPTS)
+def test_a_port_that_is_not_a_number_is_named(tmp_path, command):
+    result = _run(tmp_path, command, {'database': {
+        'connection': 'postgresql+psycopg2://ferrum:%s:x@db:5432x/ferrum'
+                      % SECRET}})
+    _assert_one_line(result, 'Cannot use the database postgresql+psycopg2://'
+                     'ferrum:***@db:5432x/ferrum', 'port is not a number',
+                     "'5432x'")
+
+
+@pytest.mark.parametrize('command', SCRIPTS)
 def test_a_missing_database_driver_names_the_extra(tmp_path, command):
     # psycopg2 is installed here: a module of that name that cannot be
     # imported, first on the path, makes it missing for the child only.

@@ -8,6 +8,7 @@ import pytest
 from ferrum.api import app as api_app
 from ferrum.inventory import reservations
 from ferrum.leases import engine
+from ferrum.leases import placement as lease_placement
 from ferrum.objects import base
 from ferrum.objects import lease as lease_obj
 from tests.functional.inventory import test_allocations as allocations
@@ -194,6 +195,42 @@ def test_a_pending_lease_booked_while_placement_is_away_gets_its_class(
     name = reservations.class_name(resp.json['uuid'])
     assert shown['reservation_class'] == name
     assert name in classes(pclient)
+
+
+def test_a_class_placement_refuses_holds_back_no_later_lease(
+        backend, api, db, pclient, monkeypatch, caplog):
+    """The sweep takes the oldest lease first: one Placement keeps
+    refusing is warned about and skipped, the later ones get theirs."""
+    from ferrum.api import services
+    from ferrum.inventory import client as client_mod
+    away = client_mod.PlacementClient(
+        backend.conf, timeout=services.PLACEMENT_TIMEOUT)
+    away._adapter.endpoint_override = 'http://127.0.0.1:9'
+    monkeypatch.setattr(services, 'placement', lambda: away)
+    nodes(db, 1)
+    uuids = []
+    for day in (1, 2):
+        start = base.utcnow() + datetime.timedelta(days=day)
+        resp = api.post('/v1/leases', json={
+            'project': 'p1', 'resource_class': 'bm', 'start': iso(start),
+            'end': iso(start + datetime.timedelta(hours=1))})
+        assert resp.status_code == 201, resp.json
+        uuids.append(resp.json['uuid'])
+    # A uuid whose class name Placement refuses (400: a dot is not
+    # allowed in a class name), on the lease the sweep takes first.
+    refused = 'refused.' + uuids[0][len('refused.'):]
+    first = lease_obj.Lease.get(db, uuids[0]).id
+    with db.writer() as conn:
+        conn.execute(lease_obj.TABLE.update().where(
+            lease_obj.TABLE.c.uuid == uuids[0]).values(uuid=refused))
+    with caplog.at_level('WARNING', logger='ferrum.leases.placement'):
+        lease_placement.create_classes(backend.ctx)
+    assert reservations.class_name(uuids[1]) in classes(pclient)
+    assert reservations.class_name(refused) not in classes(pclient)
+    assert not lease_obj.Lease.get(db, first).class_created
+    assert lease_obj.Lease.get(db, uuids[1]).class_created
+    assert ('Lease %s: Placement refused to create its class' % refused
+            in caplog.text), caplog.text
 
 
 def test_nodes_without_a_resource_class_need_no_claim(backend, api, db,

@@ -93,6 +93,27 @@ def test_deleting_a_booked_node_is_refused(site, started):
     assert _held_by(site) == set()
 
 
+@pytest.mark.parametrize('policy', ['substitute', 'fail'])
+def test_the_refusal_names_every_lease_and_advises_by_policy(site, conf,
+                                                             policy):
+    conf.set_override('busy_node_policy', policy, 'lease')
+    (node,) = site.nodes(1)
+    leases = [_book(site, 1, start=later(1800 + 7200 * i),
+                    end=later(3600 + 7200 * i)) for i in range(2)]
+    resp = _delete_node(site, node.uuid)
+    assert resp.status_code == 409, resp.data
+    message = fault(resp)
+    for lease in leases:
+        assert 'DELETE /v1/leases/%s' % lease['uuid'] in message
+    assert 'busy_node_policy = %s' % policy in message
+    if policy == 'fail':
+        # Maintenance would make the start fail, not replace the node.
+        assert 'would make a pending lease\'s start fail' in message
+        assert 'put the node in maintenance' not in message
+    else:
+        assert 'replaces it by a free matching node' in message
+
+
 def test_a_node_of_an_ended_lease_may_be_deleted(site):
     (node,) = site.nodes(1)
     lease = _book(site, 1)

@@ -93,7 +93,8 @@ def test_unknown_names_are_warned_once_with_the_nearest_name(tmp_path,
         'Unknown option [lease] busy_node_polcy in %s is ignored; did you '
         'mean busy_node_policy?' % path,
         'Unknown option [lease] zzz in %s is ignored; '
-        'etc/ferrum/ferrum.conf.sample lists every option.' % path,
+        '"oslo-config-generator --namespace ferrum" prints every option '
+        'with its help (doc/deployment.md).' % path,
         'Unknown section [leases] in %s is ignored; did you mean [lease]?'
         % path,
     ]
