@@ -9,7 +9,7 @@ STAMP := $(VENV)/.installed
 TEST_STAMP := $(VENV)/.installed-test
 APT_PACKAGES := ipmitool postgresql
 
-.PHONY: run test genconfig bench bench-placement placement states clean-venv system-packages
+.PHONY: run test genconfig bench bench-placement placement keystone states clean-venv system-packages
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -49,6 +49,11 @@ genconfig: $(STAMP)
 # 127.0.0.1:8778 for demos: see README.md, "Inventory in Placement".
 placement: $(TEST_STAMP)
 	$(BIN)/python tools/placement_server.py --dir .placement --port 8778
+
+# A local Keystone (SQLite under .keystone/) on 127.0.0.1:5000 for demos;
+# the admin's credentials are in .keystone/admin-openrc.
+keystone: $(TEST_STAMP)
+	$(BIN)/python tools/keystone_server.py --dir .keystone --port 5000
 
 states: $(STAMP)
 	$(BIN)/python tools/states_to_dot.py --dot doc/states.dot --svg doc/states.svg

@@ -6,7 +6,7 @@ import os
 import pytest
 
 
-pytest_plugins = ['tests.postgres']
+pytest_plugins = ['tests.keystone', 'tests.postgres']
 #: The example driver package has tests of its own, run on the driver test
 #: kit alone by tests/unit/testing/test_kit.py (not under this conftest).
 collect_ignore = ['thirdparty_driver']

@@ -7,9 +7,12 @@
 allocations end there, ``active``, after one write. Otherwise the row is
 committed ``allocating`` and :func:`do_allocate` runs on a worker; if no
 worker takes it, the allocation is marked ``error`` at once with a message
-saying so. If the process dies in between, the row is still
-``allocating`` under this conductor's id, so this conductor resumes it at
-start-up or another one takes it over (:mod:`ferrum.allocation.takeover`).
+saying so. With ``[conductor]allocation_wait_timeout = 0`` there are no
+first tries: the row is committed ``allocating``, the answer says so and
+the whole process runs on a worker, as in Ironic. If the process dies in
+between, the row is still ``allocating`` under this conductor's id, so this
+conductor resumes it at start-up or another one takes it over
+(:mod:`ferrum.allocation.takeover`).
 An allocation is therefore never stranded in ``allocating``.
 
 :func:`do_allocate` never raises. One pass samples candidates in the
@@ -59,11 +62,16 @@ def create(ctx: context_mod.ConductorContext, values: dict[str, Any],
     allocation, so a quick allocation costs one write and no thread
     hand-off. If none of them can be taken, the allocation is committed
     ``allocating`` and the full process runs on a worker; this waits up to
-    ``[conductor]allocation_wait_timeout`` for its result.
+    ``[conductor]allocation_wait_timeout`` for its result. A timeout of 0
+    asks for Ironic's answer: the committed ``allocating`` row, every try
+    on the worker (clients written against Ironic check for it).
 
     :raises AllocationAlreadyExists: duplicate UUID or name.
     """
     values = dict(values, conductor_affinity=ctx.conductor_id)
+    if not ctx.conf.conductor.allocation_wait_timeout:
+        return _hand_to_worker(
+            ctx, allocation_obj.Allocation.create(ctx.db, values, traits))
     requirements = candidates_mod.requirements(
         values.get('resource_class'), traits, values.get('candidate_nodes'),
         values.get('owner'), ctx.conf.lease.guard_time)
@@ -102,9 +110,17 @@ def create(ctx: context_mod.ConductorContext, values: dict[str, Any],
 def _hand_to_worker(ctx: context_mod.ConductorContext,
                     allocation: allocation_obj.Allocation
                     ) -> allocation_obj.Allocation:
+    """Run :func:`do_allocate` on a worker; the answer is the worker's
+    result if it comes within ``allocation_wait_timeout``, else the row as
+    it is then (0: as committed, without waiting or reading it again)."""
+    wait = ctx.conf.conductor.allocation_wait_timeout
+    # The worker writes to its own copy: the answer may be rendered while
+    # the worker still runs.
+    working = allocation_obj.Allocation(ctx.db, allocation.snapshot(),
+                                        allocation.traits)
     done = threading.Event()
     try:
-        ctx.workers.submit(_run, ctx, allocation, done)
+        ctx.workers.submit(_run, ctx, working, done)
     except exception.TemporaryFailure as exc:
         LOG.warning('Allocation %(alloc)s: no worker to run it: %(error)s',
                     {'alloc': allocation.uuid, 'error': exc})
@@ -113,8 +129,10 @@ def _hand_to_worker(ctx: context_mod.ConductorContext,
             'No conductor worker was free to run this allocation (%s); '
             'delete it and try again.' % exc)
         return allocation
-    if done.wait(ctx.conf.conductor.allocation_wait_timeout):
-        return allocation  # the worker updated it and is done with it
+    if not wait:
+        return allocation
+    if done.wait(wait):
+        return working  # the worker updated it and is done with it
     return allocation_obj.Allocation.get(ctx.db, allocation.id)
 
 

@@ -15,16 +15,24 @@ from ferrum import conf as ferrum_conf
 from ferrum.api import remote
 from ferrum.api import server
 from ferrum.cmd import service_runner
+from ferrum.cmd import startup
 from ferrum.db import migration
 
 
 def serve(argv: list[str] | None, name: str, upgrade_schema: bool) -> int:
     """Run the API (and a local conductor) until SIGTERM; the exit status.
 
+    A mistake found at start is one line on standard error (see
+    :mod:`ferrum.cmd.startup`).
+
     Start-up order: refuse a forbidden address, upgrade the schema if
     asked, start the local conductor, then serve the API. Stop in
     reverse: no new requests first, then the conductor finishes its work.
     """
+    return startup.main(name, lambda: _serve(argv, name, upgrade_schema))
+
+
+def _serve(argv: list[str] | None, name: str, upgrade_schema: bool) -> int:
     conf = ferrum_conf.load_for_program(
         argv if argv is not None else sys.argv[1:])
     backend = remote.backend(conf, local_only=upgrade_schema)

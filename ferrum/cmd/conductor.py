@@ -13,6 +13,7 @@ import sys
 from ferrum import conf as ferrum_conf
 from ferrum.api import server
 from ferrum.cmd import service_runner
+from ferrum.cmd import startup
 from ferrum.conductor import service
 from ferrum.leases import engine as lease_engine
 from ferrum.rpc import server as rpc_server
@@ -23,6 +24,10 @@ def _started(conductor: service.ConductorService) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
+    return startup.main('ferrum-conductor', lambda: _main(argv))
+
+
+def _main(argv: list[str] | None) -> int:
     conf = ferrum_conf.load_for_program(
         argv if argv is not None else sys.argv[1:])
     conductor = service.ConductorService(

@@ -6,6 +6,7 @@ import sys
 from oslo_config import cfg
 
 from ferrum import conf as ferrum_conf
+from ferrum.cmd import startup
 from ferrum.db import api as db_api
 from ferrum.db import migration
 
@@ -19,17 +20,27 @@ def _add_commands(subparsers: object) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    conf = cfg.ConfigOpts()
-    ferrum_conf.register_opts(conf)
-    conf.register_cli_opt(cfg.SubCommandOpt(
-        'command', title='Commands', handler=_add_commands))
-    conf(argv if argv is not None else sys.argv[1:], project='ferrum')
+    return startup.main('ferrum-dbsync', lambda: _main(argv))
+
+
+def _main(argv: list[str] | None) -> int:
+    # Like ferrum-placement, it finds ferrum.conf in oslo.config's usual
+    # places (~/.ferrum, ~, /etc/ferrum, /etc) when none is given.
+    conf = ferrum_conf.load_for_program(
+        argv if argv is not None else sys.argv[1:],
+        cfg.find_config_files('ferrum', 'ferrum'),
+        cli_opts=[cfg.SubCommandOpt('command', title='Commands',
+                                    handler=_add_commands)],
+        setup_logging=False)
     db = db_api.Database(conf)
-    if conf.command.name == 'upgrade':
-        migration.upgrade(db.engine, conf.command.revision)
-        print('Database upgraded to %s' % migration.version(db.engine))
-    else:
-        print(migration.version(db.engine) or 'none (empty database)')
+    try:
+        if conf.command.name == 'upgrade':
+            migration.upgrade(db.engine, conf.command.revision)
+            print('Database upgraded to %s' % migration.version(db.engine))
+        else:
+            print(migration.version(db.engine) or 'none (empty database)')
+    finally:
+        db.dispose()
     return 0
 
 

@@ -33,6 +33,7 @@ from oslo_config import cfg
 from oslo_log import log
 
 from ferrum import conf as ferrum_conf
+from ferrum.cmd import startup
 from ferrum.common import exception
 from ferrum.common import plural
 from ferrum.common import states
@@ -188,10 +189,15 @@ def periodics_on(conf: cfg.ConfigOpts) -> str | None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    conf = cfg.ConfigOpts()
-    ferrum_conf.register_opts(conf)
-    conf.register_cli_opts(_CLI_OPTS)
-    conf(argv if argv is not None else sys.argv[1:], project='ferrum')
+    return startup.main('ferrum-oneview-migrate', lambda: _main(argv),
+                        failure=2)
+
+
+def _main(argv: list[str] | None) -> int:
+    conf = ferrum_conf.load_for_program(
+        argv if argv is not None else sys.argv[1:],
+        cfg.find_config_files('ferrum', 'ferrum'), cli_opts=_CLI_OPTS,
+        setup_logging=False)
     if conf.verbose or conf.debug or conf.log_file or conf.use_journal:
         log.setup(conf, 'ferrum')
     else:
@@ -207,7 +213,7 @@ def main(argv: list[str] | None = None) -> int:
         print('ferrum-oneview-migrate: refusing to run: %s' % refusal,
               file=sys.stderr)
         return PERIODICS_ON
-    db = db_api.Database(conf)
+    db = db_api.Database(conf, create=False)
     try:
         current = migration.version(db.engine)
         if current != migration.head():

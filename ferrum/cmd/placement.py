@@ -13,9 +13,16 @@
   :mod:`ferrum.inventory.consumer_audit`), and heals those too. Exit
   status 0 when there is no drift (left), 3 when there is, 2 when
   Placement cannot be reached, 4 when sync is not configured.
+
+Without ``--config-file`` it reads ``ferrum.conf`` from oslo.config's
+usual places, and says on standard error when it found none. It never
+creates a database: exit status 2 when there is none, or its schema is
+not this ferrum's, or the config is wrong (one line, see
+:mod:`ferrum.cmd.startup`).
 """
 
 import json
+import os
 import sys
 from collections.abc import Iterator
 from typing import NamedTuple
@@ -23,11 +30,14 @@ from typing import NamedTuple
 from oslo_config import cfg
 
 from ferrum import conf as ferrum_conf
+from ferrum.cmd import startup
 from ferrum.common import exception
 from ferrum.common import plural
 from ferrum.conf import allocation as allocation_conf
 from ferrum.conf import placement as placement_conf
+from ferrum.conf import validation
 from ferrum.db import api as db_api
+from ferrum.db import migration
 from ferrum.inventory import audit
 from ferrum.inventory import client as client_mod
 from ferrum.inventory import consumer_audit
@@ -126,13 +136,30 @@ def _audit(conf: cfg.ConfigOpts, db: db_api.Database, heal: bool) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    conf = cfg.ConfigOpts()
-    ferrum_conf.register_opts(conf)
-    conf.register_cli_opt(cfg.SubCommandOpt(
-        'command', title='Commands', handler=_add_commands))
-    conf(argv if argv is not None else sys.argv[1:], project='ferrum')
-    db = db_api.Database(conf)
+    return startup.main('ferrum-placement', lambda: _main(argv), failure=2)
+
+
+def _main(argv: list[str] | None) -> int:
+    # Without --config-file, ferrum.conf in oslo.config's usual places
+    # (~/.ferrum, ~, /etc/ferrum, /etc), as a packaged service has it.
+    conf = ferrum_conf.load_for_program(
+        argv if argv is not None else sys.argv[1:],
+        cfg.find_config_files('ferrum', 'ferrum'),
+        cli_opts=[cfg.SubCommandOpt('command', title='Commands',
+                                    handler=_add_commands)],
+        setup_logging=False)
+    if not validation.config_files(conf):
+        # Defaults are not the service's settings: say what was read.
+        print('ferrum-placement: no config file was read (no --config-file, '
+              'no ferrum.conf in ~/.ferrum, ~, /etc/ferrum or /etc); using '
+              'the defaults: the database under [DEFAULT] state_path %s and '
+              'no [placement]. Pass the service\'s --config-file.'
+              % os.path.abspath(conf.state_path), file=sys.stderr)
+    # Never create a database (or its directory): a missing one is a
+    # wrong config file or directory, not a fresh installation.
+    db = db_api.Database(conf, create=False)
     try:
+        migration.require_current(db.engine)
         if conf.command.name == 'status':
             return _status(conf, db)
         return _audit(conf, db, conf.command.heal)

@@ -9,7 +9,6 @@ handlers only set flags; the work happens on the main thread afterwards.
 
 import logging
 import signal
-import sys
 import threading
 from collections.abc import Callable
 from types import FrameType
@@ -17,7 +16,6 @@ from types import FrameType
 from oslo_config import cfg
 from oslo_log import log
 
-from ferrum.common import exception
 from ferrum.common import systemd
 
 LOG = logging.getLogger(__name__)
@@ -40,17 +38,16 @@ class _Signals:
 
 def run(conf: cfg.ConfigOpts, start: Callable[[], None],
         stop: Callable[[], None], name: str) -> int:
-    """Start, notify READY=1, serve until SIGTERM, stop; the exit status."""
+    """Start, notify READY=1, serve until SIGTERM, stop; the exit status.
+
+    An exception from ``start`` propagates: :func:`ferrum.cmd.startup.main`
+    reports it.
+    """
     signals = _Signals()
     signal.signal(signal.SIGTERM, signals.on_stop)
     signal.signal(signal.SIGINT, signals.on_stop)
     signal.signal(signal.SIGHUP, signals.on_reload)
-    try:
-        start()
-    except exception.FerrumException as exc:
-        LOG.error('%s cannot start: %s', name, exc)
-        print('%s cannot start: %s' % (name, exc), file=sys.stderr)
-        return 1
+    start()
     systemd.ready()
     LOG.info('%s is ready', name)
     while not signals.stop:

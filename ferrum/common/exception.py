@@ -199,6 +199,35 @@ class ConductorShuttingDown(TemporaryFailure):
                'retry against another conductor.')
 
 
+# ---- start-up: configuration and the database ------------------------------
+
+class ConfigInvalid(FerrumException):
+    """A config file sets an option to a value it refuses."""
+
+    msg_fmt = ('[%(group)s] %(option)s%(where)s is not valid: %(reason)s. '
+               'Fix it in the config file.')
+
+
+class DatabaseConfigInvalid(FerrumException):
+    """[database] connection cannot be used: a malformed URL, an unknown
+    dialect, or a driver that is not installed."""
+
+    msg_fmt = 'Cannot use the database %(url)s: %(reason)s'
+
+
+class SchemaOutOfDate(FerrumException):
+    msg_fmt = ('The database at %(url)s is at schema revision %(current)s but '
+               'this ferrum needs %(head)s; run "ferrum-dbsync upgrade".')
+
+
+class DatabaseUnreachable(FerrumException):
+    """The database did not answer at start, after oslo.db's retries."""
+
+    msg_fmt = ('Cannot connect to the database %(url)s (tried %(attempts)s '
+               'times, %(interval)s s apart): %(reason)s. Check that the '
+               'server runs and [database] connection.')
+
+
 # ---- driver loading and driver failures (raised at start-up or by hooks) ----
 
 class DriverLoadError(FerrumException):

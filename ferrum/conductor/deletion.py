@@ -9,11 +9,20 @@ while it has an instance unless it is in maintenance. The failure states
 are refused because a node that failed mid-deploy may still hold the
 previous tenant's data: it goes through tear-down or cleaning first.
 
+Nor while a lease that has not ended booked it (pending, starting or
+active, see :data:`ferrum.objects.lease_node.BOOKING`), maintenance or
+not: the lease would go active short of the nodes it booked, breaking its
+all-or-nothing promise. Blazar refuses to delete a host with
+reservations for the same reason.
+
 The node's ports, traits and every allocation that names it are deleted
-with it, in one transaction (see ``Node.destroy``).
+with it, in one transaction (see ``Node.destroy``), which also checks the
+leases.
 """
 
 import logging
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 from ferrum.allocation import placement_backend
 from ferrum.common import exception
@@ -21,6 +30,7 @@ from ferrum.common import states
 from ferrum.conductor import context as context_mod
 from ferrum.conductor import task_manager
 from ferrum.objects import allocation as allocation_obj
+from ferrum.objects import lease_node
 from ferrum.objects import node as node_obj
 
 LOG = logging.getLogger(__name__)
@@ -57,6 +67,26 @@ def check_deletable(ctx: context_mod.ConductorContext,
                ', '.join('"%s"' % state for state in allowed))))
 
 
+def _refuse_booked(node: node_obj.Node, leases: Sequence[Mapping[str, Any]]
+                   ) -> None:
+    """Refuse (409) to delete a node that ``leases`` booked."""
+    if not leases:
+        return
+    named = '; '.join(
+        'lease %s (%s, %s to %s UTC)' % (
+            lease['uuid'], lease['status'], lease['start_at'],
+            lease['end_at']) for lease in leases)
+    raise exception.InvalidState(reason=(
+        'Node %s is booked by %s, and deleting it would leave the lease '
+        'short of the nodes it booked. Delete the lease first (DELETE '
+        '/v1/leases/%s: a pending lease is cancelled, a running one ends and '
+        'gives the node back). For a lease still pending, put the node in '
+        'maintenance or retire it instead: the lease\'s start replaces it '
+        'by a free matching node ([lease] busy_node_policy "substitute"), '
+        'and the node may be deleted after that.'
+        % (node.uuid, named, leases[0]['uuid'])))
+
+
 def destroy_node(ctx: context_mod.ConductorContext,
                  node_id: int | str) -> None:
     """Delete a node that may be deleted (see :func:`check_deletable`).
@@ -70,7 +100,11 @@ def destroy_node(ctx: context_mod.ConductorContext,
         check_deletable(ctx, node)
         held = (allocation_obj.Allocation.get_by_node(ctx.db, node.id)
                 if ctx.placement is not None else None)
-        allocations = node.destroy()
+        with ctx.db.writer() as conn:
+            # In the deleting transaction: a lease created meanwhile is
+            # either seen here or finds the node gone.
+            _refuse_booked(node, lease_node.booked_by(conn, node.id))
+            allocations = node.destroy()
         task.forget()
     LOG.info('Node %(node)s deleted, with %(count)d allocation(s)',
              {'node': node.uuid, 'count': allocations})

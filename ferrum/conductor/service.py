@@ -33,7 +33,6 @@ from futurist import periodics
 from oslo_config import cfg
 
 from ferrum.allocation import takeover
-from ferrum.common import exception
 from ferrum.common import plural
 from ferrum.conductor import context as context_mod
 from ferrum.conductor import keepalive
@@ -57,11 +56,6 @@ from ferrum.objects import conductor as conductor_obj
 from ferrum.periodic import worker as periodic_worker
 
 LOG = logging.getLogger(__name__)
-
-
-class SchemaOutOfDate(exception.FerrumException):
-    msg_fmt = ('The database at %(url)s is at schema revision %(current)s but '
-               'this ferrum needs %(head)s; run "ferrum-dbsync upgrade".')
 
 
 def _claims(conf: cfg.ConfigOpts, db: db_api.Database,
@@ -113,10 +107,7 @@ class ConductorService:
             registered for the API to call; None on the local transport.
         """
         db = self._db or db_api.Database(self.conf)
-        current = migration.version(db.engine)
-        if current != migration.head():
-            raise SchemaOutOfDate(url=db.engine.url.render_as_string(
-                hide_password=True), current=current, head=migration.head())
+        migration.require_current(db.engine)
         drivers = loader.DriverRegistry(self.conf)
         drivers.check_configuration(self.conf)
         placement = placement_sync.check_config(self.conf)

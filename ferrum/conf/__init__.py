@@ -5,6 +5,8 @@ Nothing here creates a global ``CONF``. Services receive the ``ConfigOpts``
 they run with, so each test builds a fresh one with :func:`new_conf`.
 """
 
+from collections.abc import Sequence
+
 from oslo_config import cfg
 from oslo_log import log
 
@@ -21,6 +23,7 @@ from ferrum.conf import oneview
 from ferrum.conf import placement
 from ferrum.conf import ssl
 from ferrum.conf import tenancy
+from ferrum.conf import validation
 
 
 def register_opts(conf: cfg.ConfigOpts) -> None:
@@ -51,14 +54,33 @@ def new_conf(args: list[str] | None = None,
 
 
 def load_for_program(args: list[str] | None,
-                     default_config_files: list[str] | None = None
-                     ) -> cfg.ConfigOpts:
+                     default_config_files: list[str] | None = None,
+                     cli_opts: Sequence[cfg.Opt] = (),
+                     setup_logging: bool = True) -> cfg.ConfigOpts:
     """Set up a ferrum program: memory policy, configuration, logging.
 
     For the console scripts and the WSGI entry point; tests use
-    :func:`new_conf`, which leaves logging alone.
+    :func:`new_conf`, which leaves logging alone. Every option of ferrum's
+    groups is read here, so a bad value stops the program at start (see
+    :mod:`ferrum.conf.validation`), and unknown names are warned about.
+
+    :param cli_opts: the program's own command-line options (subcommands).
+    :param setup_logging: False for command-line tools whose standard
+        output is their result: Python's last-resort handler then writes
+        warnings to standard error.
+    :raises oslo_config.cfg.Error: a config file is missing or unparseable.
+    :raises ConfigInvalid: an option has a value oslo.config refuses.
     """
     memory.return_large_buffers()
-    conf = new_conf(args, default_config_files)
-    log.setup(conf, 'ferrum')
+    conf = cfg.ConfigOpts()
+    register_opts(conf)
+    for opt in cli_opts:
+        conf.register_cli_opt(opt)
+    conf(args or [], project='ferrum',
+         default_config_files=default_config_files or [])
+    # Before logging is set up: oslo.log reads its options unchecked.
+    validation.check_values(conf)
+    if setup_logging:
+        log.setup(conf, 'ferrum')
+    validation.warn_unknown(conf)
     return conf

@@ -98,10 +98,16 @@ opts: list[cfg.Opt] = [
                  mutable=True,
                  help='Seconds a create-allocation request waits for the '
                       'allocation to finish before answering with state '
-                      '"allocating" (clients then poll). Most allocations '
-                      'finish within milliseconds, so the answer is usually '
-                      'already "active" or "error". 0 answers at once, as '
-                      'Ironic does.'),
+                      '"allocating" (clients then poll). The first few '
+                      'candidates are tried before the answer, in the '
+                      'transaction that creates the allocation, and most '
+                      'allocations finish there, so the answer is usually '
+                      'already "active" or "error". 0 gives Ironic\'s '
+                      'answer: the allocation is committed "allocating", '
+                      'the answer says so at once and every candidate is '
+                      'tried on a worker afterwards (clients that expect '
+                      '"allocating" then work; each allocation costs one '
+                      'more transaction and at least one poll).'),
     cfg.FloatOpt('action_wait_timeout', default=0.2, min=0, mutable=True,
                  help='Seconds a power or provisioning request (an API '
                       '202) waits for the work it started to finish before '

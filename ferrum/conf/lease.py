@@ -45,9 +45,13 @@ opts: list[cfg.Opt] = [
                                  '"error" with a last_error naming the '
                                  'busy nodes, and keeps its window until '
                                  'it is deleted or ends.')],
-               help='What a lease start does with a node that is still '
-                    'held by someone else (deployed, allocated, locked in '
-                    'maintenance or not available).'),
+               help='What a lease start does with a node it cannot hand '
+                    'over: one still held by someone else (deployed, '
+                    'allocated, locked or not available), or one that no '
+                    'longer matches the lease (in maintenance, retired, '
+                    'given another resource class, owner or traits) or '
+                    'was deleted. A lease never goes active with fewer '
+                    'nodes than it booked.'),
     cfg.IntOpt('check_interval', default=2, min=0,
                help='Seconds between two runs of the lease engine on each '
                     'conductor; it starts due leases, fires before_end '

@@ -24,6 +24,7 @@ same reason ferrum wraps engines itself rather than using enginefacade.
 
 import contextlib
 import os
+import re
 import threading
 import time
 from collections.abc import Iterator
@@ -62,26 +63,19 @@ def connection_url(conf: cfg.ConfigOpts) -> str:
 class Database:
     """The engine of one process, with transaction helpers."""
 
-    def __init__(self, conf: cfg.ConfigOpts, url: str | None = None) -> None:
+    def __init__(self, conf: cfg.ConfigOpts, url: str | None = None,
+                 create: bool = True) -> None:
+        """:param create: create an SQLite database file (and its
+            directory) that does not exist yet; tools that only read an
+            existing database pass False.
+        :raises DatabaseConfigInvalid: the URL cannot be used, or (without
+            ``create``) names an SQLite file that does not exist.
+        :raises DatabaseUnreachable: the server did not answer within
+            ``[database] max_retries``.
+        """
         self.url = url or connection_url(conf)
-        if self.url.startswith('sqlite:///'):
-            directory = os.path.dirname(self.url[len('sqlite:///'):])
-            if directory:
-                os.makedirs(directory, exist_ok=True)
-        if self.url.startswith('sqlite'):
-            self.engine = _sqlite_engine(
-                self.url, conf.database.sqlite_busy_timeout)
-        else:
-            self.engine = engines.create_engine(
-                self.url, _engine_target=_engine_without_pre_ping,
-                max_pool_size=conf.database.max_pool_size,
-                max_overflow=conf.database.max_overflow,
-                pool_timeout=conf.database.pool_timeout,
-                max_retries=conf.database.max_retries,
-                retry_interval=conf.database.retry_interval,
-                connection_recycle_time=(
-                    conf.database.connection_recycle_time))
-        disconnects.register(self.engine)
+        with _start_errors(conf, self.url):
+            self.engine = _engine(conf, self.url, create)
         # Bound values include driver_info, whose passwords must never
         # reach an error message, a log line or last_error.
         self.engine.hide_parameters = True
@@ -152,6 +146,91 @@ class Database:
         self.engine.dispose()
 
 
+def _engine(conf: cfg.ConfigOpts, url: str, create: bool) -> sa.Engine:
+    if url.startswith('sqlite:///'):
+        path = url[len('sqlite:///'):]
+        if not create and path != ':memory:' and not os.path.exists(path):
+            raise exception.DatabaseConfigInvalid(
+                url=url, reason='there is no such file. Give the config file '
+                'of the service that uses it (--config-file), or create it '
+                'with "ferrum-dbsync upgrade"')
+        directory = os.path.dirname(path)
+        if directory:
+            os.makedirs(directory, exist_ok=True)
+    if url.startswith('sqlite'):
+        engine = _sqlite_engine(url, conf.database.sqlite_busy_timeout)
+        disconnects.register(engine)
+        return engine
+    # oslo.db connects once here, retrying max_retries times while the
+    # error is a DBConnectionError (see _engine_without_pre_ping).
+    return engines.create_engine(  # type: ignore[no-any-return]
+        url, _engine_target=_engine_without_pre_ping,
+        max_pool_size=conf.database.max_pool_size,
+        max_overflow=conf.database.max_overflow,
+        pool_timeout=conf.database.pool_timeout,
+        max_retries=conf.database.max_retries,
+        retry_interval=conf.database.retry_interval,
+        connection_recycle_time=conf.database.connection_recycle_time)
+
+
+_EXTRA = 'install ferrum[postgresql] (pip install "ferrum[postgresql]")'
+#: How to get a missing driver module, for the hint.
+_DRIVER_FIXES = {
+    'psycopg2': _EXTRA,
+    # SQLAlchemy 2.1 made psycopg 3 the driver of a bare postgresql://.
+    'psycopg': 'write postgresql+psycopg2:// and %s, or install psycopg'
+               % _EXTRA,
+}
+
+
+@contextlib.contextmanager
+def _start_errors(conf: cfg.ConfigOpts, url: str) -> Iterator[None]:
+    """Opening the database at start: every way it fails is one message
+    naming the database (password masked), the cause and the fix."""
+    masked = masked_url(url)
+    try:
+        yield
+    except sa.exc.ArgumentError as exc:
+        raise exception.DatabaseConfigInvalid(
+            url=masked, reason='[database] connection is not a URL '
+            '(%s); write it as dialect+driver://user:password@host/name, '
+            'e.g. postgresql+psycopg2://ferrum:secret@db/ferrum' % exc
+        ) from exc
+    except sa.exc.NoSuchModuleError as exc:
+        raise exception.DatabaseConfigInvalid(
+            url=masked, reason='SQLAlchemy has no such dialect or driver '
+            '(%s); use postgresql+psycopg2://, mysql+pymysql:// or '
+            'sqlite:///' % exc
+        ) from exc
+    except ImportError as exc:
+        # The dialect imports its driver when the engine is made.
+        fix = _DRIVER_FIXES.get(exc.name or '', (
+            'install it, or name an installed driver in the URL '
+            '(ferrum[postgresql] installs psycopg2, for '
+            'postgresql+psycopg2://)'))
+        raise exception.DatabaseConfigInvalid(
+            url=masked, reason='its driver, the Python module %s, is not '
+            'installed; %s' % (exc.name, fix)) from exc
+    except db_exc.DBConnectionError as exc:
+        raise exception.DatabaseUnreachable(
+            url=masked, attempts=conf.database.max_retries,
+            interval=conf.database.retry_interval,
+            reason=_reason(exc)) from exc
+    except OSError as exc:
+        raise exception.DatabaseConfigInvalid(
+            url=masked, reason='cannot create its directory (%s); check '
+            '[DEFAULT] state_path or [database] connection' % exc) from exc
+
+
+def masked_url(url: str) -> str:
+    """``url`` with its password, if any, replaced by ``***``."""
+    try:
+        return sa.engine.make_url(url).render_as_string(hide_password=True)
+    except sa.exc.ArgumentError:
+        # Not parseable: mask whatever sits between the last ":" and "@".
+        return re.sub(r':[^:@]*@', ':***@', url)
+
+
 @contextlib.contextmanager
 def _unavailable_as_503() -> Iterator[None]:
     """A lost connection anywhere in a transaction (checkout, a statement,
@@ -192,6 +271,9 @@ def _engine_without_pre_ping(url: Any, **engine_args: Any
     """
     engine_args['pool_pre_ping'] = False
     engine = sa.create_engine(url, **engine_args)
+    # Before oslo.db's first, retried connection: its filter must see
+    # libpq's "Connection refused" as a DBConnectionError to retry it.
+    disconnects.register(engine)
     ping_idle_connections(engine, PING_AFTER_IDLE_S)
     return engine, engine
 

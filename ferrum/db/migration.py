@@ -8,6 +8,8 @@ import alembic.config
 import alembic.migration
 import sqlalchemy as sa
 
+from ferrum.common import exception
+
 _HERE = os.path.dirname(__file__)
 
 
@@ -28,6 +30,15 @@ def version(engine: sa.Engine) -> str | None:
     with engine.connect() as conn:
         context = alembic.migration.MigrationContext.configure(conn)
         return context.get_current_revision()
+
+
+def require_current(engine: sa.Engine) -> None:
+    """:raises SchemaOutOfDate: the schema is not this code's newest."""
+    current = version(engine)
+    if current != head():
+        raise exception.SchemaOutOfDate(
+            url=engine.url.render_as_string(hide_password=True),
+            current=current, head=head())
 
 
 def head() -> str:

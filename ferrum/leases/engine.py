@@ -20,12 +20,13 @@ and give back every free node of their ending leases in one transaction.
 Every step of a transition is idempotent, so the conductor that adopts it
 simply runs it again.
 
-**Start.** Each node gets ``lessee`` = the lease's project, if it is free
-(available, unallocated, unlocked, not in maintenance, without lessee).
-From then on allocations whose ``owner`` is that project may take it
-(Ironic's owner/lessee rule); others may not
+**Start** (:mod:`ferrum.leases.start`). Each node gets ``lessee`` = the
+lease's project; from then on allocations whose ``owner`` is that project
+may take it (Ironic's owner/lessee rule); others may not
 (:func:`ferrum.allocation.candidates.lease_filter`). A node still held by
-someone else is handled by ``[lease] busy_node_policy``.
+someone else, no longer matching the lease, or gone, is handled by
+``[lease] busy_node_policy``; the lease goes active only holding every
+node it booked.
 
 **End**, per node: the lease's allocations are released, deployed nodes
 undeployed (so they are cleaned), then, once the node is ``available``,
@@ -49,17 +50,14 @@ from ferrum.common import states
 from ferrum.conductor import context as context_mod
 from ferrum.conductor import provisioning
 from ferrum.leases import placement
-from ferrum.leases import selection
+from ferrum.leases import start
 from ferrum.objects import conductor as conductor_obj
 from ferrum.objects import lease as lease_obj
 from ferrum.objects import lease_node
-from ferrum.objects import node as node_obj
 from ferrum.periodic import decorators
 
 LOG = logging.getLogger(__name__)
 _TABLE = lease_obj.TABLE
-#: Substitutes tried per busy node.
-_SUBSTITUTES = 3
 #: Leases claimed, read and ended together, and the most nodes they may
 #: have: a batch costs a few statements, where one lease at a time cost
 #: 7 round trips a lease (1,000 leases ending at once: 4.7 s on
@@ -162,140 +160,7 @@ def _start_all(ctx: context_mod.ConductorContext,
     for batch in _batches(leases):
         rows = lease_obj.node_rows_of(ctx.db, [lease.id for lease in batch])
         for lease in batch:
-            start(ctx, lease, rows[lease.id])
-
-
-def start(ctx: context_mod.ConductorContext, lease: lease_obj.Lease,
-          rows: Sequence[Mapping[str, Any]] | None = None) -> None:
-    """Give the lease its nodes (see the module docstring); idempotent.
-
-    :param rows: the lease's holding rows, if already read.
-    """
-    if rows is None:
-        rows = lease.node_rows()
-    activated: list[bool] = []
-
-    def activate() -> None:
-        activated.append(_activate(ctx, lease, rows))
-    placed = lease.placement_class
-    busy = lease_node.hold_nodes(ctx.db, lease.id, rows, lease.project,
-                                 then=None if placed else activate)
-    policy = ctx.conf.lease.busy_node_policy
-    if busy and policy == 'substitute':
-        busy = [row for row in busy if not _substitute(ctx, lease, row)]
-    if not busy and placed:
-        try:
-            busy = placement.claim_rounds(
-                ctx, lease, _SUBSTITUTES + 1, policy == 'substitute',
-                lambda row: _substitute(ctx, lease, row))
-        except placement.Unavailable as exc:
-            lease.record_error('Starting: waiting for Placement, which '
-                               'holds the nodes for the lease: %s' % exc)
-            LOG.warning('Lease %(lease)s: start waits for Placement: '
-                        '%(error)s', {'lease': lease.uuid, 'error': exc})
-            return
-        except placement.Collision as exc:
-            _fail(ctx, lease, [], policy, str(exc))
-            return
-    if busy:
-        _fail(ctx, lease, busy, policy)
-        return
-    if activated[0] if activated else _activate(ctx, lease):
-        LOG.info('Lease %(lease)s: active, project %(project)s holds '
-                 '%(nodes)s until %(end)s',
-                 {'lease': lease.uuid, 'project': lease.project,
-                  'nodes': plural.count(len(rows), 'node'),
-                  'end': lease.end_at})
-
-
-def _activate(ctx: context_mod.ConductorContext, lease: lease_obj.Lease,
-              rows: Sequence[Mapping[str, Any]] | None = None) -> bool:
-    with ctx.db.writer():
-        done = lease.transition('done', None, fence=True, last_error=None)
-        if done and lease.placement_class:
-            placement.queue_push(ctx, lease, [
-                row['node_uuid'] for row in rows or lease.node_rows()])
-    return done
-
-
-def _fail(ctx: context_mod.ConductorContext, lease: lease_obj.Lease,
-          busy: Sequence[Mapping[str, Any]], policy: str,
-          error: str | None = None) -> None:
-    """Fail the start: ``error``, else ``busy`` nodes under ``policy``."""
-    reasons = '; '.join(_why_busy(ctx, row['node_id'], lease.project)
-                        for row in busy)
-    if lease.placement_class:
-        try:
-            placement.release_start(ctx, lease)
-        except (placement.Unavailable, placement.Refused) as exc:
-            lease.record_error('Starting: failed, waiting for Placement to '
-                               'release the lease\'s claim: %s' % exc)
-            return
-    rows = lease.node_rows()
-    for row in rows:
-        lease_node.unhold_node(ctx.db, row, lease.project)
-    error = error or (
-        'The lease could not start: %s held by someone else (%s), and '
-        '[lease] busy_node_policy is "%s". Delete the lease, or free the '
-        'nodes and book again.'
-        % (plural.count(len(busy), 'of its nodes is', 'of its nodes are'),
-           reasons, policy))
-    with ctx.db.writer():
-        failed = lease.transition('fail', None, fence=True,
-                                  last_error=error)
-        if failed:
-            placement.queue_push(ctx, lease,
-                                 [row['node_uuid'] for row in rows])
-    if failed:
-        LOG.error('Lease %(lease)s: %(error)s',
-                  {'lease': lease.uuid, 'error': error})
-
-
-def _substitute(ctx: context_mod.ConductorContext, lease: lease_obj.Lease,
-                row: Any) -> bool:
-    now = ctx.clock()
-    tried = [r['node_id'] for r in lease.node_rows(holding_only=False)]
-    for _pick in range(_SUBSTITUTES):
-        with ctx.db.reader() as conn:
-            found = selection.pick(conn, selection.Ask.of(lease, now, True),
-                                   _SUBSTITUTES, exclude=tried)
-        # A node free in ferrum's database may be another consumer's in
-        # Placement: it would only cost the start a claim round.
-        for node_id, node_uuid in placement.unheld(ctx, lease, found):
-            if lease_node.substitute(ctx.db, row, node_id, lease.project,
-                                     now):
-                LOG.warning('Lease %(lease)s: node %(busy)s was busy at '
-                            'the start; node %(node)s replaces it',
-                            {'lease': lease.uuid, 'busy': row['node_uuid'],
-                             'node': node_uuid})
-                return True
-        tried += [node_id for node_id, _uuid in found]
-        if len(found) < _SUBSTITUTES:
-            break
-    return False
-
-
-def _why_busy(ctx: context_mod.ConductorContext, node_id: int,
-              project: str) -> str:
-    node = node_obj.Node.get(ctx.db, node_id)
-    free = not (node.maintenance or node.reservation or node.instance_uuid
-                or node.allocation_id)
-    if (free and node.lessee in (None, project)
-            and node.provision_state == states.AVAILABLE):
-        why = ('reserved in Placement (power state %s)' % node.power_state
-               if node.power_state in (None, states.POWER_ERROR) else
-               'held by another consumer in Placement, or reserved there')
-    elif node.maintenance:
-        why = 'in maintenance'
-    elif node.reservation:
-        why = 'locked by %s' % node.reservation
-    elif node.lessee:
-        why = 'leased to %s' % node.lessee
-    elif node.instance_uuid or node.allocation_id:
-        why = 'in use by instance %s' % node.instance_uuid
-    else:
-        why = 'in provision state "%s"' % node.provision_state
-    return 'node %s is %s' % (node.uuid, why)
+            start.start(ctx, lease, rows[lease.id])
 
 
 # ---- end --------------------------------------------------------------------

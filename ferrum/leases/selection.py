@@ -89,6 +89,8 @@ class _Statements:
     from_pivot: sa.Select[Any]
     before_pivot: sa.Select[Any]
     explain: sa.Select[Any]
+    #: Per node of ``b_ids``: 1 or 0 for each filter but the window's.
+    fits: sa.Select[Any]
 
 
 def _bind(name: str, **kwargs: Any) -> Any:
@@ -147,9 +149,12 @@ def _statements(shape: _Shape) -> _Statements:
     # allocation sample does): one round trip less than asking for it.
     pivot = sa.cast(_bind('b_fraction', type_=sa.Float) * _MAX_ID,
                     sa.Integer)
+    fits = sa.select(_NODES.c.id, *(
+        sa.case((f.clause, 1), else_=0) for f in found[:-1])).where(
+            _NODES.c.id.in_(_bind('b_ids', expanding=True)))
     return _Statements(tuple(found), query.where(_NODES.c.id >= pivot),
                        query.where(_NODES.c.id < pivot),
-                       candidates.count_statement(found))
+                       candidates.count_statement(found), fits)
 
 
 def _prepare(ask: Ask, exclude: Sequence[int] = ()
@@ -197,6 +202,32 @@ def explain(conn: sa.Connection, ask: Ask) -> str:
     statements, params, words = _prepare(ask)
     row = conn.execute(statements.explain, params).one()
     return candidates.describe(row, statements.filters, words)
+
+
+def misfits(conn: sa.Connection, ask: Ask, node_ids: Sequence[int]
+            ) -> dict[int, list[str]]:
+    """Which of ``node_ids`` no longer match what ``ask`` asks of the
+    nodes themselves (the window aside: they are the lease's own), and
+    why: node id -> the words of each filter it fails now, or
+    ``['deleted']`` for a node that is gone. Matching nodes are left out.
+
+    A lease's nodes matched when it was booked; by its start one may have
+    gone into maintenance, been retired, or been given another resource
+    class, owner or traits. One query, with the filters the pick uses.
+    """
+    if not node_ids:
+        return {}
+    statements, params, words = _prepare(
+        dataclasses.replace(ask, free_now=False))
+    params['b_ids'] = base.bucketed(sorted(set(node_ids)))
+    filters = statements.filters[:-1]
+    found: dict[int, list[str]] = {node_id: ['deleted']
+                                   for node_id in node_ids}
+    for node_id, *passed in conn.execute(statements.fits, params):
+        found[node_id] = [f.removed % words
+                          for f, ok in zip(filters, passed, strict=True)
+                          if not ok]
+    return {node_id: why for node_id, why in found.items() if why}
 
 
 def pick_all(conn: sa.Connection, ask: Ask, count: int

@@ -239,7 +239,7 @@ class Lease(base.Row):
         picked again on a fresh transaction.
 
         :raises LeaseConflict: no nodes enough (from ``pick``), or lost
-            every attempt to concurrent creators.
+            every attempt to concurrent creators or node deletions.
         """
         row: dict[str, Any] = {'uuid': base.new_uuid(),
                                'status': statuses.PENDING, 'extra': {},
@@ -267,11 +267,15 @@ class Lease(base.Row):
                     lease.nodes = [uuid for _id, uuid in picked]
                 return lease
             except db_exc.DBError as exc:
-                if not is_overlap_error(exc):
+                # A node picked was deleted meanwhile (the deletion locks
+                # the node's row, see lease_node.booked_by): its row's
+                # foreign key fails, and the pick finds others.
+                if not (is_overlap_error(exc)
+                        or isinstance(exc, db_exc.DBReferenceError)):
                     raise
         raise exception.LeaseConflict(reason=(
-            'Other leases kept taking the matching nodes first (%d '
-            'attempts); try again.' % _CREATE_ATTEMPTS))
+            'Other leases kept taking the matching nodes first, or they '
+            'were deleted (%d attempts); try again.' % _CREATE_ATTEMPTS))
 
     def set_end(self, end_at: datetime.datetime,
                 before_end_at: datetime.datetime | None) -> None:
@@ -337,17 +341,20 @@ class Lease(base.Row):
         self._mark_saved(changes)
 
     def transition(self, event: str, conductor_id: int | None = None,
-                   fence: bool = False, **values: Any) -> bool:
+                   fence: bool = False,
+                   where: Sequence[sa.ColumnElement[bool]] = (),
+                   **values: Any) -> bool:
         """Fire ``event`` if the lease is still as loaded.
 
         :param conductor_id: the new ``conductor_affinity``.
         :param fence: also require ``conductor_affinity`` unchanged (the
             engine finishing its own transition).
+        :param where: more conditions, checked in the same UPDATE.
         :returns: whether this call made the change.
         """
         target = statuses.next_status(self.status, event)
         query = sa.update(TABLE).where(TABLE.c.id == self.id,
-                                       TABLE.c.status == self.status)
+                                       TABLE.c.status == self.status, *where)
         if fence:
             query = query.where(
                 TABLE.c.conductor_affinity.is_not_distinct_from(

@@ -75,6 +75,36 @@ def hold_nodes(db: db_api.Database, lease_id: int,
     return busy
 
 
+#: Statuses in which a lease will give its nodes to its project, or has:
+#: losing a node then leaves it short of what it booked. A lease in
+#: ``error`` or ``ending`` gives nothing any more; the end lets a deleted
+#: node go.
+BOOKING = (statuses.PENDING, statuses.STARTING, statuses.ACTIVE)
+_LEASES = lease_obj.TABLE
+_BOOKED_BY = sa.select(_LEASES.c.uuid, _LEASES.c.status,
+                       _LEASES.c.start_at, _LEASES.c.end_at).select_from(
+    NODES.join(_LEASES, _LEASES.c.id == NODES.c.lease_id)).where(
+        NODES.c.node_id == sa.bindparam('b_node'), NODES.c.holding,
+        _LEASES.c.status.in_(BOOKING)).order_by(_LEASES.c.start_at)
+
+
+def booked_by(conn: sa.Connection, node_id: int) -> list[dict[str, Any]]:
+    """The leases (uuid, status, start_at, end_at) that booked
+    ``node_id`` and have not given it up (:data:`BOOKING`).
+
+    The node's row is locked first (``FOR UPDATE``; SQLite's writer is
+    alone anyway), for the caller deleting the node in ``conn``'s
+    transaction: a lease being created with the node either committed
+    before, and this read (a new snapshot) finds it, or its insert waits
+    on the lock and then finds the node gone (:meth:`Lease.create` picks
+    again).
+    """
+    conn.execute(sa.select(_NODE.c.id).where(
+        _NODE.c.id == node_id).with_for_update())
+    return [dict(row) for row in conn.execute(
+        _BOOKED_BY, {'b_node': node_id}).mappings()]
+
+
 _OTHER = NODES.alias('other_row')
 _OTHER_LEASE = lease_obj.TABLE.alias('other_lease')
 #: Another lease of the project that has the node now: one still
@@ -88,7 +118,7 @@ _HELD_BY_OTHER = sa.select(_OTHER.c.node_id).where(
 
 def unhold_node(db: db_api.Database, row: Mapping[str, Any],
                 project: str) -> None:
-    """Undo :func:`hold_node` after a failed start (nothing used it
+    """Undo :func:`hold_nodes` after a failed start (nothing used it
     yet), unless another lease of the project has the node."""
     with db.writer() as conn:
         conn.execute(sa.update(_NODE).where(
@@ -119,7 +149,8 @@ def substitute(db: db_api.Database, row: Mapping[str, Any], node_id: int,
 
     One transaction: the new row (from ``start``), the new node's lessee,
     and the old row gone. On PostgreSQL the exclusion constraint re-checks
-    the new row.
+    the new row. A ``row`` without ``id`` is a :func:`vacancy`: the new
+    row fills it.
     """
     try:
         with db.writer() as conn:
@@ -134,7 +165,8 @@ def substitute(db: db_api.Database, row: Mapping[str, Any], node_id: int,
                     _NODE.c.id == node_id, _free_node()).values(
                         lessee=project, updated_at=base.utcnow())).rowcount:
                 raise _Lost()
-            conn.execute(sa.delete(NODES).where(NODES.c.id == row['id']))
+            if row['id'] is not None:
+                conn.execute(sa.delete(NODES).where(NODES.c.id == row['id']))
     except _Lost:
         return False
     except db_exc.DBError as exc:
@@ -146,6 +178,33 @@ def substitute(db: db_api.Database, row: Mapping[str, Any], node_id: int,
 
 class _Lost(Exception):
     """The substitute was taken meanwhile: roll back."""
+
+
+def vacancy(lease: lease_obj.Lease) -> dict[str, Any]:
+    """A row of ``lease`` whose node is gone with it (deleted past the
+    deletion's check: a tool writing to the database): what
+    :func:`substitute` fills."""
+    return {'id': None, 'lease_id': lease.id, 'node_id': None,
+            'node_uuid': None, 'end_at': lease.end_at,
+            'block_end': lease.block_end}
+
+
+#: How many nodes a lease holds: holding rows whose node is its project's.
+_HELD = sa.select(sa.func.count()).select_from(
+    NODES.join(_NODE, _NODE.c.id == NODES.c.node_id)).where(
+        NODES.c.holding, _NODE.c.lessee == NODES.c.project)
+#: The lease holds as many nodes as it booked: the one condition on which
+#: a lease goes ``active`` (checked in the UPDATE that moves it), whatever
+#: went before.
+HOLDS_ALL = _HELD.where(
+    NODES.c.lease_id == _LEASES.c.id).scalar_subquery() >= _LEASES.c.count
+
+
+def held_count(db: db_api.Database, lease_id: int) -> int:
+    """How many nodes the lease holds, as :data:`HOLDS_ALL` counts."""
+    with db.reader() as conn:
+        return int(conn.execute(_HELD.where(
+            NODES.c.lease_id == lease_id)).scalar_one())
 
 
 _NEXT = NODES.alias('next_row')
@@ -241,7 +300,6 @@ PLACED = (statuses.STARTING, statuses.ACTIVE, statuses.ENDING)
 #: Statuses in which allocations under a lease take its nodes from the
 #: lease's Placement consumer (and give them back to it).
 RUNNING = (statuses.STARTING, statuses.ACTIVE)
-_LEASES = lease_obj.TABLE
 _HOLDERS = sa.select(NODES.c.node_id, _LEASES.c.uuid,
                      _LEASES.c.status).select_from(
     NODES.join(_LEASES, _LEASES.c.id == NODES.c.lease_id)

@@ -9,6 +9,7 @@ Spacing is read here, when the worker is built.
 
 import logging
 import threading
+import types
 from collections.abc import Callable, Iterable
 from typing import Any
 
@@ -87,14 +88,24 @@ def build_worker(ctx: decorators.Conductor,
         on_failure=_log_failure, **kwargs)
 
 
-def _log_failure(callback: Callable[..., Any], kind: Any, value: Any,
-                 traceback: Any, **_kwargs: Any) -> None:
+def _log_failure(callback: Callable[..., Any], kind: str, spacing: float,
+                 exc_info: tuple[type[BaseException], BaseException,
+                                 types.TracebackType | None],
+                 traceback: str | None = None) -> None:
+    """futurist's ``on_failure``: ``(cb, kind, spacing, exc_info,
+    traceback=...)`` (futurist 3.x; see ``PeriodicWorker.__init__``)."""
     name = getattr(callback, '__name__', callback)
+    _kind, value, frames = exc_info
     if isinstance(value, exception.FerrumException):
         # An expected failure (the database or an appliance is away, a
         # login is refused) says what is wrong in its message: one line,
         # not a traceback per task per run. Anything else is a bug.
         LOG.warning('Periodic task %s failed this run: %s', name, value)
         return
-    LOG.error('Periodic task %s failed; it runs again at its next time',
-              name, exc_info=(kind, value, traceback))
+    if frames is None and traceback:
+        # An out-of-process executor sends the traceback as text only.
+        LOG.error('Periodic task %s failed; it runs again in %.1fs:\n%s',
+                  name, spacing, traceback)
+        return
+    LOG.error('Periodic task %s failed; it runs again in %.1fs',
+              name, spacing, exc_info=exc_info)

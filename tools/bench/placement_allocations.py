@@ -188,7 +188,7 @@ def _ferrum(app, total, concurrency):
             response = client.post('/v1/allocations', headers=_API, json={
                 'resource_class': 'bench', 'traits': [TRAIT]})
             body = response.get_json()
-            while response.status_code == 201 and (
+            while response.status_code in (200, 201) and (
                     body['state'] == 'allocating'):
                 time.sleep(0.01)
                 response = client.get('/v1/allocations/%s' % body['uuid'],

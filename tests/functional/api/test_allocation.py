@@ -6,10 +6,17 @@ import uuid
 
 import pytest
 
+from ferrum.api import app as api_app
+from ferrum.conductor import service
+from ferrum.inventory import consumers
+from ferrum.inventory import outbox
 from ferrum.objects import allocation as allocation_obj
 from ferrum.objects import node as node_obj
 from ferrum.objects import trait as trait_obj
-from tests.functional.conductor.flows import settled, to_state
+from tests.conftest import require_real
+from tests.conftest import wait_for
+from tests.functional.conductor.flows import settled
+from tests.functional.conductor.flows import to_state
 
 V = {'X-OpenStack-Ironic-API-Version': '1.65'}
 
@@ -367,3 +374,59 @@ def test_create_with_no_free_worker_never_leaves_allocating(
     assert slow['state'] == 'error'
     assert 'No conductor worker was free' in slow['last_error']
     assert slow['node_uuid'] is None
+
+
+@pytest.fixture(params=['database', 'placement'])
+def backend_client(request, conf, db):
+    """An API client on a conductor with ``[allocation] backend`` = the
+    param; placement is the real one, in-process, with every node synced
+    to it before the test allocates."""
+    if request.param == 'placement':
+        from tests.functional.inventory.conftest import configure
+        try:
+            from placement.tests.functional.fixtures import placement
+        except ImportError:
+            require_real('openstack-placement (pip install -e .[test])')
+        running = placement.PlacementFixture(token='admin')
+        running.setUp()
+        request.addfinalizer(running.cleanUp)
+        configure(conf, running.endpoint)
+        conf.set_override('poll_interval', 0.02, group='placement')
+        # The fixture's Placement is one in-memory connection: one pusher.
+        conf.set_override('push_workers', 1, group='placement')
+        conf.set_override('backend', 'placement', group='allocation')
+    svc = service.ConductorService(conf, db=db)
+    svc.start(start_periodics=False)
+    request.addfinalizer(lambda: consumers.uninstall(db))
+    request.addfinalizer(svc.stop)
+    for _ in range(2):
+        node = svc.manager.create_node({
+            'driver': 'fake-hardware', 'resource_class': 'gold'})
+        to_state(svc.manager, db, node, 'available')
+    # Nothing else talks to the in-process Placement while the test runs.
+    wait_for(lambda: outbox.backlog(db).size == 0,
+             what='the Placement outbox to drain')
+    return api_app.create_app(conf, db, svc.manager).test_client()
+
+
+def test_wait_timeout_0_answers_allocating_as_ironic_does(backend_client,
+                                                          conf):
+    conf.set_override('allocation_wait_timeout', 0, group='conductor')
+    answer = _allocate(backend_client, resource_class='gold')
+    assert answer['state'] == 'allocating' and answer['node_uuid'] is None
+    path = '/v1/allocations/' + answer['uuid']
+
+    def finished():
+        shown = backend_client.get(path, headers=V).get_json()
+        return shown if shown['state'] != 'allocating' else None
+    done = wait_for(finished, what='the allocation to finish')
+    assert done['state'] == 'active', done['last_error']
+    node = backend_client.get('/v1/nodes/' + done['node_uuid'],
+                              headers=V).get_json()
+    assert node['allocation_uuid'] == answer['uuid']
+
+
+def test_default_wait_answers_active(backend_client):
+    answer = _allocate(backend_client, resource_class='gold')
+    assert answer['state'] == 'active', answer['last_error']
+    assert answer['node_uuid'] is not None

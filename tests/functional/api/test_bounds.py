@@ -6,18 +6,26 @@ version grammar, JSON bodies); the others are documented in
 doc/api-versions.md, "Bounds".
 """
 
+import configparser
 import http.client
 import json
+import os
+import threading
+import time
 import urllib.parse
 
 import pytest
 
 from ferrum.api import body
+from tests.conftest import wait_for
 from tests.functional import server
+from tests.functional.rpc import cluster
 
 V = {'X-OpenStack-Ironic-API-Version': '1.65',
      'Content-Type': 'application/json'}
 MIB = 1024 * 1024
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(
+    os.path.abspath(__file__)))))
 
 
 def _fault(response):
@@ -155,12 +163,43 @@ def test_query_is_bounded(client):
 
 @pytest.fixture(scope='module')
 def live(tmp_path_factory):
-    with server.running_ferrum(tmp_path_factory.mktemp('bounds')) as url:
-        yield urllib.parse.urlsplit(url)
+    # The server runs the ferrum this test imports, installed or not (a
+    # checkout or worktree beside an installed copy).
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv('PYTHONPATH', os.pathsep.join(filter(None, [
+            ROOT, os.environ.get('PYTHONPATH')])))
+        with server.running_ferrum(tmp_path_factory.mktemp('bounds')) as url:
+            yield urllib.parse.urlsplit(url)
 
 
-def _connection(live):
-    return http.client.HTTPConnection(live.hostname, live.port, timeout=30)
+def _connection(live, timeout=30):
+    return http.client.HTTPConnection(live.hostname, live.port,
+                                      timeout=timeout)
+
+
+def _refused(conn, method, path, **kwargs):
+    """Send a request the server refuses before reading all of it; its
+    status, or None if the connection closed before the answer came.
+
+    The server answers as soon as it has the headers and closes the
+    connection: the client may still be sending, and then sees the close
+    (the answer may be lost with it). Both outcomes are the behaviour
+    wanted; a hang (the timeout) or another status fails the caller.
+    """
+    try:
+        conn.request(method, path, **kwargs)
+    except (BrokenPipeError, ConnectionResetError):
+        pass  # closed while sending: the answer may still be readable
+    try:
+        response = conn.getresponse()
+    except (BrokenPipeError, ConnectionResetError,
+            http.client.RemoteDisconnected):
+        conn.close()
+        return None
+    assert response.getheader('Connection') == 'close'
+    response.read()
+    conn.close()
+    return response.status
 
 
 def test_double_slash_path_closes_the_connection_cleanly(live):
@@ -176,20 +215,21 @@ def test_double_slash_path_closes_the_connection_cleanly(live):
     assert conn.getresponse().status == 200
 
 
+# At 64 MiB the server closes while the client is still sending, nearly
+# always; at 2 MiB it may close before or after the last byte is sent.
+@pytest.mark.parametrize('size', [2 * MIB, 64 * MIB])
 @pytest.mark.parametrize('chunked', [False, True])
-def test_unread_body_closes_the_connection(live, chunked):
+def test_unread_body_closes_the_connection(live, chunked, size):
     conn = _connection(live)
-    raw = b'{"driver": "' + b'x' * (2 * MIB) + b'"}'
+    raw = b'{"driver": "' + b'x' * size + b'"}'
     if chunked:
         chunks = (raw[i:i + 65536] for i in range(0, len(raw), 65536))
-        conn.request('POST', '/v1/nodes', body=chunks, headers=V,
-                     encode_chunked=True)
+        status = _refused(conn, 'POST', '/v1/nodes', body=chunks, headers=V,
+                          encode_chunked=True)
     else:
-        conn.request('POST', '/v1/nodes', body=raw, headers=V)
-    response = conn.getresponse()
-    assert response.status == 413
-    assert response.getheader('Connection') == 'close'
-    response.read()
+        status = _refused(conn, 'POST', '/v1/nodes', body=raw, headers=V)
+    assert status in (413, None)
+    # The client reconnects, and the server still serves.
     conn.request('GET', '/v1/nodes', headers=V)
     assert conn.getresponse().status == 200
 
@@ -214,10 +254,11 @@ def test_echo_limit_is_short():
 
 def test_headers_past_64_kib_close_the_connection(live):
     conn = _connection(live)
-    conn.request('GET', '/v1/nodes', headers=dict(V, **{'X-Pad': 'p' * 70000}))
-    response = conn.getresponse()
-    assert response.status in (413, 414)
-    assert response.getheader('Connection') == 'close'
+    status = _refused(conn, 'GET', '/v1/nodes',
+                      headers=dict(V, **{'X-Pad': 'p' * 70000}))
+    assert status in (413, 414, None)
+    conn.request('GET', '/v1/nodes', headers=V)
+    assert conn.getresponse().status == 200
 
 
 def test_patches_cannot_build_a_document_too_deep(client):
@@ -238,3 +279,113 @@ def test_patches_cannot_build_a_document_too_deep(client):
     assert response.status_code == 400
     assert 'max_json_body_depth' in _fault(response)
     assert client.get('/v1/nodes/' + uuid, headers=V).status_code == 200
+
+
+# ---- hostile bodies do not starve the server (issue 27) ---------------------
+
+#: Bodies at the size limit that a backtracking scanner never finished: an
+#: unterminated string, and a run of escaped quotes ending on a backslash.
+_UNTERMINATED = [b'{"driver": "' + b'x' * (MIB - 12),
+                 b'{"driver": "' + b'\\"' * ((MIB - 13) // 2) + b'\\']
+
+
+def _flood(address, path, bodies, count=50):
+    """``count`` POSTs of ``bodies`` (in turn) arriving at once, each on a
+    connection of its own: the threads sending them and their answers
+    (status, body; an exception as a string)."""
+    barrier = threading.Barrier(count + 1)
+    answers = []
+
+    def one(raw):
+        conn = http.client.HTTPConnection(*address, timeout=60)
+        try:
+            barrier.wait()
+            conn.request('POST', path, body=raw, headers=V)
+            response = conn.getresponse()
+            answers.append((response.status, response.read()))
+        except Exception as exc:  # reported by the caller's assertion
+            answers.append(repr(exc))
+        finally:
+            conn.close()
+
+    threads = [threading.Thread(target=one, args=(bodies[i % len(bodies)],),
+                                daemon=True)
+               for i in range(count)]
+    for thread in threads:
+        thread.start()
+    barrier.wait()
+    return threads, answers
+
+
+def _answered_within_a_second(address, method, path, body=None):
+    """The status of a plain request sent now, which must be answered
+    within a second (the bound is the behaviour: a scan that took the
+    server's threads or its interpreter would take minutes)."""
+    conn = http.client.HTTPConnection(*address, timeout=1)
+    started = time.monotonic()
+    try:
+        conn.request(method, path, body=body, headers=V)
+        response = conn.getresponse()
+        response.read()
+    except TimeoutError:
+        pytest.fail('%s %s not answered within 1 s' % (method, path))
+    finally:
+        conn.close()
+    assert time.monotonic() - started < 1.0
+    return response.status
+
+
+def _joined(threads, answers):
+    for thread in threads:
+        thread.join(timeout=120)
+    assert not any(thread.is_alive() for thread in threads)
+    return answers
+
+
+def test_unterminated_strings_do_not_starve_the_api(live):
+    address = (live.hostname, live.port)
+    threads, answers = _flood(address, '/v1/nodes', _UNTERMINATED)
+    assert _answered_within_a_second(address, 'GET', '/v1') == 200
+    answers = _joined(threads, answers)
+    assert [answer[0] for answer in answers] == [400] * 50, answers[:3]
+    assert all(b'JSON' in body for _status, body in answers)
+
+
+def test_unterminated_strings_do_not_starve_json_rpc(tmp_path, conf, pg_url,
+                                                     monkeypatch):
+    """The conductor's endpoint runs the same scan before parsing."""
+    monkeypatch.setenv('PYTHONPATH', os.pathsep.join(filter(None, [
+        ROOT, os.environ.get('PYTHONPATH')])))
+    cluster.upgrade(tmp_path, pg_url)
+    with cluster.conductor(tmp_path, pg_url, 'hostile-rpc') as (proc, out):
+        config = configparser.ConfigParser(interpolation=None)
+        config.read(tmp_path / 'hostile-rpc' / 'ferrum.conf')
+        address = ('127.0.0.1', int(config['json_rpc']['port']))
+        plain = json.dumps({'jsonrpc': '2.0', 'method': 'no_such_method',
+                            'id': 1}).encode()
+
+        def serving():
+            assert proc.poll() is None, cluster.output(out)
+            try:
+                return _connection_status(address, plain) == 200
+            except OSError:
+                return False
+
+        wait_for(serving, timeout=60, what='the JSON-RPC endpoint')
+        bodies = [b'{"jsonrpc": "2.0", "method": "' + raw[12:]
+                  for raw in _UNTERMINATED]
+        threads, answers = _flood(address, '/', bodies)
+        assert _answered_within_a_second(address, 'POST', '/', plain) == 200
+        answers = _joined(threads, answers)
+        assert [answer[0] for answer in answers] == [200] * 50, answers[:3]
+        for _status, body in answers:
+            assert json.loads(body)['error']['code'] == -32700  # parse error
+
+
+def _connection_status(address, body):
+    conn = http.client.HTTPConnection(*address, timeout=10)
+    try:
+        conn.request('POST', '/', body=body, headers=V)
+        return conn.getresponse().status
+    finally:
+        conn.close()

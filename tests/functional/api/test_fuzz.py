@@ -28,6 +28,7 @@ from hypothesis.control import currently_in_test_context
 from ferrum.api import app as api_app
 from ferrum.api import routes
 from ferrum.conductor import service
+from ferrum.rpc import server as rpc_server
 from tests.conftest import wait_for
 
 V = {'X-OpenStack-Ironic-API-Version': '1.65'}
@@ -230,7 +231,8 @@ _HEADER_TEXT = st.text(
 VERSIONS = st.one_of(
     st.sampled_from([
         '1.11', '1.65', '1.37', 'latest', 'LATEST', ' latest ', '1.1',
-        '1.2', '1.4', '1.5', '1.8', '1.9', '1.10', '1.28', '1.66', '1.999', '2.0', '0.9', '1.', '1', '.5', '1.5.1',
+        '1.2', '1.4', '1.5', '1.8', '1.9', '1.10', '1.28', '1.66', '1.999',
+        '2.0', '0.9', '1.', '1', '.5', '1.5.1',
         '1.0065', '1.065', ' 1.20 ', '1.2e1', '-1.5', '1.-5', '1.a',
         '99999999999999999999.1', '1.99999999999999999999', '', ' ',
         'v1.5', '1,5', '1.5, 1.6', 'null', '\u0661.\u0662']),
@@ -329,7 +331,8 @@ _QUERY_VALUES = st.one_of(
         'dynamic', 'classic', '00000000-0000-0000-0000-000000000000',
         Real('node_uuid'), Real('node_name'), Real('port_uuid'),
         Real('allocation_uuid'), Real('lease_uuid'), 'pending,active',
-        '2026-12-01T00:00:00Z', '2026-13-01', 'allocating', 'error', '%', '%zz', 'x' * 300, NUL, '\x00']),
+        '2026-12-01T00:00:00Z', '2026-13-01', 'allocating', 'error', '%',
+        '%zz', 'x' * 300, NUL, '\x00']),
     st.text(max_size=30))
 QUERIES = st.lists(st.tuples(st.sampled_from(_QUERY_KEYS)
                              | st.text(max_size=10), _QUERY_VALUES),
@@ -411,6 +414,26 @@ HOSTILE = st.sampled_from([
     '{"driver": "fake-hardware"}'.encode('utf-8-sig'),
     b'{"target": "power on", "timeout": 1' + b'0' * 40 + b'}',
 ])
+
+
+def _run_of(prefix: bytes, unit: bytes, size: int, tail: bytes) -> bytes:
+    return prefix + unit * max(1, size // len(unit)) + tail
+
+
+#: Issue 27: what a backtracking request scanner chokes on. Runs of one
+#: unit (letters, backslashes, escaped quotes, quotes and brackets) of any
+#: length up to the size limit, unterminated or ending on a lone backslash,
+#: after any opening. A scanner super-linear on one of them never answers.
+SCANNER_RUNS = st.builds(
+    _run_of,
+    st.sampled_from([b'', b'"', b'{"driver": "', b'["', b'{"a": [1, "',
+                     b'[' * 30 + b'"', b'{"jsonrpc": "2.0", "method": "']),
+    st.sampled_from([b'x', b'\\', b'\\"', b'"', b'\\\\"', b'["', b'[]',
+                     b'][', b'"a",', b'x\\', b'\\u00e9',
+                     '\u00e9'.encode()]),
+    st.sampled_from([24, 40, 100, 4096, 65536, _MIB - 64])
+    | st.integers(0, 300),
+    st.sampled_from([b'', b'\\', b'"', b']', b'"}']))
 BODIES = st.one_of(
     st.none(),
     st.binary(max_size=120),
@@ -424,6 +447,7 @@ BODIES = st.one_of(
                      '{"name": "\u00e9"}'.encode('latin-1'),
                      b'\x00' * 16]),
     HOSTILE,
+    SCANNER_RUNS,
 )
 
 
@@ -629,3 +653,20 @@ def test_accepted_maintenance_is_applied(world, reason):
         return node['maintenance'] and node['maintenance_reason'] == reason
 
     wait_for(applied, timeout=5, what='maintenance with the accepted reason')
+
+
+# A super-linear scan would not finish at all (hours): fail instead.
+@pytest.mark.timeout(600)
+@hypothesis.settings(SETTINGS, max_examples=100)
+@hypothesis.given(route=_route(['POST', 'PUT', 'PATCH']), body=SCANNER_RUNS)
+@hypothesis.example(route=(_literal('/v1/nodes'), 'POST'),
+                    body=b'{"driver": "' + b'x' * 40)
+def test_scanner_worst_cases(world, route, body):
+    """The request scanner's worst cases get a 4xx, or a JSON-RPC error."""
+    world.ensure()
+    parts, method = route
+    request(world, method, _path(world, parts), body,
+            {'Content-Type': 'application/json'})
+    # No conductor behind it: every call is an error, none a traceback.
+    answer = rpc_server.handle(None, HOST, body)
+    assert isinstance(answer['error']['code'], int), answer

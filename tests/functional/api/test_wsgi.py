@@ -12,7 +12,7 @@ from ferrum import conf as ferrum_conf
 from ferrum.api import local
 from ferrum.api import microversion
 from ferrum.api import wsgi
-from ferrum.conductor import service
+from ferrum.common import exception
 from ferrum.db import api as db_api
 from ferrum.db import migration
 from ferrum.objects import conductor as conductor_obj
@@ -91,7 +91,7 @@ def test_concurrent_first_requests_build_one_application(database,
 
 def test_outdated_schema_fails_and_is_retried(database, application):
     client = werkzeug_test.Client(application)
-    with pytest.raises(service.SchemaOutOfDate):
+    with pytest.raises(exception.SchemaOutOfDate):
         client.get('/v1')
     migration.upgrade(database.engine)
     assert client.get('/v1').status_code == 200

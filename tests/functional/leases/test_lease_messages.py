@@ -14,7 +14,7 @@ def test_one_node_lease_logs_agree(site, caplog):
     node = site.nodes(1)[0]
     lease = site.post(project='p', candidate_nodes=[node.uuid],
                       end=later(3600)).json
-    caplog.set_level(logging.INFO, logger='ferrum.leases.engine')
+    caplog.set_level(logging.INFO, logger='ferrum.leases')
     engine.run(site.conductor.ctx)
     assert 'project p holds 1 node until' in caplog.text
     assert site.client.delete('/v1/leases/%s' % lease['uuid']).status_code \

@@ -5,6 +5,7 @@ import threading
 
 import pytest
 
+from ferrum.common import exception
 from ferrum.periodic import decorators
 from ferrum.periodic import worker
 from tests.conftest import wait_for
@@ -89,29 +90,57 @@ def test_worker_runs_on_schedule_skips_disabled_and_survives_failure(conf):
     # Spacing follows the configuration, in (fake) seconds: a task never
     # runs before its interval is over. (The fake clock may overshoot, as
     # every wait advances it, so gaps can be longer.)
-    assert min(b - a for a, b in zip(fast, fast[1:])) >= 10
-    assert min(b - a for a, b in zip(slow, slow[1:])) >= 60
+    assert min(b - a for a, b in zip(fast, fast[1:], strict=False)) >= 10
+    assert min(b - a for a, b in zip(slow, slow[1:], strict=False)) >= 60
     assert len(fast) > 2 * len(slow)
 
 
-def test_expected_failures_are_one_line_and_bugs_keep_their_traceback(
-        caplog):
+class Failing:
+    """Two tasks that fail every run: an expected failure and a bug."""
+
+    @decorators.periodic(spacing=lambda conf: 5)
+    def expected(self, ctx):
+        raise exception.DatabaseUnavailable(reason='gone away')
+
+    @decorators.periodic(spacing=lambda conf: 7)
+    def bug(self, ctx):
+        raise RuntimeError('a bug')
+
+
+def test_failures_are_logged_expected_in_one_line_bugs_with_traceback(
+        conf, caplog):
+    # A real futurist PeriodicWorker calls the failure callback: its
+    # signature must match futurist's call, or only a TypeError is logged.
     import logging
+    clock = FakeClock()
+    periodic = worker.build_worker(Ctx(conf, clock), [Failing()],
+                                   now_func=clock, cond_cls=clock.Condition)
+    caplog.set_level(logging.WARNING)
+    thread = threading.Thread(target=periodic.start, daemon=True)
+    thread.start()
 
-    from ferrum.common import exception
-    from ferrum.periodic import worker
+    def records(name):
+        return [r for r in caplog.records
+                if r.name == worker.LOG.name and name in r.getMessage()]
+    try:
+        wait_for(lambda: records('Failing.expected') and
+                 records('Failing.bug'), what='both failures logged')
+    finally:
+        periodic.stop()
+        periodic.wait()
+    futurist_errors = [r.getMessage() for r in caplog.records
+                       if r.name.startswith('futurist')]
+    assert futurist_errors == []
+    expected = records('Failing.expected')[0]
+    assert expected.levelno == logging.WARNING
+    assert expected.getMessage() == (
+        'Periodic task Failing.expected failed this run: %s'
+        % exception.DatabaseUnavailable(reason='gone away'))
+    assert not expected.exc_info
+    bug = records('Failing.bug')[0]
+    assert bug.levelno == logging.ERROR
+    assert 'runs again in 7.0s' in bug.getMessage()
+    assert isinstance(bug.exc_info[1], RuntimeError)
+    assert bug.exc_info[2] is not None
+    assert 'a bug' in caplog.text and 'Traceback' in caplog.text
 
-    def task():
-        pass
-    for error, traceback in ((exception.DatabaseUnavailable(reason='gone'),
-                              False),
-                             (RuntimeError('a bug'), True)):
-        caplog.clear()
-        with caplog.at_level(logging.WARNING):
-            worker._log_failure(task, type(error), error, None)
-        [record] = caplog.records
-        assert 'Periodic task task failed' in record.getMessage()
-        if traceback:
-            assert record.exc_info[1] is error
-        else:
-            assert not record.exc_info and 'gone' in record.getMessage()
