@@ -80,7 +80,11 @@ class _LeaseCommand:
             return getattr(_client(self.app), method)(  # type: ignore
                 *args, **kwargs)
         except client_mod.LeaseError as exc:
-            raise exceptions.CommandError(str(exc)) from None
+            # The status as the other baremetal commands end their errors
+            # ("... (HTTP 403)"): a 403 (not allowed) and a 404 (not
+            # visible) read alike otherwise.
+            status = ' (HTTP %s)' % exc.status if exc.status else ''
+            raise exceptions.CommandError(str(exc) + status) from None
 
 
 class CreateLease(_LeaseCommand, command.ShowOne):
