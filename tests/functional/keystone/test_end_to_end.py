@@ -15,6 +15,7 @@ its effects with a deadline.
 import datetime
 import json
 import os
+import pathlib
 import subprocess
 from collections.abc import Iterator
 from typing import Any
@@ -43,8 +44,13 @@ VERSION = {'X-OpenStack-Ironic-API-Version': 'latest'}
 
 
 @pytest.fixture(scope='module')
-def ferrum(keystone: Keystone, tmp_path_factory: pytest.TempPathFactory
-           ) -> Iterator[str]:
+def ferrum_dir(tmp_path_factory: pytest.TempPathFactory) -> pathlib.Path:
+    """Where the module's ferrum keeps its config, state and output."""
+    return tmp_path_factory.mktemp('ferrum-keystone')
+
+
+@pytest.fixture(scope='module')
+def ferrum(keystone: Keystone, ferrum_dir: pathlib.Path) -> Iterator[str]:
     """ferrum under keystone, registered in the catalog as ``baremetal``
     for the module (and taken out of it afterwards)."""
     if not os.access(BAREMETAL, os.X_OK):
@@ -58,8 +64,7 @@ def ferrum(keystone: Keystone, tmp_path_factory: pytest.TempPathFactory
             # Leases may start now and end now: no guard time, no margin.
             'lease': {'check_interval': '1', 'guard_time': '0',
                       'cleaning_margin': '0'}}
-    with server.running_ferrum(tmp_path_factory.mktemp('ferrum-keystone'),
-                               extra_conf=conf) as url:
+    with server.running_ferrum(ferrum_dir, extra_conf=conf) as url:
         admin = keystone.session('system-admin')
         base = keystone.auth_url
         service = admin.post(base + '/services', json={'service': {
@@ -273,7 +278,8 @@ def test_the_plugin_takes_a_clouds_yaml(keystone, ferrum, tmp_path):
     assert 'Not enough nodes' in missing, missing
 
 
-def test_keystone_down_is_503_then_recovers_without_a_500(keystone, ferrum):
+def test_keystone_down_is_503_then_recovers_without_a_500(keystone, ferrum,
+                                                           ferrum_dir):
     """keystonemiddleware caches the tokens it validated: a cached one
     keeps working while Keystone is down, an unseen one is 503 (not 500),
     and works again once Keystone is back."""
@@ -306,3 +312,8 @@ def test_keystone_down_is_503_then_recovers_without_a_500(keystone, ferrum):
              what='the unseen token accepted once Keystone is back')
     assert 500 not in statuses, statuses
     assert set(statuses) <= {200, 401, 503}, statuses
+    # The failed validations are logged without the token or a password.
+    log = (ferrum_dir / 'ferrum.out').read_text()
+    assert 'Unable to validate token' in log
+    for secret in (seen, unseen, keystone.password):
+        assert secret not in log
