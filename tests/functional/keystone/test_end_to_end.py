@@ -174,8 +174,9 @@ def test_a_lease_gives_its_project_its_node_until_its_end(keystone, ferrum,
     assert lessee.json('node', 'list', '--resource-class', rc) == []
 
     # The lessee's member books one from the shared pool for its own
-    # project with the plugin, starting now; another project is 403.
-    lease = lessee.json('lease', 'create', '--project', lessee_id,
+    # project (the default) with the plugin, starting now; another
+    # project is 403.
+    lease = lessee.json('lease', 'create',
                         '--resource-class', rc, '--count', '1',
                         '--end-time', _at(1), '--name', unique('mine'))
     assert lease['project'] == lessee_id
