@@ -207,9 +207,14 @@ def test_a_lease_gives_its_project_its_node_until_its_end(keystone, ferrum,
     refused = lessee.fails('node', 'set', node, '--driver-info',
                            'ipmi_address=192.0.2.1')
     assert 'HTTP 403' in refused, refused
+    redacted = {'content': '** Redacted - requires '
+                'baremetal:node:get:driver_info permission. **'}
     assert lessee.json('node', 'show', node, '-c', 'driver_info')[
-        'driver_info'] == {'content': '** Redacted - requires '
-                           'baremetal:node:get:driver_info permission. **'}
+        'driver_info'] == redacted
+    # --long: every field, through a list.
+    (listed,) = lessee.json('node', 'list', '--resource-class', rc, '--long')
+    assert listed['driver_info'] == redacted
+    assert listed['lessee'] == lessee_id
     # A third party: no such node.
     assert 'could not be found' in third.fails('node', 'show', node)
     assert third.json('node', 'list', '--resource-class', rc) == []
