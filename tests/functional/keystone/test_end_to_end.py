@@ -323,3 +323,34 @@ def test_keystone_down_is_503_then_recovers_without_a_500(keystone, ferrum,
     assert 'Unable to validate token' in log
     for secret in (seen, unseen, keystone.password):
         assert secret not in log
+
+
+def test_a_service_user_reads_every_node(keystone, ferrum):
+    """A service (nova, an inspector) calls with the ``service`` role in
+    the ``service`` project: Ironic's ``service_role`` rule
+    (``role:service and project_name:service``) makes it a system reader
+    and member, which needs the token's project name in the policy
+    values (oslo.context leaves it out)."""
+    admin = keystone.session('system-admin')
+    rc = unique('e2e-service')
+    created = admin.post(ferrum + '/v1/nodes', headers=VERSION, json={
+        'driver': 'fake-hardware', 'resource_class': rc,
+        'driver_info': {'ipmi_address': '192.0.2.9'}}, raise_exc=False)
+    assert created.status_code == 201, created.text
+    node = created.json()['uuid']
+    service = keystone.session('service')
+    listed = service.get(ferrum + '/v1/nodes?resource_class=%s' % rc,
+                         headers=VERSION, raise_exc=False)
+    assert listed.status_code == 200, listed.text
+    assert [n['uuid'] for n in listed.json()['nodes']] == [node]
+    shown = service.get(ferrum + '/v1/nodes/' + node, headers=VERSION,
+                        raise_exc=False)
+    assert shown.status_code == 200, shown.text
+    assert shown.json()['driver_info'] == {'ipmi_address': '192.0.2.9'}
+    # A member's change (Ironic's SYSTEM_MEMBER includes the service).
+    patched = service.patch(ferrum + '/v1/nodes/' + node, headers=VERSION,
+                            json=[{'op': 'add', 'path': '/extra/by',
+                                   'value': 'nova'}], raise_exc=False)
+    assert patched.status_code == 200, patched.text
+    assert admin.delete(ferrum + '/v1/nodes/' + node, headers=VERSION,
+                        raise_exc=False).status_code == 204
