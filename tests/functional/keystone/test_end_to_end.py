@@ -39,7 +39,7 @@ from tests.keystone import Keystone
 ENGINE_TIMEOUT = 60.0
 #: The CLI's ``--wait``, seconds.
 WAIT = '60'
-#: Every request to ferrum in these tests answers one of these (no 500).
+#: Direct requests ask for the newest API version, as the clients negotiate.
 VERSION = {'X-OpenStack-Ironic-API-Version': 'latest'}
 
 
