@@ -57,6 +57,26 @@ def _version(baremetal: Any) -> str | None:
     return str(negotiate())
 
 
+def _own_project(app: Any) -> str:
+    """The ID of the caller's project: a project member books for its
+    own project, which it knows by name (leases, as node owners and
+    lessees, hold Keystone project IDs).
+
+    :raises CommandError: no project-scoped token (system scope, or no
+        authentication).
+    """
+    # From the session the baremetal client authenticates with: the same
+    # under ``baremetal`` and ``openstack baremetal`` (their client
+    # managers differ), None without a project-scoped auth plugin.
+    session = app.client_manager.baremetal.http_client.session
+    project = session.get_project_id()
+    if not project:
+        raise exceptions.CommandError(
+            'Give --project (the project ID the lease is for): without a '
+            'project-scoped token there is no project to default to.')
+    return str(project)
+
+
 def _extra(pairs: list[str] | None) -> dict[str, str]:
     result = {}
     for pair in pairs or []:
@@ -80,7 +100,11 @@ class _LeaseCommand:
             return getattr(_client(self.app), method)(  # type: ignore
                 *args, **kwargs)
         except client_mod.LeaseError as exc:
-            raise exceptions.CommandError(str(exc)) from None
+            # The status as the other baremetal commands end their errors
+            # ("... (HTTP 403)"): a 403 (not allowed) and a 404 (not
+            # visible) read alike otherwise.
+            status = ' (HTTP %s)' % exc.status if exc.status else ''
+            raise exceptions.CommandError(str(exc) + status) from None
 
 
 class CreateLease(_LeaseCommand, command.ShowOne):
@@ -88,8 +112,10 @@ class CreateLease(_LeaseCommand, command.ShowOne):
 
     def get_parser(self, prog_name: str) -> argparse.ArgumentParser:
         parser = super().get_parser(prog_name)
-        parser.add_argument('--project', required=True,
-                            help='The project (lessee) the nodes go to.')
+        parser.add_argument('--project',
+                            help='The project (lessee) the nodes go to, '
+                                 'by ID; default the project of a '
+                                 'project-scoped token.')
         parser.add_argument('--resource-class',
                             help='Resource class of the nodes.')
         parser.add_argument('--count', type=int,
@@ -122,6 +148,7 @@ class CreateLease(_LeaseCommand, command.ShowOne):
             'candidate_nodes', 'start', 'end', 'before_end', 'name',
             'uuid', 'owner')}
         fields['extra'] = _extra(parsed_args.extra) or None
+        fields['project'] = fields['project'] or _own_project(self.app)
         return _show(self.call('create', **fields))
 
 

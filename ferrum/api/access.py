@@ -98,8 +98,19 @@ def allowed(rule: str, target: Mapping[str, Any] | None = None) -> bool:
     if not flask.g.get('policy_fresh'):
         _refresh(authorizer)
         flask.g.policy_fresh = True
-        flask.g.creds = context().to_policy_values()
+        flask.g.creds = _policy_values(context())
     return authorizer.allowed(rule, target or {}, flask.g.creds)
+
+
+def _policy_values(ctx: context_mod.RequestContext) -> dict[str, Any]:
+    """oslo.context's policy values and the project's name, which it
+    leaves out and Ironic's context adds: Ironic's ``service_role`` rule
+    (``role:service and project_name:service``, the nova and inspector
+    service users) matches on it. A plain dict: a key added to oslo's
+    mapping would warn as deprecated on every read."""
+    values = dict(ctx.to_policy_values())
+    values['project_name'] = ctx.project_name
+    return values
 
 
 def _refresh(authorizer: policy.Authorizer) -> None:

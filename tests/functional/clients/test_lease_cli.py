@@ -54,6 +54,10 @@ def test_lease_commands(cli):
     bad = cli.fails('lease', 'create', '--project', 'other',
                     '--resource-class', rc, '--end-time', _at(-1))
     assert 'must end after it starts' in bad
+    # No token, so no project of the caller's to default to.
+    unnamed = cli.fails('lease', 'create', '--resource-class', rc,
+                        '--end-time', _at(30))
+    assert 'Give --project' in unnamed
 
     listed = cli.json('lease', 'list', '--project', 'demo',
                       '--status', 'pending')
