@@ -28,7 +28,8 @@ command's, else 0.
 
 ``--auth keystone`` starts the real Keystone (``tools/keystone_server.py``,
 SQLite, in the work directory) and runs ferrum with ``[DEFAULT]
-auth_strategy = keystone``, its ``[keystone_authtoken]`` pointing at it;
+auth_strategy = keystone``, its ``[keystone_authtoken]`` pointing at it
+(and ``[json_rpc] auth_strategy = keystone`` between API and conductors);
 the benchmark gets one system-admin token (``{token}``) and reuses it, as
 a client does, and keystonemiddleware validates it once and then answers
 from its in-process cache. ``--auth noauth,keystone,keystone,noauth`` runs
@@ -205,11 +206,15 @@ class Keystone:
         return str(auth.get_token(ks_session.Session()))
 
     def options(self) -> dict[str, dict[str, str]]:
+        """The API and, in the split layout, JSON-RPC under keystone: the
+        conductors serve a system admin, which the API is here."""
         return {'DEFAULT': {'auth_strategy': 'keystone'},
                 'keystone_authtoken': {
                     'www_authenticate_uri': self.auth_url,
                     'auth_type': 'password', 'interface': 'public',
-                    **self._admin()}}
+                    **self._admin()},
+                'json_rpc': {'auth_strategy': 'keystone',
+                             'auth_type': 'password', **self._admin()}}
 
 
 @contextlib.contextmanager
