@@ -150,3 +150,35 @@ def test_api_and_conductor_processes_under_keystone(tmp_path, conf, pg_url,
             url + '/v1/nodes/%s/states/power' % uuid, timeout=30,
             headers=headers, json={'target': 'power on'})
         assert response.status_code == 202, response.text
+
+
+def test_a_revoked_token_is_replaced_once(ks_conf, db, keystone):
+    """A conductor refusing the API's token (401: revoked before it
+    expired) gets the call once more with a new token."""
+    with _serving(ks_conf, db):
+        rpc = client.JsonRpcConductorAPI(ks_conf, db)
+        first = rpc._token.headers()['X-Auth-Token']
+        # Revoked before the conductor ever saw it: auth_token's cache
+        # does not hide the revocation.
+        keystone.session('system-admin').delete(
+            keystone.auth_url + '/auth/tokens',
+            headers={'X-Subject-Token': first})
+        node = rpc.create_node({'driver': 'fake-hardware'})
+        assert node.driver == 'fake-hardware'
+        assert rpc._token.headers()['X-Auth-Token'] != first
+
+
+@pytest.mark.parametrize('environ', [
+    {}, {'HTTP_X_ROLES': None}, {'HTTP_X_ROLES': 'admin,member'},
+    {'HTTP_X_ROLES': 'admin', 'HTTP_OPENSTACK_SYSTEM_SCOPE': None},
+    {'HTTP_X_ROLES': 'servicex'}])
+def test_what_is_not_a_service(environ):
+    # auth_token sets headers a token has no value for to None.
+    assert service_auth.refusal(environ) is not None
+
+
+@pytest.mark.parametrize('environ', [
+    {'HTTP_X_ROLES': 'reader,service'},
+    {'HTTP_X_ROLES': 'admin', 'HTTP_OPENSTACK_SYSTEM_SCOPE': 'all'}])
+def test_what_is_a_service(environ):
+    assert service_auth.refusal(environ) is None
