@@ -39,10 +39,8 @@ def _main(argv: list[str] | None) -> int:
                                 what='conductor JSON-RPC endpoint')
 
     def start() -> None:
-        user_file = (conf.json_rpc.http_basic_auth_user_file
-                     if conf.json_rpc.auth_strategy == 'http_basic' else None)
-        endpoint.start(rpc_server.Application(lambda: conductor.manager,
-                                              conf.host, user_file))
+        endpoint.start(rpc_server.application(conf,
+                                              lambda: conductor.manager))
         try:
             conductor.start(rpc_address=endpoint.url)
         except BaseException:

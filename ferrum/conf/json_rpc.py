@@ -6,6 +6,7 @@ the [json_rpc] group configures the HTTP endpoint each ``ferrum-conductor``
 serves and the API's calls to it.
 """
 
+from keystoneauth1 import loading as ks_loading
 from oslo_config import cfg
 
 GROUP = 'json_rpc'
@@ -74,10 +75,21 @@ opts: list[cfg.Opt] = [
                choices=[('noauth', 'Every JSON-RPC call is served.'),
                         ('http_basic', 'Calls must carry HTTP Basic '
                                        'credentials found in '
-                                       'http_basic_auth_user_file.')],
+                                       'http_basic_auth_user_file.'),
+                        ('keystone', 'Calls must carry a Keystone token, '
+                                     'validated by keystonemiddleware as '
+                                     'configured in [keystone_authtoken], '
+                                     'whose roles include "service", or '
+                                     '"admin" in system scope: ferrum\'s '
+                                     'own services, never a project\'s '
+                                     'users.')],
                help='How a conductor authenticates JSON-RPC calls. Set the '
                     'same value on the API, which then sends '
-                    'http_basic_username and http_basic_password.'),
+                    'http_basic_username and http_basic_password, or '
+                    '(keystone) a token it gets with this group\'s '
+                    'auth_type and its options (auth_url, username, '
+                    'password, project or system scope...), over '
+                    'HTTPS verified against cafile.'),
     cfg.StrOpt('http_basic_auth_user_file',
                default='/etc/ferrum/htpasswd-json-rpc',
                help='On a conductor with auth_strategy http_basic: the '
@@ -148,6 +160,25 @@ opts: list[cfg.Opt] = [
 ]
 
 
+def list_opts() -> list[cfg.Opt]:
+    """The group's options for the sample file: ferrum's, then
+    keystoneauth's auth options with the password plugin's (the API's
+    credentials under auth_strategy keystone). keystoneauth's session
+    options are left out: cafile, certfile, keyfile and timeout are
+    ferrum's own here, and mean the same for Keystone and conductors."""
+    seen: set[str] = set()
+    result: list[cfg.Opt] = []
+    for opt in (opts + ks_loading.get_auth_common_conf_options()
+                + ks_loading.get_auth_plugin_conf_options('password')):
+        if opt.dest not in seen:
+            seen.add(opt.dest)
+            result.append(opt)
+    return result
+
+
 def register_opts(conf: cfg.ConfigOpts) -> None:
     conf.register_opts(transport_opts)
     conf.register_opts(opts, group=GROUP)
+    # auth_type and auth_section; the plugin registers its own options
+    # when it is loaded (ferrum.rpc.service_auth).
+    ks_loading.register_auth_conf_options(conf, GROUP)

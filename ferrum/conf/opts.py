@@ -25,7 +25,7 @@ def list_opts() -> list[tuple[str, list[cfg.Opt]]]:
         (conductor.GROUP, conductor.opts),
         (database.GROUP, database.list_opts()),
         (ipmi.GROUP, ipmi.opts),
-        (json_rpc.GROUP, json_rpc.opts),
+        (json_rpc.GROUP, json_rpc.list_opts()),
         (lease.GROUP, lease.opts),
         (oneview.GROUP, oneview.opts),
         (placement.GROUP, placement.list_opts()),

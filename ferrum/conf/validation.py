@@ -28,6 +28,7 @@ from keystoneauth1 import loading as ks_loading
 from oslo_config import cfg
 
 from ferrum.common import exception
+from ferrum.conf import json_rpc
 from ferrum.conf import opts as opts_mod
 from ferrum.conf import placement
 
@@ -110,16 +111,18 @@ def _known(conf: cfg.ConfigOpts) -> dict[str, set[str]]:
     groups = _own_groups()
     listed = [(group, list(group_opts))
               for group, group_opts in opts_mod.list_opts()]
-    auth_type = conf.placement.auth_type
-    if auth_type:
-        # The plugin registers its options only when Placement's client
+    for auth_group in (placement.GROUP, json_rpc.GROUP):
+        auth_type = conf[auth_group].auth_type
+        if not auth_type:
+            continue
+        # The plugin registers its options only when the group's client
         # loads it; they are known by the plugin's name now.
         try:
-            listed.append((placement.GROUP,
+            listed.append((auth_group,
                            ks_loading.get_auth_plugin_conf_options(
                                auth_type)))
         except ks_exc.NoMatchingPlugin:
-            # Placement's client names it when it loads the plugin.
+            # The client names it when it loads the plugin.
             LOG.debug('No options for auth plugin %s', auth_type)
     for group, group_opts in listed:
         names = known.setdefault(group, set())

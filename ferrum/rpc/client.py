@@ -21,6 +21,10 @@ conductor may have done the work.
 Each API thread keeps one HTTP session (keep-alive connections per
 conductor), so a call does not pay for a new TCP connection.
 
+Under ``[json_rpc] auth_strategy = keystone`` every call carries the
+API's own token (:class:`~ferrum.rpc.service_auth.ServiceToken`); one
+refused with 401 is sent once more with a new token.
+
 HTTPS addresses are verified against ``[json_rpc] cafile`` (see
 :mod:`ferrum.common.tls`); with ``[json_rpc] use_ssl`` a plain HTTP address
 is never called. A call refused in TLS is a 503 naming the option to fix,
@@ -45,6 +49,7 @@ from ferrum.db import api as db_api
 from ferrum.objects import allocation as allocation_obj
 from ferrum.objects import node as node_obj
 from ferrum.rpc import registry as registry_mod
+from ferrum.rpc import service_auth
 from ferrum.rpc import wire
 
 LOG = logging.getLogger(__name__)
@@ -128,6 +133,10 @@ class JsonRpcConductorAPI:
                           options.http_basic_password or '')
         self._https_only: bool = options.use_ssl
         self._verify, self._cert = tls.client_settings(conf)
+        self._token: service_auth.ServiceToken | None = None
+        if options.auth_strategy == 'keystone':
+            self._token = service_auth.ServiceToken(conf, self._verify,
+                                                    self._cert)
 
     # ---- routing ------------------------------------------------------------
 
@@ -223,12 +232,12 @@ class JsonRpcConductorAPI:
                               'set [json_rpc] use_ssl = true on that '
                               'conductor too')
         try:
-            # verify per call: requests lets REQUESTS_CA_BUNDLE override a
-            # session's own.
-            answer = self._session().post(
-                address, data=body, verify=self._verify, cert=self._cert,
-                timeout=(self._conf.json_rpc.connect_timeout,
-                         self._conf.json_rpc.timeout))
+            answer = self._post(address, body)
+            if answer.status_code == 401 and self._token is not None:
+                # Expired or revoked before keystoneauth expected: the
+                # conductor did nothing, so once more with a new token.
+                self._token.invalidate()
+                answer = self._post(address, body)
             answer.raise_for_status()
             response = answer.json()
         except requests.ConnectionError as exc:
@@ -251,6 +260,15 @@ class JsonRpcConductorAPI:
                 raise _NotServed(error)
             raise error
         return wire.decode_result(self._db, response.get('result'))
+
+    def _post(self, address: str, body: bytes) -> requests.Response:
+        headers = self._token.headers() if self._token else None
+        # verify per call: requests lets REQUESTS_CA_BUNDLE override a
+        # session's own.
+        return self._session().post(
+            address, data=body, headers=headers, verify=self._verify,
+            cert=self._cert, timeout=(self._conf.json_rpc.connect_timeout,
+                                      self._conf.json_rpc.timeout))
 
     # ---- ConductorAPI -------------------------------------------------------
 

@@ -10,7 +10,9 @@ exception becomes a JSON-RPC error carrying its class, HTTP code and
 keyword arguments (see :mod:`ferrum.rpc.wire`); anything else is logged
 here with its traceback and travels as a plain 500. With
 ``[json_rpc] auth_strategy = http_basic`` a call without valid HTTP Basic
-credentials gets HTTP 401 and reaches nothing.
+credentials gets HTTP 401 and reaches nothing; with ``keystone`` a call
+without a valid token gets keystonemiddleware's 401, and one whose token
+is not a service's gets 403 (see :mod:`ferrum.rpc.service_auth`).
 """
 
 import inspect
@@ -19,11 +21,15 @@ import logging
 from collections.abc import Callable, Iterable
 from typing import Any
 
+from keystonemiddleware import auth_token
+from oslo_config import cfg
+
 from ferrum.common import exception
 from ferrum.common import http_basic
 from ferrum.common import json_depth
 from ferrum.conductor import manager as manager_mod
 from ferrum.conductor import rpcapi
+from ferrum.rpc import service_auth
 from ferrum.rpc import wire
 
 LOG = logging.getLogger(__name__)
@@ -103,10 +109,14 @@ class Application:
     """
 
     def __init__(self, manager: Callable[[], Manager | None],
-                 host: str, user_file: str | None = None) -> None:
+                 host: str, user_file: str | None = None,
+                 services_only: bool = False) -> None:
         """
         :param user_file: the htpasswd file for HTTP Basic authentication;
             None serves every call.
+        :param services_only: serve only calls whose identity headers,
+            set by keystonemiddleware in front (see :func:`application`),
+            are a service's.
         :raises UserFileInvalid: ``user_file`` is unusable.
         """
         self._manager = manager
@@ -114,15 +124,21 @@ class Application:
         self._auth = (http_basic.BasicAuth(
             user_file, option='[json_rpc] http_basic_auth_user_file')
             if user_file else None)
+        self._services_only = services_only
 
-    def _refused(self, environ: dict[str, Any]) -> str | None:
-        """Why the call's credentials are refused, or None to serve it."""
+    def _refused(self, environ: dict[str, Any]
+                 ) -> tuple[str, str, list[tuple[str, str]]] | None:
+        """(status, why, headers) refusing the call, or None to serve it."""
+        if self._services_only:
+            why = service_auth.refusal(environ)
+            return None if why is None else ('403 Forbidden', why, [])
         if self._auth is None:
             return None
         try:
             self._auth.authenticate(environ.get('HTTP_AUTHORIZATION'))
         except (http_basic.Unauthorized, http_basic.UserFileInvalid) as exc:
-            return str(exc)
+            return ('401 Unauthorized', str(exc), [
+                ('WWW-Authenticate', 'Basic realm="ferrum JSON-RPC"')])
         return None
 
     def __call__(self, environ: dict[str, Any],
@@ -133,10 +149,10 @@ class Application:
             return [b'']
         refused = self._refused(environ)
         if refused is not None:
-            payload = wire.dumps(_error(None, INVALID_REQUEST, refused))
-            start_response('401 Unauthorized', [
-                ('Content-Type', 'application/json'),
-                ('WWW-Authenticate', 'Basic realm="ferrum JSON-RPC"'),
+            status, why, headers = refused
+            payload = wire.dumps(_error(None, INVALID_REQUEST, why))
+            start_response(status, [
+                ('Content-Type', 'application/json'), *headers,
                 ('Content-Length', str(len(payload)))])
             return [payload]
         try:
@@ -148,3 +164,25 @@ class Application:
         start_response('200 OK', [('Content-Type', 'application/json'),
                                   ('Content-Length', str(len(payload)))])
         return [payload]
+
+
+WSGIApp = Callable[[dict[str, Any], Callable[..., Any]], Iterable[bytes]]
+
+
+def application(conf: cfg.ConfigOpts, manager: Callable[[], Manager | None]
+                ) -> WSGIApp:
+    """The endpoint as ``[json_rpc] auth_strategy`` protects it.
+
+    :raises UserFileInvalid: http_basic with an unusable users file.
+    """
+    strategy = conf.json_rpc.auth_strategy
+    if strategy == 'keystone':
+        # The services check trusts the identity headers only because
+        # auth_token, in front of it, set them.
+        protected: WSGIApp = auth_token.AuthProtocol(
+            Application(manager, conf.host, services_only=True),
+            {'oslo_config_config': conf})
+        return protected
+    user_file = (conf.json_rpc.http_basic_auth_user_file
+                 if strategy == 'http_basic' else None)
+    return Application(manager, conf.host, user_file)

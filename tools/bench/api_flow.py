@@ -98,6 +98,9 @@ class Worker:
         self.session.headers.update({
             'X-OpenStack-Ironic-API-Version': args.api_version,
             'Accept': 'application/json'})
+        if args.token:
+            # One token for the whole run, as a client reuses its own.
+            self.session.headers['X-Auth-Token'] = args.token
         self.uuids: list[str] = []
 
     def call(self, method: str, path: str, body: Any = None,
@@ -215,6 +218,9 @@ def parse_args(doc: str | None, poll_interval: float) -> argparse.Namespace:
                         help='X-OpenStack-Ironic-API-Version to send')
     parser.add_argument('--poll-interval', type=float, default=poll_interval,
                         help='seconds between two polls of a resource')
+    parser.add_argument('--token', default='',
+                        help='a Keystone token sent as X-Auth-Token with '
+                             'every request (empty: none, for noauth)')
     parser.add_argument('--timeout', type=float, default=120.0,
                         help='seconds one change may take, retries included')
     args = parser.parse_args()

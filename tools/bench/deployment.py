@@ -19,10 +19,28 @@ suite's launcher). Example::
         --nodes 1000 --concurrency 8
 
 The command after ``--`` runs with ``{url}`` replaced by the API's URL
-(also printed on stderr, with the work directory); its output passes
-through. Then one JSON line follows with the layout and the
-CPU seconds each process used while the command ran
-(``cpu_s``), read from ``/proc``. The exit status is the command's.
+(also printed on stderr, with the work directory) and ``{token}`` by the
+token to send (empty under noauth: the benchmarks then send none); its
+output passes through. Then one JSON line follows with the layout, the
+auth strategy and the CPU seconds each process used while the command ran
+(``cpu_s``), read from ``/proc``. The exit status is the last failing
+command's, else 0.
+
+``--auth keystone`` starts the real Keystone (``tools/keystone_server.py``,
+SQLite, in the work directory) and runs ferrum with ``[DEFAULT]
+auth_strategy = keystone``, its ``[keystone_authtoken]`` pointing at it
+(and ``[json_rpc] auth_strategy = keystone`` between API and conductors);
+the benchmark gets one system-admin token (``{token}``) and reuses it, as
+a client does, and keystonemiddleware validates it once and then answers
+from its in-process cache. ``--auth noauth,keystone,keystone,noauth`` runs
+the command once per entry, a new deployment each time on the same
+database (and the same Keystone), so the two strategies are measured
+alternately in one run::
+
+    .venv/bin/python tools/bench/deployment.py --throwaway-postgres \\
+        --conductors 0 --auth noauth,keystone,keystone,noauth -- \\
+        .venv/bin/python tools/bench/allocations.py --url {url} \\
+        --token={token} --nodes 500 --concurrency 8
 """
 
 import argparse
@@ -30,7 +48,9 @@ import contextlib
 import json
 import os
 import pathlib
+import secrets
 import shutil
+import signal
 import socket
 import subprocess
 import sys
@@ -39,6 +59,8 @@ import time
 from collections.abc import Iterator
 
 import requests
+from keystoneauth1 import session as ks_session
+from keystoneauth1.identity import v3
 
 _BIN = os.path.dirname(sys.executable)
 _CHECKOUT = pathlib.Path(__file__).resolve().parents[2]
@@ -78,6 +100,7 @@ def _cpu_seconds(pid: int) -> float:
 
 
 def _wait_until_serving(url: str, procs: list[subprocess.Popen[bytes]],
+                        headers: dict[str, str],
                         timeout: float = 60.0) -> None:
     deadline = time.monotonic() + timeout
     while True:
@@ -88,7 +111,8 @@ def _wait_until_serving(url: str, procs: list[subprocess.Popen[bytes]],
                                  % (proc.args, proc.returncode))
         with contextlib.suppress(requests.RequestException):
             # Node creation needs a registered conductor, not only the API.
-            drivers = requests.get(url + '/v1/drivers', timeout=5).json()
+            drivers = requests.get(url + '/v1/drivers', timeout=5,
+                                   headers=headers).json()
             if drivers.get('drivers'):
                 return
         if time.monotonic() > deadline:
@@ -115,9 +139,87 @@ def _throwaway_postgres() -> Iterator[str]:
         server.close()
 
 
+class Keystone:
+    """The real Keystone on loopback: [DEFAULT] and [keystone_authtoken]
+    for ferrum, and the benchmark's token."""
+
+    #: Importing Keystone twice (set-up, then the gunicorn worker) takes
+    #: tens of seconds on a loaded machine.
+    START_TIMEOUT = 300.0
+
+    def __init__(self, directory: pathlib.Path) -> None:
+        self.directory = directory
+        self.port = _free_port()
+        self.auth_url = 'http://127.0.0.1:%d/v3' % self.port
+        self.password = secrets.token_urlsafe(16)
+        self.proc: subprocess.Popen[bytes] | None = None
+
+    def start(self) -> None:
+        self.directory.mkdir(parents=True, exist_ok=True)
+        with open(self.directory / 'keystone.log', 'wb') as log:
+            # A session of its own: stop() signals gunicorn's master and
+            # workers together.
+            self.proc = subprocess.Popen(
+                [sys.executable,
+                 str(_CHECKOUT / 'tools' / 'keystone_server.py'),
+                 '--dir', str(self.directory), '--port', str(self.port)],
+                env=dict(os.environ, OS_BOOTSTRAP_PASSWORD=self.password),
+                stdout=log, stderr=subprocess.STDOUT,
+                stdin=subprocess.DEVNULL, start_new_session=True)
+        deadline = time.monotonic() + self.START_TIMEOUT
+        while True:
+            if self.proc.poll() is not None:
+                raise SystemExit('Keystone exited with %s; see %s'
+                                 % (self.proc.returncode, self.directory))
+            with contextlib.suppress(requests.RequestException):
+                # A timeout on every probe: a master whose worker is still
+                # importing Keystone accepts and says nothing.
+                if requests.get(self.auth_url, timeout=10).ok:
+                    return
+            if time.monotonic() > deadline:
+                raise SystemExit('Keystone did not answer on %s within '
+                                 '%.0f s' % (self.auth_url,
+                                             self.START_TIMEOUT))
+            time.sleep(0.2)
+
+    def stop(self) -> None:
+        if self.proc is None or self.proc.poll() is not None:
+            return
+        os.killpg(self.proc.pid, signal.SIGTERM)
+        try:
+            self.proc.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            os.killpg(self.proc.pid, signal.SIGKILL)
+            self.proc.wait()
+
+    def _admin(self) -> dict[str, str]:
+        # The bootstrap admin, system-scoped: it may validate tokens and
+        # do everything the benchmarks do (enroll, provision, allocate).
+        return {'auth_url': self.auth_url, 'username': 'admin',
+                'password': self.password, 'user_domain_id': 'default',
+                'system_scope': 'all'}
+
+    def token(self) -> str:
+        auth = v3.Password(auth_url=self.auth_url, username='admin',
+                           password=self.password,
+                           user_domain_id='default', system_scope='all')
+        return str(auth.get_token(ks_session.Session()))
+
+    def options(self) -> dict[str, dict[str, str]]:
+        """The API and, in the split layout, JSON-RPC under keystone: the
+        conductors serve a system admin, which the API is here."""
+        return {'DEFAULT': {'auth_strategy': 'keystone'},
+                'keystone_authtoken': {
+                    'www_authenticate_uri': self.auth_url,
+                    'auth_type': 'password', 'interface': 'public',
+                    **self._admin()},
+                'json_rpc': {'auth_strategy': 'keystone',
+                             'auth_type': 'password', **self._admin()}}
+
+
 @contextlib.contextmanager
 def _deployment(args: argparse.Namespace, database_url: str,
-                workdir: pathlib.Path
+                workdir: pathlib.Path, token: str
                 ) -> Iterator[tuple[str, dict[str, subprocess.Popen[bytes]]]]:
     port = _free_port()
     api = {'api': {'host_ip': '127.0.0.1', 'port': str(port)}}
@@ -150,7 +252,13 @@ def _deployment(args: argparse.Namespace, database_url: str,
                 stdout=log, stderr=subprocess.STDOUT)
             log.close()
         url = 'http://127.0.0.1:%d' % port
-        _wait_until_serving(url, list(procs.values()))
+        _wait_until_serving(url, list(procs.values()),
+                            {'X-Auth-Token': token} if token else {})
+        if token and requests.get(url + '/v1/drivers',
+                                  timeout=30).status_code != 401:
+            # Else the run would measure noauth under keystone's name.
+            raise SystemExit('ferrum at %s answers without a token: '
+                             'auth_strategy keystone is not in force' % url)
         yield url, procs
     finally:
         for proc in procs.values():
@@ -178,6 +286,11 @@ def main() -> int:
                         help='an option for every process\'s config file, '
                              'e.g. api.threads=4 or conductor.'
                              'action_wait_timeout=0; may be repeated')
+    parser.add_argument('--auth', default='noauth',
+                        help='noauth or keystone, or a comma-separated '
+                             'list of them: one deployment and one run of '
+                             'the command each, in that order (default: '
+                             '%(default)s)')
     parser.add_argument('--keep', action='store_true',
                         help='keep the work directory (configs and logs)')
     parser.add_argument('command', nargs='+',
@@ -195,23 +308,48 @@ def main() -> int:
                          'api.threads=4' % setting)
         args.options.setdefault(group, {})[option] = value
 
+    strategies = args.auth.split(',')
+    if not set(strategies) <= {'noauth', 'keystone'}:
+        parser.error('--auth %s: each entry is noauth or keystone'
+                     % args.auth)
     workdir = pathlib.Path(tempfile.mkdtemp(prefix='ferrum-deployment-'))
+    status = 0
     with contextlib.ExitStack() as stack:
         database_url = (stack.enter_context(_throwaway_postgres())
                         if args.throwaway_postgres else args.database_url)
-        url, procs = stack.enter_context(
-            _deployment(args, database_url, workdir))
-        print('ferrum (%s) serves %s; work directory %s' % (
-            ', '.join(procs), url, workdir), file=sys.stderr, flush=True)
-        before = {name: _cpu_seconds(proc.pid)
-                  for name, proc in procs.items()}
-        status = subprocess.call([part.replace('{url}', url)
-                                  for part in args.command])
-        used = {name: round(_cpu_seconds(proc.pid) - before[name], 2)
-                for name, proc in procs.items()}
-        print(json.dumps({'deployment': 'split' if args.conductors
-                          else 'all-in-one',
-                          'conductors': args.conductors, 'cpu_s': used}))
+        keystone = None
+        if 'keystone' in strategies:
+            keystone = Keystone(workdir / 'keystone')
+            stack.callback(keystone.stop)
+            keystone.start()
+        options = args.options
+        for run, strategy in enumerate(strategies):
+            token = ''
+            args.options = options
+            if strategy == 'keystone':
+                assert keystone is not None
+                token = keystone.token()
+                args.options = {name: dict(values) for name, values
+                                in keystone.options().items()}
+                for name, values in options.items():
+                    args.options.setdefault(name, {}).update(values)
+            with _deployment(args, database_url, workdir / str(run),
+                             token) as (url, procs):
+                print('ferrum (%s, %s) serves %s; work directory %s' % (
+                    ', '.join(procs), strategy, url, workdir),
+                    file=sys.stderr, flush=True)
+                before = {name: _cpu_seconds(proc.pid)
+                          for name, proc in procs.items()}
+                status = subprocess.call([
+                    part.replace('{url}', url).replace('{token}', token)
+                    for part in args.command]) or status
+                used = {name: round(_cpu_seconds(proc.pid) - before[name],
+                                    2)
+                        for name, proc in procs.items()}
+            print(json.dumps({'deployment': 'split' if args.conductors
+                              else 'all-in-one', 'auth': strategy,
+                              'conductors': args.conductors, 'cpu_s': used}),
+                  flush=True)
     if args.keep:
         print('work directory: %s' % workdir, file=sys.stderr)
     else:

@@ -111,3 +111,25 @@ def test_deprecated_names_are_known(tmp_path):
         user-name = ferrum
         ''')
     assert validation.warn_unknown(conf) == []
+
+
+def test_json_rpc_auth_plugin_options_are_known(tmp_path):
+    # The API's credentials for conductors under [json_rpc] auth_strategy
+    # keystone: the password plugin's (in the sample) and any other's.
+    conf, _path = _load(tmp_path, '''
+        [json_rpc]
+        auth_strategy = keystone
+        auth_type = password
+        auth_url = http://keystone/v3
+        username = ferrum
+        user_domain_name = Default
+        system_scope = all
+        ''')
+    assert validation.warn_unknown(conf) == []
+    conf, _path = _load(tmp_path, '''
+        [json_rpc]
+        auth_type = v3applicationcredential
+        application_credential_id = abc
+        application_credential_secret = s3cret
+        ''')
+    assert validation.warn_unknown(conf) == []
