@@ -3,8 +3,6 @@
 
 import sys
 
-from oslo_config import cfg
-
 from ferrum import conf as ferrum_conf
 from ferrum.cmd import startup
 from ferrum.db import api as db_api
@@ -24,14 +22,8 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _main(argv: list[str] | None) -> int:
-    # Like ferrum-placement, it finds ferrum.conf in oslo.config's usual
-    # places (~/.ferrum, ~, /etc/ferrum, /etc) when none is given.
-    conf = ferrum_conf.load_for_program(
-        argv if argv is not None else sys.argv[1:],
-        cfg.find_config_files('ferrum', 'ferrum'),
-        cli_opts=[cfg.SubCommandOpt('command', title='Commands',
-                                    handler=_add_commands)],
-        setup_logging=False)
+    conf = ferrum_conf.load_for_tool(
+        argv if argv is not None else sys.argv[1:], _add_commands)
     db = db_api.Database(conf)
     try:
         if conf.command.name == 'upgrade':

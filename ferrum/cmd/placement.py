@@ -140,14 +140,8 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _main(argv: list[str] | None) -> int:
-    # Without --config-file, ferrum.conf in oslo.config's usual places
-    # (~/.ferrum, ~, /etc/ferrum, /etc), as a packaged service has it.
-    conf = ferrum_conf.load_for_program(
-        argv if argv is not None else sys.argv[1:],
-        cfg.find_config_files('ferrum', 'ferrum'),
-        cli_opts=[cfg.SubCommandOpt('command', title='Commands',
-                                    handler=_add_commands)],
-        setup_logging=False)
+    conf = ferrum_conf.load_for_tool(
+        argv if argv is not None else sys.argv[1:], _add_commands)
     if not validation.config_files(conf):
         # Defaults are not the service's settings: say what was read.
         print('ferrum-placement: no config file was read (no --config-file, '

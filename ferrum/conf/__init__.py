@@ -5,7 +5,8 @@ Nothing here creates a global ``CONF``. Services receive the ``ConfigOpts``
 they run with, so each test builds a fresh one with :func:`new_conf`.
 """
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 from oslo_config import cfg
 from oslo_log import log
@@ -85,3 +86,22 @@ def load_for_program(args: list[str] | None,
         log.setup(conf, 'ferrum')
     validation.warn_unknown(conf)
     return conf
+
+
+def load_for_tool(argv: list[str], add_commands: Callable[[Any], None]
+                  ) -> cfg.ConfigOpts:
+    """:func:`load_for_program` for a command-line tool with subcommands
+    (``ferrum-dbsync``, ``ferrum-placement``).
+
+    Without ``--config-file`` it reads ferrum.conf from oslo.config's usual
+    places (~/.ferrum, ~, /etc/ferrum, /etc), as a packaged service has
+    it; its standard output is its result, so logging is left alone.
+
+    :param add_commands: oslo.config's subcommand handler, given the
+        argparse subparsers.
+    """
+    return load_for_program(
+        argv, cfg.find_config_files('ferrum', 'ferrum'),
+        cli_opts=[cfg.SubCommandOpt('command', title='Commands',
+                                    handler=add_commands)],
+        setup_logging=False)
