@@ -20,7 +20,8 @@ numbers, long and many query parameters, ``//`` paths, broken JSON, and
 (issue 27) the request scanner's worst cases up to the size limit:
 unterminated strings, long escape runs ending on a lone backslash, quotes
 and brackets in every mix, and the bodies valid JSON to their last byte
-that the parser builds some 100,000 values from
+that the parser would build up to 350,000 values from, were they not
+refused first by ``[api] max_json_body_values``
 (tools/bench/request_scanner.py lists them all).
 It also prints the slowest request (``slowest_seconds``, its category),
 how many took longer than a second (``over_1s``), and the machine's load
