@@ -99,7 +99,7 @@ def _check_media_type() -> None:
         raise UnsupportedMediaType(given=echo(given)[:60])
 
 
-def check_shape(raw: bytes, what: str) -> None:
+def _check_shape(raw: bytes, what: str) -> None:
     """Refuse JSON ``raw`` nested deeper or holding more values than the
     [api] options allow, from a scan of its bytes (nothing is parsed).
 
@@ -123,7 +123,7 @@ def check_shape(raw: bytes, what: str) -> None:
 
 def _decode(raw: bytes) -> Any:
     """Parse ``raw`` as JSON, refusing what the parser must never see."""
-    check_shape(raw, 'The request body')
+    _check_shape(raw, 'The request body')
     try:
         # JSON travels as UTF-8 (RFC 8259, section 8.1); Python would also
         # guess UTF-16 and UTF-32, which no client of Ironic sends.
@@ -251,7 +251,7 @@ def patch_changes(document: dict[str, Any], patch: Any,
     # store a document no JSON encoder can render, and the update (which
     # carries whole fields to the conductor) would outgrow what JSON-RPC
     # accepts.
-    check_shape(json.dumps(changes).encode(),
+    _check_shape(json.dumps(changes).encode(),
                 'The result of this patch (the fields it changes)')
     read_only = sorted(set(changes) - updatable)
     if read_only:
