@@ -99,14 +99,31 @@ def _check_media_type() -> None:
         raise UnsupportedMediaType(given=echo(given)[:60])
 
 
+def _check_shape(raw: bytes, what: str) -> None:
+    """Refuse JSON ``raw`` nested deeper or holding more values than the
+    [api] options allow, from a scan of its bytes (nothing is parsed).
+
+    :param what: the subject of the 400's sentence, e.g. "The request body".
+    """
+    api = services.conf().api
+    bound = json_depth.excess(raw, api.max_json_body_depth,
+                              api.max_json_body_values)
+    if bound is json_depth.Bound.DEPTH:
+        raise exception.InvalidParameterValue(
+            reason='%s nests arrays and objects more than %d levels deep '
+                   '([api] max_json_body_depth); no request needs that.'
+                   % (what, api.max_json_body_depth))
+    if bound is json_depth.Bound.VALUES:
+        raise exception.InvalidParameterValue(
+            reason='%s holds more than %d JSON values, object keys included '
+                   '([api] max_json_body_values); send fewer, or raise '
+                   'that option if a real request needs more.'
+                   % (what, api.max_json_body_values))
+
+
 def _decode(raw: bytes) -> Any:
     """Parse ``raw`` as JSON, refusing what the parser must never see."""
-    max_depth = services.conf().api.max_json_body_depth
-    if not json_depth.within(raw, max_depth):
-        raise exception.InvalidParameterValue(
-            reason='The request body nests arrays and objects more than %d '
-                   'levels deep ([api] max_json_body_depth); no request '
-                   'needs that.' % max_depth)
+    _check_shape(raw, 'The request body')
     try:
         # JSON travels as UTF-8 (RFC 8259, section 8.1); Python would also
         # guess UTF-16 and UTF-32, which no client of Ironic sends.
@@ -229,13 +246,13 @@ def patch_changes(document: dict[str, Any], patch: Any,
     changes = {name: patched.get(name) for name in document
                if patched.get(name) != document[name]}
     # Each PATCH may add a value as deep as the body limit under a path
-    # that is deep already: bound the result too, or forty PATCHes would
-    # store a document no JSON encoder can render.
-    max_depth = services.conf().api.max_json_body_depth
-    if not json_depth.within(json.dumps(changes).encode(), max_depth):
-        raise exception.InvalidParameterValue(
-            reason='After this patch a field would nest more than %d levels '
-                   'deep ([api] max_json_body_depth).' % max_depth)
+    # that is deep already, or as many values as the body limit beside
+    # those a field has: bound the result too, or forty PATCHes would
+    # store a document no JSON encoder can render, and the update (which
+    # carries whole fields to the conductor) would outgrow what JSON-RPC
+    # accepts.
+    _check_shape(json.dumps(changes).encode(),
+                'The result of this patch (the fields it changes)')
     read_only = sorted(set(changes) - updatable)
     if read_only:
         raise exception.InvalidParameterValue(

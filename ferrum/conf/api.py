@@ -87,6 +87,23 @@ opts: list[cfg.Opt] = [
                     '400 by a scan of the raw bytes before any parser '
                     'runs. At most 50: conductors refuse JSON-RPC calls '
                     'nested deeper than 64 levels.'),
+    cfg.IntOpt('max_json_body_values', default=10000, min=100,
+               max=100000, mutable=True,
+               help='Most JSON values (object keys included) accepted in a '
+                    'request body, on every endpoint, the provision-state '
+                    'one included (a config drive string is one value). '
+                    'Real requests hold far fewer: a node or port create '
+                    'some tens, a PATCH of the most operations accepted '
+                    '(500) about 3,500, a config drive given as meta_data '
+                    'and network_data a few thousand at most. A body with '
+                    'more is refused with HTTP 400 by the same scan of the '
+                    'raw bytes as max_json_body_depth, before the parser '
+                    'builds an object of it: a 1 MiB body of short '
+                    'strings holds some 300,000, and the parser\'s many '
+                    'small objects fragment the API\'s memory. The fields a '
+                    'PATCH changes are bounded the same way. There is no '
+                    '0 (no bound): at most 100,000, because conductors '
+                    'refuse JSON-RPC calls holding more than 200,000.'),
     cfg.URIOpt('public_endpoint', schemes=['http', 'https'],
                help='Base URL, such as https://baremetal.example.com:6385, '
                     'that API responses use in their links instead of the '

@@ -35,6 +35,8 @@ from ferrum.rpc import wire
 LOG = logging.getLogger(__name__)
 #: Deepest call accepted: see handle().
 _MAX_DEPTH = 64
+#: Most JSON values in a call: see handle().
+_MAX_VALUES = 200000
 
 Manager = manager_mod.ConductorManager
 
@@ -57,11 +59,17 @@ def handle(manager: Manager | None, host: str, body: bytes
            ) -> dict[str, Any]:
     """The JSON-RPC response document for one request body."""
     # The API already refused bodies deeper than [api] max_json_body_depth
-    # (at least 8); the call's envelope adds a few levels. Deeper means
-    # something other than the API sent it: parse nothing.
-    if not json_depth.within(body, _MAX_DEPTH):
+    # (at most 50) or holding more values than [api] max_json_body_values
+    # (at most 100,000), and PATCH results the same way; a call carries
+    # one of them in an envelope of a few levels and tens of values. More
+    # means something other than the API sent it: parse nothing.
+    excess = json_depth.excess(body, _MAX_DEPTH, _MAX_VALUES)
+    if excess is json_depth.Bound.DEPTH:
         return _error(None, PARSE_ERROR, 'The call nests more than %d levels '
                       'deep.' % _MAX_DEPTH)
+    if excess is json_depth.Bound.VALUES:
+        return _error(None, PARSE_ERROR, 'The call holds more than %d JSON '
+                      'values.' % _MAX_VALUES)
     try:
         request = json.loads(body)
     except ValueError as exc:

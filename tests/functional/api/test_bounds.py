@@ -83,6 +83,59 @@ def test_depth_25_passes_the_scan(client):
     assert response.status_code == 201
 
 
+def _with_values(count):
+    """A node create body holding exactly ``count`` JSON values (keys
+    included): 5 for the body, its two keys and "driver"'s value, and
+    the rest in a list under "extra"."""
+    return {'driver': 'fake-hardware',
+            'extra': {'list': ['v'] * (count - 7)}}
+
+
+@pytest.mark.parametrize('path, method', [
+    ('/v1/nodes', 'POST'), ('/v1/nodes/{node}', 'PATCH'),
+    ('/v1/nodes/{node}/states/provision', 'PUT')])
+def test_bodies_of_too_many_values_are_400_before_parsing(client, conf, path,
+                                                          method):
+    """Valid JSON up to its last byte: a 1 MiB body of short strings made
+    the parser build some 250,000 objects (issue 27)."""
+    node = client.post('/v1/nodes', headers=V, json={
+        'driver': 'fake-hardware'}).get_json()['uuid']
+    raw = b'[' + b'"a",' * 10000 + b'"a"]'
+    response = client.open(path.format(node=node), method=method, data=raw,
+                           headers=V)
+    assert response.status_code == 400
+    fault = _fault(response)
+    assert 'more than 10000 JSON values' in fault
+    assert '[api] max_json_body_values' in fault
+
+
+def test_values_up_to_the_limit_are_parsed(client, conf):
+    conf.set_override('max_json_body_values', 1000, group='api')
+    response = client.post('/v1/nodes', headers=V, json=_with_values(1000))
+    assert response.status_code == 201
+    assert len(response.get_json()['extra']['list']) == 993
+    response = client.post('/v1/nodes', headers=V, json=_with_values(1001))
+    assert response.status_code == 400
+    assert 'more than 1000 JSON values' in _fault(response)
+
+
+def test_patches_cannot_build_a_field_of_too_many_values(client, conf):
+    """Each PATCH under the bound, the field they build over it: the
+    update carries the whole field to the conductor."""
+    conf.set_override('max_json_body_values', 1000, group='api')
+    uuid = client.post('/v1/nodes', headers=V, json={
+        'driver': 'fake-hardware'}).get_json()['uuid']
+    for key in ('a', 'b'):
+        response = client.patch('/v1/nodes/' + uuid, headers=V, json=[
+            {'op': 'add', 'path': '/extra/' + key, 'value': ['v'] * 600}])
+        if key == 'a':
+            assert response.status_code == 200
+    assert response.status_code == 400
+    assert 'max_json_body_values' in _fault(response)
+    extra = client.get('/v1/nodes/' + uuid, headers=V).get_json()['extra']
+    assert list(extra) == ['a']
+
+
 @pytest.mark.parametrize('encoding', ['utf-16', 'utf-32', 'utf-8-sig'])
 def test_bodies_must_be_utf8(client, encoding):
     raw = json.dumps({'driver': 'fake-hardware'}).encode(encoding)

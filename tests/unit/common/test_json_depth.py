@@ -112,3 +112,63 @@ def test_memory_is_bounded_by_the_size(case):
     finally:
         tracemalloc.stop()
     assert peak <= 2.5 * len(raw), peak
+
+
+def _values(raw, max_depth=25):
+    """The least ``max_values`` that ``raw`` is within."""
+    assert json_depth.excess(raw, max_depth) is None
+    count = 1
+    while json_depth.excess(raw, max_depth, count) is json_depth.Bound.VALUES:
+        count += 1
+    return count
+
+
+@pytest.mark.parametrize('raw, values', [
+    (b'1', 1), (b'"x"', 1), (b'[1, 2, 3]', 4), (b'{"a": 1, "b": [2]}', 6),
+    (b'[[1], {"k": "v"}]', 6),
+    # Commas, colons and brackets inside strings, escaped quotes included.
+    (b'["a,b:c", "[{,:}]"]', 3), (b'{"k\\":,": "\\\\", "l": ","}', 5),
+    (b'["\\",\\",\\"", 1]', 3), (b'["\\u002c,", 2]', 3),
+    # An unterminated string runs to the end: nothing after its quote.
+    (b'[1, "a,b,c:d:[', 3), (b'[1, "\\",,,,\\', 3),
+    # An empty array or object counts one value too many.
+    (b'[]', 2), (b'{}', 2),
+])
+def test_values(raw, values):
+    assert _values(raw) == values
+
+
+@hypothesis.settings(max_examples=300, deadline=None, database=None)
+@hypothesis.given(document=_DOCUMENTS, ascii_only=st.booleans())
+def test_values_bound_what_the_parser_builds(document, ascii_only):
+    """The count is never below the values (and keys) the parser builds,
+    and exceeds them by the empty arrays and objects at most."""
+    def built(value):
+        if isinstance(value, dict):
+            return 1 + sum(1 + built(item) for item in value.values())
+        if isinstance(value, list):
+            return 1 + sum(map(built, value))
+        return 1
+
+    def empty(value):
+        children = (list(value.values()) if isinstance(value, dict)
+                    else value if isinstance(value, list) else None)
+        if children is None:
+            return 0
+        return (not children) + sum(map(empty, children))
+
+    raw = json.dumps(document, ensure_ascii=ascii_only).encode()
+    assert _values(raw) == built(document) + empty(document)
+
+
+def test_values_are_counted_across_windows():
+    """A body of more strings than one window holds (4,096) is counted
+    whole, and refused as soon as the count passes the bound."""
+    raw = b'[' + b'"a",' * 10000 + b'"a"]'
+    assert json_depth.excess(raw, 25, 10002) is None
+    assert json_depth.excess(raw, 25, 10001) is json_depth.Bound.VALUES
+
+
+def test_depth_is_found_before_values():
+    raw = b'[' * 30 + b'1,' * 100
+    assert json_depth.excess(raw, 25, 10) is json_depth.Bound.DEPTH

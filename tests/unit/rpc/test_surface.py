@@ -73,3 +73,14 @@ def test_a_key_error_inside_a_method_is_not_a_missing_parameter():
 def test_only_declared_methods_are_served():
     error = _call('__init__', {})['error']
     assert error['code'] == server.METHOD_NOT_FOUND
+
+
+def test_calls_of_too_many_values_are_not_parsed():
+    """More values than any body the API accepts (issue 27): a parse
+    error before the parser builds them."""
+    error = _call('get_boot_device', {'node_id': [0] * 200000})['error']
+    assert error['code'] == server.PARSE_ERROR
+    assert 'more than 200000 JSON values' in error['message']
+    # The most the API lets through, in its envelope, is served.
+    assert _call('get_boot_device', {'node_id': [0] * 100000})['result'][
+        'node'] == [0] * 100000
