@@ -159,6 +159,10 @@ def _nodes() -> list[policy.DocumentedRuleDefault]:
         *updates,
         _rule('baremetal:node:update', SYSTEM_OR_PROJECT_MEMBER,
               'Generalized update of node records', ('PATCH', _NODE)),
+        _rule('baremetal:node:disable_cleaning', SYSTEM_ADMIN,
+              'Disable Node disk cleaning (automated_clean = false): a '
+              'tenant must not keep the next tenant\'s disks unwiped',
+              ('PATCH', _NODE)),
         _rule('baremetal:node:update_extra', SYSTEM_OR_PROJECT_MEMBER,
               'Update Node extra field', ('PATCH', _NODE)),
         _rule('baremetal:node:update_instance_info',
@@ -422,15 +426,21 @@ class Authorizer:
     def allowed(self, rule: str, target: Mapping[str, Any],
                 creds: Mapping[str, Any]) -> bool:
         key = (rule, _frozen(target), _frozen(creds))
-        found = self._decisions.get(key)
+        # The rules and their decisions as one pair: a decision made on
+        # rules that refresh() replaced meanwhile must not land among the
+        # new rules' decisions (a revoked rule would go on allowing).
+        with self._lock:
+            rules, decisions = self._rules, self._decisions
+        found = decisions.get(key)
         if found is None:
             # enforce() adds to the credentials it is given: a copy.
             found = bool(self.enforcer.enforce(rule, dict(target),
                                                dict(creds)))
             with self._lock:
-                if len(self._decisions) >= self.MAX_DECISIONS:
-                    self._decisions.clear()
-                self._decisions[key] = found
+                if self._rules is rules:
+                    if len(decisions) >= self.MAX_DECISIONS:
+                        decisions.clear()
+                    decisions[key] = found
         return found
 
 

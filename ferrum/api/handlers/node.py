@@ -5,7 +5,7 @@ Reads go straight to the database; anything that changes a node goes to
 its conductor through the rpcapi, which takes the node's lock.
 """
 
-from collections.abc import Collection
+from collections.abc import Mapping
 from typing import Any
 
 import flask
@@ -230,12 +230,19 @@ _FIELD_RULES = {
 }
 
 
-def _check_update(node: node_obj.Node, changed: Collection[str]) -> None:
-    """Each changed field's rule; the generic update rule for the rest."""
+def _check_update(node: node_obj.Node, changed: Mapping[str, Any]) -> None:
+    """Each changed field's rule; the generic update rule for the rest.
+
+    Turning cleaning off also needs ``disable_cleaning`` (system admin, as
+    in Ironic): a lessee that could would leave its data on the disks for
+    the node's next tenant.
+    """
     rules = {_FIELD_RULES.get(name) or (
         'baremetal:node:update:driver_interfaces'
         if name.endswith('_interface') else 'baremetal:node:update')
         for name in changed}
+    if changed.get('automated_clean') is False:
+        rules.add('baremetal:node:disable_cleaning')
     target = access.node_target(node)
     for rule in sorted(rules or {'baremetal:node:update'}):
         access.check(rule, target)

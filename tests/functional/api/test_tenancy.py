@@ -142,6 +142,28 @@ def test_a_patch_test_operation_learns_nothing_of_a_redacted_field(
     assert 'baremetal:node:update:driver_info' in fault(response)
 
 
+def test_only_a_system_admin_turns_cleaning_off(ks_client, tokens, db):
+    """A lessee (or an owner) that could set automated_clean = false would
+    leave its data on the disks for the node's next tenant."""
+    _node(db, 'n', owner=tenancy.OWNER, lessee=tenancy.LESSEE)
+    off = [{'op': 'replace', 'path': '/automated_clean', 'value': False}]
+    for persona in ('lessee_member', 'lessee_admin', 'owner_admin',
+                    'system_member'):
+        response = ks_client.patch('/v1/nodes/n', json=off,
+                                   headers=headers(tokens, persona))
+        assert response.status_code == 403, persona
+        assert 'baremetal:node:disable_cleaning' in fault(response)
+    assert node_obj.Node.get(db, 'n').automated_clean is not False
+    on = [{'op': 'replace', 'path': '/automated_clean', 'value': True}]
+    response = ks_client.patch('/v1/nodes/n', json=on, headers=headers(
+        tokens, 'lessee_member'))
+    assert response.status_code == 200
+    response = ks_client.patch('/v1/nodes/n', json=off, headers=headers(
+        tokens, 'system_admin'))
+    assert response.status_code == 200
+    assert node_obj.Node.get(db, 'n').automated_clean is False
+
+
 # ---- lists: filters, fields, paging ----------------------------------------
 
 def test_owner_filter_naming_another_project_is_refused(

@@ -57,3 +57,26 @@ def test_a_changed_policy_file_forgets_the_decisions(tmp_path):
     authorizer.refresh()
     assert authorizer.allowed('baremetal:node:get', NODE, LESSEE)
     assert evaluated == ['baremetal:node:get', 'baremetal:node:get']
+
+
+def test_a_decision_made_on_replaced_rules_is_not_kept(tmp_path):
+    """A request evaluating while another one's refresh() replaces the
+    rules (an operator revoking a rule) must not leave its decision among
+    the new rules' decisions."""
+    path = tmp_path / 'policy.yaml'
+    authorizer, evaluated = _authorizer(
+        tmp_path, '"baremetal:node:get": "role:reader"\n')
+    authorizer.refresh()
+    enforce = authorizer.enforcer.enforce
+
+    def revoked_meanwhile(rule, target, creds):
+        decided = enforce(rule, target, creds)
+        path.write_text('"baremetal:node:get": "role:admin"\n')
+        stat = os.stat(path)
+        os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns + 10**9))
+        authorizer.refresh()
+        return decided
+    authorizer.enforcer.enforce = revoked_meanwhile
+    assert authorizer.allowed('baremetal:node:get', NODE, LESSEE)
+    authorizer.enforcer.enforce = enforce
+    assert not authorizer.allowed('baremetal:node:get', NODE, LESSEE)
