@@ -44,6 +44,19 @@ _STATE_FIELDS = ('console_enabled', 'last_error', 'power_state',
                  'target_raid_config')
 
 
+#: Options of later versions that ferrum accepts only empty or false:
+#: (field, minor version, targets it goes with (the first two named in the
+#: message), the answer to a value that is set).
+_UNSERVED_STEP_OPTIONS = (
+    ('deploy_steps', 69, ('active', 'rebuild', 'deploy'),
+     "deploy_steps are not served: ferrum deploys with its deploy "
+     "interface's own steps; leave them out."),
+    ('disable_ramdisk', 70, ('clean',),
+     'disable_ramdisk is not served: ferrum runs clean steps as its '
+     'interfaces define them; leave it out.'),
+)
+
+
 def _node(node_ident: str, rule: str) -> node_obj.Node:
     return access.node(node_ident, rule)
 
@@ -75,26 +88,16 @@ def _provision_args(target: str, request: dict[str, Any]) -> dict[str, Any]:
             raise exception.InvalidParameterValue(
                 reason='clean_steps can only be given with target "clean".')
         args['clean_steps'] = request['clean_steps']
-    if request.get('deploy_steps') is not None:
-        microversion.require(69, 'deploy_steps')
-        if target not in ('active', 'deploy', 'rebuild'):
+    for field, version, targets, unserved in _UNSERVED_STEP_OPTIONS:
+        if request.get(field) is None:
+            continue
+        microversion.require(version, field)
+        if target not in targets:
             raise exception.InvalidParameterValue(
-                reason='deploy_steps can only be given with target "active" '
-                       'or "rebuild".')
-        if request['deploy_steps']:
-            raise exception.InvalidParameterValue(
-                reason='deploy_steps are not served: ferrum deploys with '
-                       'its deploy interface\'s own steps; leave them out.')
-    if request.get('disable_ramdisk') is not None:
-        microversion.require(70, 'disable_ramdisk')
-        if target != 'clean':
-            raise exception.InvalidParameterValue(
-                reason='disable_ramdisk can only be given with target '
-                       '"clean".')
-        if request['disable_ramdisk']:
-            raise exception.InvalidParameterValue(
-                reason='disable_ramdisk is not served: ferrum runs clean '
-                       'steps as its interfaces define them; leave it out.')
+                reason='%s can only be given with target %s.'
+                % (field, ' or '.join('"%s"' % t for t in targets[:2])))
+        if request[field]:
+            raise exception.InvalidParameterValue(reason=unserved)
     configdrive = request.get('configdrive')
     if configdrive is not None:
         if target not in ('active', 'deploy', 'rebuild'):
