@@ -28,11 +28,15 @@ someone else, no longer matching the lease, or gone, is handled by
 ``[lease] busy_node_policy``; the lease goes active only holding every
 node it booked.
 
-**End**, per node: the lease's allocations are released, deployed nodes
-undeployed (so they are cleaned), then, once the node is ``available``,
-its lessee is cleared with what the lessee left in ``instance_info`` and
-``extra``, and the lease stops holding it. The lease is ``ended`` when
-every node is back; until then ``last_error`` says what it waits for.
+**End**, per node: first the project loses its rights (the node's lessee
+is cleared, :func:`ferrum.objects.lease_node.revoke`: a lessee that keeps
+the node from coming back, by protecting it, putting it in maintenance or
+redeploying it, keeps no rights meanwhile), then the lease's allocations
+are released and deployed nodes undeployed (so they are cleaned), and
+once the node is ``available`` what the lessee left in ``instance_info``
+and ``extra`` is cleared and the lease stops holding it. The lease is
+``ended`` when every node is back; until then ``last_error`` says what it
+waits for.
 """
 
 import datetime
@@ -173,6 +177,8 @@ def end_all(ctx: context_mod.ConductorContext,
     The free nodes of all of them go back in one transaction, which also
     ends the leases that had nothing else to wait for.
     """
+    # The rights go first, before anything below can wait on the node.
+    lease_node.revoke(ctx.db, [lease.id for lease in leases])
     rows = lease_obj.node_rows_of(ctx.db, [lease.id for lease in leases])
     placed = {lease.id: lease.placement_class for lease in leases}
     waiting: dict[int, list[str]] = {}
@@ -188,7 +194,7 @@ def end_all(ctx: context_mod.ConductorContext,
                 waits.append(released)
                 continue
         for row in rows[lease.id]:
-            if row['lessee'] != lease.project:
+            if not _was_given(row, lease.project):
                 # Never given to the lessee (its start failed): nothing to
                 # undo.
                 never_given.append(row['id'])
@@ -224,6 +230,14 @@ def end_all(ctx: context_mod.ConductorContext,
         elif waiting[lease.id]:
             lease.record_error('Ending: waiting for %s.'
                                % '; '.join(waiting[lease.id]))
+
+
+def _was_given(row: Any, project: str) -> bool:
+    """The lease's start gave the node to ``project``: it is still its
+    lessee (the project's next lease has it too), or the end took it away
+    (:func:`lease_node.revoke`) and nobody set another lessee since."""
+    return bool(row['lessee'] == project
+                or (row['revoked'] and row['lessee'] is None))
 
 
 def _is_free(row: Any) -> bool:

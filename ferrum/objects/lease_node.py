@@ -25,18 +25,37 @@ _NODE = node_obj.TABLE
 is_overlap_error = lease_obj.is_overlap_error
 
 
+def _revoked_by(project: sa.ColumnElement[Any] | None = None
+                ) -> sa.ColumnElement[bool]:
+    """The node is with an ending lease (of ``project``, if given) that
+    took its lessee away (:func:`revoke`) and has not given it back."""
+    rows = sa.select(NODES.c.id).where(
+        NODES.c.node_id == _NODE.c.id, NODES.c.holding, NODES.c.revoked)
+    if project is not None:
+        rows = rows.where(NODES.c.project == project)
+    return rows.exists()
+
+
 def _free_node() -> sa.ColumnElement[bool]:
-    """A node nobody holds: what a lease start may take."""
+    """A node nobody holds: what a lease start may take. A node whose
+    lease's end cleared its lessee is not free until it is back."""
     return sa.and_(_NODE.c.lessee.is_(None), _NODE.c.reservation.is_(None),
                    _NODE.c.maintenance.is_(False),
                    _NODE.c.instance_uuid.is_(None),
                    _NODE.c.allocation_id.is_(None),
-                   _NODE.c.provision_state == 'available')
+                   _NODE.c.provision_state == 'available',
+                   ~_revoked_by())
 
 
+#: The project's own node, its free node, or its node that the project's
+#: ending lease took away: the next lease of the project takes it over
+#: (the end then hands it over, :data:`_PASSED_ON`), as it would have
+#: before the end cleared the lessee.
 _HOLD = sa.update(_NODE).where(
     _NODE.c.id == sa.bindparam('b_node'),
-    sa.or_(_NODE.c.lessee == sa.bindparam('b_project'), _free_node())
+    sa.or_(_NODE.c.lessee == sa.bindparam('b_project'), _free_node(),
+           sa.and_(_NODE.c.lessee.is_(None),
+                   _revoked_by(sa.bindparam('b_project'))))
 ).values(lessee=sa.bindparam('b_project'), updated_at=sa.bindparam('b_now'))
 #: Each node's extra as the lessee found it, copied as stored (JSON text),
 #: once: NULL is "not copied yet", so a NULL extra is copied as "{}".
@@ -224,6 +243,15 @@ _NEXT_ROW = (
     _NEXT_LEASE.c.id == _NEXT.c.lease_id,
     _NEXT_LEASE.c.status != statuses.PENDING)
 _PASSED_ON = sa.select(_NEXT.c.id).where(*_NEXT_ROW).exists()
+#: The rows whose node the end takes away from the project (the node's
+#: lessee is the project's and no next lease of the project has it).
+_REVOKE = sa.update(NODES).where(
+    NODES.c.lease_id.in_(sa.bindparam('b_leases', expanding=True)),
+    NODES.c.holding, NODES.c.revoked.is_(False),
+    sa.select(_NODE.c.id).where(_NODE.c.id == NODES.c.node_id,
+                                _NODE.c.lessee == NODES.c.project).exists(),
+    ~_PASSED_ON).values(revoked=True).returning(NODES.c.node_id,
+                                                NODES.c.project)
 #: The next rows that take the nodes over, with the ending rows' copy of
 #: each node's ``extra`` from before the project had it: the next lease's
 #: start copied the node's extra as this project left it, and at its end
@@ -239,7 +267,8 @@ _TAKING_OVER = sa.select(_NEXT.c.id, NODES.c.node_extra).where(
 _GIVE_BACK = sa.update(_NODE).where(
     _NODE.c.id == NODES.c.node_id,
     NODES.c.id.in_(sa.bindparam('b_rows', expanding=True)),
-    _NODE.c.lessee == NODES.c.project,
+    sa.or_(_NODE.c.lessee == NODES.c.project,
+           sa.and_(NODES.c.revoked, _NODE.c.lessee.is_(None))),
     _NODE.c.reservation.is_(None), _NODE.c.instance_uuid.is_(None),
     _NODE.c.allocation_id.is_(None),
     _NODE.c.provision_state == 'available', ~_PASSED_ON).values(
@@ -256,13 +285,38 @@ _HAND_OVER = sa.update(NODES).where(
     _PASSED_ON).values(holding=False).returning(NODES.c.id)
 
 
+def revoke(db: db_api.Database, lease_ids: Sequence[int]) -> int:
+    """Take the projects' rights on the nodes of ``lease_ids`` (ending)
+    away: clear each node's lessee, if it is still the lease's project
+    and no next lease of the project has the node, and mark the row
+    ``revoked``. The first step of an end, before anything waits on the
+    node: a lessee that keeps it from coming back (protected, maintenance,
+    a redeploy) must not keep its rights meanwhile, as ESI-leap clears
+    the lessee before it cleans. One transaction; idempotent.
+
+    :returns: how many nodes lost their lessee.
+    """
+    if not lease_ids:
+        return 0
+    with db.writer() as conn:
+        taken = conn.execute(_REVOKE, {
+            'b_leases': base.bucketed(sorted(lease_ids)),
+            'b_now': base.utcnow()}).all()
+        for node_id, project in taken:
+            conn.execute(sa.update(_NODE).where(
+                _NODE.c.id == node_id, _NODE.c.lessee == project).values(
+                    lessee=None, updated_at=base.utcnow()))
+    return len(taken)
+
+
 def give_back_all(db: db_api.Database, rows: Sequence[Mapping[str, Any]]
                   ) -> set[int]:
     """Give back the nodes of ``rows`` (of one lease or several) that are
     available and unused: clear the lessee and what the lessee left
     (``instance_info``; ``extra`` back to its value at the start), and
     stop holding them. A node the project's next lease already holds
-    stays its, and the row just lets go. One transaction.
+    stays its, and the row just lets go. A node :func:`revoke` took
+    away has no lessee by then. One transaction.
 
     :returns: the ids of the rows whose node is back or passed on.
     """
@@ -300,11 +354,13 @@ PLACED = (statuses.STARTING, statuses.ACTIVE, statuses.ENDING)
 #: Statuses in which allocations under a lease take its nodes from the
 #: lease's Placement consumer (and give them back to it).
 RUNNING = (statuses.STARTING, statuses.ACTIVE)
+#: A revoked row still holds its node in Placement until it is back.
 _HOLDERS = sa.select(NODES.c.node_id, _LEASES.c.uuid,
-                     _LEASES.c.status).select_from(
+                     _LEASES.c.status, NODES.c.project).select_from(
     NODES.join(_LEASES, _LEASES.c.id == NODES.c.lease_id)
     .join(_NODE, _NODE.c.id == NODES.c.node_id)).where(
-        NODES.c.holding, _NODE.c.lessee == NODES.c.project,
+        NODES.c.holding,
+        sa.or_(_NODE.c.lessee == NODES.c.project, NODES.c.revoked),
         _LEASES.c.placement_class, _LEASES.c.status.in_(PLACED))
 
 
@@ -317,6 +373,13 @@ def placement_holders(conn: sa.Connection,
     A node two leases of one project hold (the next one took it over
     while the first is ending) belongs to the one not ending.
     """
+    return {node_id: (uuid, status) for node_id, (uuid, status, _project)
+            in _holders(conn, node_ids).items()}
+
+
+def _holders(conn: sa.Connection, node_ids: Sequence[int] | None
+             ) -> dict[int, tuple[str, str, str]]:
+    """:func:`placement_holders`, with each lease's project."""
     query = _HOLDERS
     params: dict[str, Any] = {}
     if node_ids is not None:
@@ -325,10 +388,10 @@ def placement_holders(conn: sa.Connection,
         query = query.where(NODES.c.node_id.in_(
             sa.bindparam('b_ids', expanding=True)))
         params['b_ids'] = base.bucketed(sorted(node_ids))
-    found: dict[int, tuple[str, str]] = {}
-    for node_id, uuid, status in conn.execute(query, params):
+    found: dict[int, tuple[str, str, str]] = {}
+    for node_id, uuid, status, project in conn.execute(query, params):
         if node_id not in found or found[node_id][1] == statuses.ENDING:
-            found[node_id] = (uuid, status)
+            found[node_id] = (uuid, status, project)
     return found
 
 
@@ -337,9 +400,8 @@ def placement_holder_of(db: db_api.Database, node_uuid: str
     """The lease in Placement holding ``node_uuid``: (lease uuid, status,
     project), or None."""
     with db.reader() as conn:
-        node = conn.execute(sa.select(_NODE.c.id, _NODE.c.lessee).where(
-            _NODE.c.uuid == node_uuid)).first()
-        if node is None or node.lessee is None:
+        node_id = conn.execute(sa.select(_NODE.c.id).where(
+            _NODE.c.uuid == node_uuid)).scalar()
+        if node_id is None:
             return None
-        held = placement_holders(conn, [node.id]).get(node.id)
-    return None if held is None else (held[0], held[1], node.lessee)
+        return _holders(conn, [node_id]).get(node_id)

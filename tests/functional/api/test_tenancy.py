@@ -457,6 +457,48 @@ def test_a_lease_gives_its_project_lessee_rights_until_its_end(
     assert ks_client.get('/v1/nodes/n', headers=as_lessee).status_code == 404
 
 
+def test_a_lessee_that_holds_its_node_back_loses_its_rights_at_the_end(
+        keystone_conf, db, conductor, ks_client, tokens):
+    """Maintenance set by the lessee keeps the node from coming back, and
+    the lease waits in ``ending``; the lessee's rights are gone at once,
+    not when the node is back."""
+    keystone_conf.set_override('guard_time', 0, 'lease')
+    keystone_conf.set_override('cleaning_margin', 0, 'lease')
+    node = node_obj.Node.create(db, dict(FAKE, name='n', owner=tenancy.OWNER))
+    lessee = headers(tokens, 'lessee_admin')
+    response = ks_client.post('/v1/leases', headers=headers(
+        tokens, 'system_member'), json={
+            'project': tenancy.LESSEE, 'candidate_nodes': ['n'],
+            'end': later(3600)})
+    assert response.status_code == 201
+    lease = response.get_json()['uuid']
+    engine.run(conductor.ctx)
+    assert ks_client.put('/v1/nodes/n/maintenance', headers=lessee,
+                         json={'reason': 'mine'}).status_code == 202
+    assert ks_client.delete('/v1/leases/%s' % lease,
+                            headers=lessee).status_code == 204
+    engine.run(conductor.ctx)
+    shown = ks_client.get('/v1/leases/%s' % lease, headers=headers(
+        tokens, 'system_reader')).get_json()
+    assert shown['status'] == 'ending', shown
+    assert 'in maintenance' in shown['last_error']
+    assert ks_client.get('/v1/nodes/n', headers=lessee).status_code == 404
+    assert ks_client.delete('/v1/nodes/n/maintenance',
+                            headers=lessee).status_code == 404
+    assert ks_client.get('/v1/nodes', headers=lessee).get_json()[
+        'nodes'] == []
+    # The owner brings it back; the lease ends.
+    assert ks_client.delete('/v1/nodes/n/maintenance', headers=headers(
+        tokens, 'owner_member')).status_code == 202
+
+    def ended():
+        engine.run(conductor.ctx)
+        return ks_client.get('/v1/leases/%s' % lease, headers=headers(
+            tokens, 'system_reader')).get_json()['status'] == 'ended'
+    wait_for(ended, what='the lease to end')
+    assert node_obj.Node.get(db, node.id).lessee is None
+
+
 def test_a_hidden_candidate_node_is_an_unknown_one(ks_client, tokens, db):
     _node(db, 'theirs', owner=tenancy.OTHER, resource_class='gold')
     _node(db, 'leased', lessee=tenancy.LESSEE, resource_class='gold')
