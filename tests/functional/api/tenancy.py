@@ -40,6 +40,8 @@ PERSONAS = {
     'lessee_reader': (LESSEE, ('reader',)),
     'third_party': (THIRD, ALL_ROLES),
 }
+#: Tokens auth_token refuses: one Keystone never issued, one expired.
+BAD_TOKENS = {'invalid': 'token-nobody-issued', 'expired': 'token-expired'}
 
 
 def fault(response):
@@ -48,10 +50,11 @@ def fault(response):
 
 @pytest.fixture
 def tokens():
-    """token id per persona, registered with the real auth_token."""
+    """token id per persona, registered with the real auth_token, and
+    the :data:`BAD_TOKENS`."""
     fixture = km_fixture.AuthTokenFixture()
     fixture.setUp()
-    ids = {}
+    ids = dict(BAD_TOKENS)
     for name, (project, roles) in PERSONAS.items():
         token = ks_fixture.V3Token(user_id='user-' + name, user_name=name,
                                    project_id=project,
@@ -62,6 +65,13 @@ def tokens():
             token.add_role(name=role)
         ids[name] = 'token-' + name
         fixture.add_token(token, token_id=ids[name])
+    now = datetime.datetime.now(datetime.UTC)
+    expired = ks_fixture.V3Token(
+        user_id='user-expired', project_id=OWNER,
+        issued=now - datetime.timedelta(hours=1),
+        expires=now - datetime.timedelta(minutes=5))
+    expired.add_role(name='admin')
+    fixture.add_token(expired, token_id=BAD_TOKENS['expired'])
     yield ids
     fixture.cleanUp()
 

@@ -6,12 +6,14 @@ A table in data, in the style of Ironic's test_rbac_*.yaml: each row names
 a request, the status it gets when allowed, and who is allowed. Everyone
 else gets 404 when the resource is hidden from them (concealment: neither
 owner nor lessee) and 403 when they can see it but not do this; without a
-token every non-public route is 401. Lists also name exactly which rows
-each persona sees.
+token, or with one Keystone did not issue or that expired, every
+non-public route is 401, whether or not auth_token may defer its decision.
+Lists also name exactly which rows each persona sees.
 """
 
 import pytest
 
+from ferrum.api import app as api_app
 from ferrum.api import routes
 from ferrum.objects import node as node_obj
 from tests.functional.api import tenancy
@@ -214,6 +216,17 @@ def _names(response, entry):
     return {item.get('name') or item.get('address') for item in items}
 
 
+def _world(client, tokens, db, conductor, index):
+    """What a row's path and body name: see tenancy.build_world."""
+    world = tenancy.build_world(db, conductor.manager, str(index))
+    world['l'] = tenancy.book(client, tokens, tenancy.LESSEE, world['m'],
+                              'l-%d' % index)
+    world['mac'] = '%02x' % index
+    world['start'], world['end'] = '2099-01-01T00:00:00', \
+        '2099-01-02T00:00:00'
+    return world
+
+
 @pytest.fixture
 def worlds(ks_client, tokens, db, conductor):
     """One world per persona (and one for the anonymous caller), and the
@@ -221,13 +234,7 @@ def worlds(ks_client, tokens, db, conductor):
     owner's, of the same two projects."""
     found = {}
     for index, persona in enumerate([*tenancy.PERSONAS, None]):
-        world = tenancy.build_world(db, conductor.manager, str(index))
-        world['l'] = tenancy.book(ks_client, tokens, tenancy.LESSEE,
-                                  world['m'], 'l-%d' % index)
-        world['mac'] = '%02x' % index
-        world['start'], world['end'] = '2099-01-01T00:00:00', \
-            '2099-01-02T00:00:00'
-        found[persona] = world
+        found[persona] = _world(ks_client, tokens, db, conductor, index)
     # Another project's node (with a port, an allocation and a lease) and
     # a node of nobody's: only system readers list them.
     other = tenancy.build_world(db, conductor.manager, 'x',
@@ -281,4 +288,55 @@ def test_persona_matrix(ks_client, tokens, worlds, db, entry):
             if seen != expected_rows[kind]:
                 failures.append('%s sees %s, not %s' % (
                     persona, sorted(seen), sorted(expected_rows[kind])))
+    assert not failures, '\n'.join(failures)
+
+
+@pytest.mark.parametrize('delay', [False, True],
+                         ids=['decided', 'delay_auth_decision'])
+def test_without_a_valid_token_every_non_public_route_is_401(
+        keystone_conf, db, conductor, tokens, delay, caplog):
+    """No token, one Keystone never issued, an expired one: 401 with
+    auth_token's challenge before any policy or lookup, the same for a
+    resource that exists and one that does not, even when
+    ``[keystone_authtoken] delay_auth_decision`` lets auth_token defer."""
+    keystone_conf.set_override('delay_auth_decision', delay,
+                               group='keystone_authtoken')
+    client = api_app.create_app(keystone_conf, db,
+                                conductor.manager).test_client()
+    # The operator learns that the option has no effect.
+    assert ('delay_auth_decision is ignored' in caplog.text) is delay
+    world = _world(client, tokens, db, conductor, 0)
+    missing = dict(world, **{key: tenancy.new_uuid() for key in 'nmpal'})
+    failures = []
+    for entry in MATRIX:
+        public = _route_of(entry) in PUBLIC
+        for persona in (None, *tenancy.BAD_TOKENS):
+            answers = []
+            for names in (world, missing):
+                response = client.open(
+                    _fill(entry['path'].split('#')[0], names),
+                    method=entry['method'], json=_fill(entry['body'], names),
+                    headers=tenancy.headers(tokens, persona))
+                answers.append((response.status_code,
+                                response.headers.get('WWW-Authenticate'),
+                                response.get_data(as_text=True)))
+                if public:
+                    break
+            status, challenge, text = answers[0]
+            if public:
+                if status != entry['ok']:
+                    failures.append('%s %s, %s: %d, not %d' % (
+                        entry['method'], entry['path'], persona, status,
+                        entry['ok']))
+                continue
+            if (status, challenge) != (401, 'Keystone uri="%s"' %
+                                       tenancy.KEYSTONE_URI) or (
+                    'requires authentication' not in text):
+                failures.append('%s %s, %s: %d %s %s' % (
+                    entry['method'], entry['path'], persona, status,
+                    challenge, text[:150]))
+            elif answers[0] != answers[1]:
+                failures.append('%s %s, %s: a missing resource answers %s' %
+                                (entry['method'], entry['path'], persona,
+                                 answers[1][:2]))
     assert not failures, '\n'.join(failures)
