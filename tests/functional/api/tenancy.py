@@ -22,6 +22,9 @@ OWNER = 'a1' * 16
 LESSEE = 'b2' * 16
 OTHER = 'c3' * 16
 THIRD = 'd4' * 16
+#: The project of OpenStack's service users (nova, an inspector): Ironic's
+#: service_role rule matches its name, "service".
+SERVICE = 'e5' * 16
 KEYSTONE_URI = 'http://keystone.test/identity/v3'
 V = {'X-OpenStack-Ironic-API-Version': '1.65'}
 ALL_ROLES = ('admin', 'manager', 'member', 'reader')
@@ -39,9 +42,15 @@ PERSONAS = {
     'lessee_member': (LESSEE, ('member', 'reader')),
     'lessee_reader': (LESSEE, ('reader',)),
     'third_party': (THIRD, ALL_ROLES),
+    # Keystone implies nothing from the service role.
+    'service': (SERVICE, ('service',)),
 }
 #: Tokens auth_token refuses: one Keystone never issued, one expired.
 BAD_TOKENS = {'invalid': 'token-nobody-issued', 'expired': 'token-expired'}
+
+
+def project_name(project):
+    return 'service' if project == SERVICE else 'p-' + project
 
 
 def fault(response):
@@ -58,7 +67,8 @@ def tokens():
     for name, (project, roles) in PERSONAS.items():
         token = ks_fixture.V3Token(user_id='user-' + name, user_name=name,
                                    project_id=project,
-                                   project_name=project and 'p-' + project)
+                                   project_name=project and project_name(
+                                       project))
         if project is None:
             token.set_system_scope()
         for role in roles:

@@ -9,6 +9,12 @@ owner nor lessee) and 403 when they can see it but not do this; without a
 token, or with one Keystone did not issue or that expired, every
 non-public route is 401, whether or not auth_token may defer its decision.
 Lists also name exactly which rows each persona sees.
+
+The service persona (the service role in the "service" project) passes
+Ironic's ``rule:service_role`` wherever its defaults use it: through
+SYSTEM_MEMBER and SYSTEM_READER it acts as a system member, on every
+node, port, allocation and lease, but not where a rule wants a system
+admin or a system-scoped token.
 """
 
 import pytest
@@ -19,8 +25,12 @@ from ferrum.objects import node as node_obj
 from tests.functional.api import tenancy
 
 SYSTEM_ADMIN = {'system_admin'}
-SYSTEM_MEMBER = SYSTEM_ADMIN | {'system_member'}
+#: Ironic's SYSTEM_MEMBER and SYSTEM_READER include rule:service_role.
+SYSTEM_MEMBER = SYSTEM_ADMIN | {'system_member', 'service'}
 SYSTEM_READER = SYSTEM_MEMBER | {'system_reader'}
+#: Rules declaring scope_types ['system'] refuse every project-scoped
+#: token, the service's too.
+SYSTEM_SCOPE_READER = SYSTEM_READER - {'service'}
 OWNER = {'owner_admin', 'owner_member', 'owner_reader'}
 LESSEE = {'lessee_admin', 'lessee_member', 'lessee_reader'}
 #: Who sees node n and m (system readers, owner and lessee readers).
@@ -168,16 +178,18 @@ MATRIX = [
         route='/v1/leases/<lease_ident>'),
     row('DELETE', '/v1/leases/{l}', 204, LESSEE_MEMBERS, LESSEE_READERS,
         route='/v1/leases/<lease_ident>'),
-    # ---- drivers, conductors, Placement status: system scope ----
-    row('GET', '/v1/drivers', 200, SYSTEM_READER, EVERYONE),
-    row('GET', '/v1/drivers/fake-hardware', 200, SYSTEM_READER, EVERYONE,
-        route='/v1/drivers/<driver_name>'),
-    row('GET', '/v1/drivers/fake-hardware/properties', 200, SYSTEM_READER,
-        EVERYONE, route='/v1/drivers/<driver_name>/properties'),
+    # ---- drivers, Placement status: system scope; conductors ----
+    row('GET', '/v1/drivers', 200, SYSTEM_SCOPE_READER, EVERYONE),
+    row('GET', '/v1/drivers/fake-hardware', 200, SYSTEM_SCOPE_READER,
+        EVERYONE, route='/v1/drivers/<driver_name>'),
+    row('GET', '/v1/drivers/fake-hardware/properties', 200,
+        SYSTEM_SCOPE_READER, EVERYONE,
+        route='/v1/drivers/<driver_name>/properties'),
+    # Ironic's conductor rule takes project scope too: the service sees them.
     row('GET', '/v1/conductors', 200, SYSTEM_READER, EVERYONE),
     row('GET', '/v1/conductors/test-conductor', 200, SYSTEM_READER,
         EVERYONE, route='/v1/conductors/<hostname>'),
-    row('GET', '/v1/placement/status', 200, SYSTEM_READER, EVERYONE),
+    row('GET', '/v1/placement/status', 200, SYSTEM_SCOPE_READER, EVERYONE),
 ]
 
 PUBLIC = {'/', '/v1', '/v1/lookup', '/v1/heartbeat/<node_ident>'}
