@@ -21,7 +21,9 @@ removes the identity headers a client sent, validates ``X-Auth-Token`` and
 sets the headers the request context is built from
 (:mod:`ferrum.api.access`). Its own answers pass through unchanged: 401
 with ``WWW-Authenticate: Keystone uri=...`` for a missing, invalid or
-expired token, 503 while Keystone cannot be reached.
+expired token, before any policy or lookup, and 503 while Keystone cannot
+be reached; it never defers that decision to ferrum
+(:mod:`ferrum.common.keystone_auth`).
 """
 
 import logging
@@ -29,11 +31,11 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 import flask
-from keystonemiddleware import auth_token
 from oslo_config import cfg
 
 from ferrum.api import errors
 from ferrum.common import http_basic
+from ferrum.common import keystone_auth
 
 LOG = logging.getLogger(__name__)
 
@@ -86,8 +88,7 @@ class _Keystone:
 
     def __init__(self, app: WSGIApp, conf: cfg.ConfigOpts) -> None:
         self.app = app
-        self.protected: WSGIApp = auth_token.AuthProtocol(
-            app, {'oslo_config_config': conf})
+        self.protected = keystone_auth.protect(app, conf, 'API')
 
     def __call__(self, environ: dict[str, Any],
                  start_response: Callable[..., Any]) -> Iterable[bytes]:

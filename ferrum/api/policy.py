@@ -285,9 +285,11 @@ def _services() -> list[policy.DocumentedRuleDefault]:
               'View driver-specific properties',
               ('GET', '/drivers/{driver_name}/properties'),
               scope=['system']),
+        # Both scopes, as Ironic's: the service role in the service
+        # project (rule:service_role) lists conductors.
         _rule('baremetal:conductor:get', SYSTEM_READER,
               'Retrieve Conductor records', ('GET', '/conductors'),
-              ('GET', '/conductors/{hostname}'), scope=['system']),
+              ('GET', '/conductors/{hostname}')),
         _rule('baremetal:placement:get_status', SYSTEM_READER,
               "Retrieve the Placement sync's state (ferrum's extension)",
               ('GET', '/placement/status'), scope=['system']),
@@ -301,6 +303,10 @@ def _leases() -> list[policy.DocumentedRuleDefault]:
         _rule('baremetal:lease:create', LEASE_MEMBER,
               'Book a lease for a project: a project member for its own '
               'project, a system member for any.', ('POST', '/leases')),
+        _rule('baremetal:lease:create_restricted', SYSTEM_MEMBER,
+              'Book a lease from any nodes, whoever owns them; without '
+              'it, only from the nodes the caller\'s project owns and the '
+              'shared pool.', ('POST', '/leases')),
         _rule('baremetal:lease:create:shared_pool', '@',
               'Let a project-scoped lease take nodes that have no owner '
               '(the operator\'s shared pool) as well as nodes its project '

@@ -13,7 +13,9 @@ from keystonemiddleware import auth_token
 from oslo_config import cfg
 from oslo_policy import opts as policy_opts
 
-KEYSTONE_GROUP = 'keystone_authtoken'
+from ferrum.common import keystone_auth
+
+KEYSTONE_GROUP = keystone_auth.GROUP
 #: Looked for in the configuration directories, as Ironic's policy.yaml.
 POLICY_FILE = 'policy.yaml'
 

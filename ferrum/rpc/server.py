@@ -21,12 +21,12 @@ import logging
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from keystonemiddleware import auth_token
 from oslo_config import cfg
 
 from ferrum.common import exception
 from ferrum.common import http_basic
 from ferrum.common import json_depth
+from ferrum.common import keystone_auth
 from ferrum.conductor import manager as manager_mod
 from ferrum.conductor import rpcapi
 from ferrum.rpc import service_auth
@@ -187,10 +187,9 @@ def application(conf: cfg.ConfigOpts, manager: Callable[[], Manager | None]
     if strategy == 'keystone':
         # The services check trusts the identity headers only because
         # auth_token, in front of it, set them.
-        protected: WSGIApp = auth_token.AuthProtocol(
-            Application(manager, conf.host, services_only=True),
-            {'oslo_config_config': conf})
-        return protected
+        return keystone_auth.protect(
+            Application(manager, conf.host, services_only=True), conf,
+            'JSON-RPC endpoint')
     user_file = (conf.json_rpc.http_basic_auth_user_file
                  if strategy == 'http_basic' else None)
     return Application(manager, conf.host, user_file)

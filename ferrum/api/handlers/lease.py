@@ -181,18 +181,19 @@ def _check_identity(values: dict[str, Any]) -> None:
 def _check_project(values: dict[str, Any]) -> None:
     """A project books for itself only, from the nodes it owns and, unless
     ``baremetal:lease:create:shared_pool`` denies it, nodes without an
-    owner (Blazar's free pool); a system member books for any project,
-    from any nodes.
+    owner (Blazar's free pool); a system member (or the service role in
+    the service project) passes ``baremetal:lease:create_restricted`` and
+    books for any project, from any nodes.
 
     :raises Forbidden: another project, or another project's nodes.
     """
     access.check('baremetal:lease:create',
                  access.lease_target(values['project']))
-    ctx = access.context()
-    if ctx.system_scope == 'all' or not access.enforcing():
+    if access.allowed('baremetal:lease:create_restricted'):
         return
+    ctx = access.context()
     if values.get('owner', ctx.project_id) != ctx.project_id:
-        raise access.Forbidden(rule='baremetal:lease:create')
+        raise access.Forbidden(rule='baremetal:lease:create_restricted')
     values['owner'] = ctx.project_id
     values['shared_pool'] = access.allowed(
         'baremetal:lease:create:shared_pool',

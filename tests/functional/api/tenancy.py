@@ -22,6 +22,9 @@ OWNER = 'a1' * 16
 LESSEE = 'b2' * 16
 OTHER = 'c3' * 16
 THIRD = 'd4' * 16
+#: The project of OpenStack's service users (nova, an inspector): Ironic's
+#: service_role rule matches its name, "service".
+SERVICE = 'e5' * 16
 KEYSTONE_URI = 'http://keystone.test/identity/v3'
 V = {'X-OpenStack-Ironic-API-Version': '1.65'}
 ALL_ROLES = ('admin', 'manager', 'member', 'reader')
@@ -39,7 +42,15 @@ PERSONAS = {
     'lessee_member': (LESSEE, ('member', 'reader')),
     'lessee_reader': (LESSEE, ('reader',)),
     'third_party': (THIRD, ALL_ROLES),
+    # Keystone implies nothing from the service role.
+    'service': (SERVICE, ('service',)),
 }
+#: Tokens auth_token refuses: one Keystone never issued, one expired.
+BAD_TOKENS = {'invalid': 'token-nobody-issued', 'expired': 'token-expired'}
+
+
+def project_name(project):
+    return 'service' if project == SERVICE else 'p-' + project
 
 
 def fault(response):
@@ -48,20 +59,29 @@ def fault(response):
 
 @pytest.fixture
 def tokens():
-    """token id per persona, registered with the real auth_token."""
+    """token id per persona, registered with the real auth_token, and
+    the :data:`BAD_TOKENS`."""
     fixture = km_fixture.AuthTokenFixture()
     fixture.setUp()
-    ids = {}
+    ids = dict(BAD_TOKENS)
     for name, (project, roles) in PERSONAS.items():
         token = ks_fixture.V3Token(user_id='user-' + name, user_name=name,
                                    project_id=project,
-                                   project_name=project and 'p-' + project)
+                                   project_name=project and project_name(
+                                       project))
         if project is None:
             token.set_system_scope()
         for role in roles:
             token.add_role(name=role)
         ids[name] = 'token-' + name
         fixture.add_token(token, token_id=ids[name])
+    now = datetime.datetime.now(datetime.UTC)
+    expired = ks_fixture.V3Token(
+        user_id='user-expired', project_id=OWNER,
+        issued=now - datetime.timedelta(hours=1),
+        expires=now - datetime.timedelta(minutes=5))
+    expired.add_role(name='admin')
+    fixture.add_token(expired, token_id=BAD_TOKENS['expired'])
     yield ids
     fixture.cleanUp()
 

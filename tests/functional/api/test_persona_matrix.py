@@ -6,19 +6,31 @@ A table in data, in the style of Ironic's test_rbac_*.yaml: each row names
 a request, the status it gets when allowed, and who is allowed. Everyone
 else gets 404 when the resource is hidden from them (concealment: neither
 owner nor lessee) and 403 when they can see it but not do this; without a
-token every non-public route is 401. Lists also name exactly which rows
-each persona sees.
+token, or with one Keystone did not issue or that expired, every
+non-public route is 401, whether or not auth_token may defer its decision.
+Lists also name exactly which rows each persona sees.
+
+The service persona (the service role in the "service" project) passes
+Ironic's ``rule:service_role`` wherever its defaults use it: through
+SYSTEM_MEMBER and SYSTEM_READER it acts as a system member, on every
+node, port, allocation and lease, but not where a rule wants a system
+admin or a system-scoped token.
 """
 
 import pytest
 
+from ferrum.api import app as api_app
 from ferrum.api import routes
 from ferrum.objects import node as node_obj
 from tests.functional.api import tenancy
 
 SYSTEM_ADMIN = {'system_admin'}
-SYSTEM_MEMBER = SYSTEM_ADMIN | {'system_member'}
+#: Ironic's SYSTEM_MEMBER and SYSTEM_READER include rule:service_role.
+SYSTEM_MEMBER = SYSTEM_ADMIN | {'system_member', 'service'}
 SYSTEM_READER = SYSTEM_MEMBER | {'system_reader'}
+#: Rules declaring scope_types ['system'] refuse every project-scoped
+#: token, the service's too.
+SYSTEM_SCOPE_READER = SYSTEM_READER - {'service'}
 OWNER = {'owner_admin', 'owner_member', 'owner_reader'}
 LESSEE = {'lessee_admin', 'lessee_member', 'lessee_reader'}
 #: Who sees node n and m (system readers, owner and lessee readers).
@@ -166,16 +178,18 @@ MATRIX = [
         route='/v1/leases/<lease_ident>'),
     row('DELETE', '/v1/leases/{l}', 204, LESSEE_MEMBERS, LESSEE_READERS,
         route='/v1/leases/<lease_ident>'),
-    # ---- drivers, conductors, Placement status: system scope ----
-    row('GET', '/v1/drivers', 200, SYSTEM_READER, EVERYONE),
-    row('GET', '/v1/drivers/fake-hardware', 200, SYSTEM_READER, EVERYONE,
-        route='/v1/drivers/<driver_name>'),
-    row('GET', '/v1/drivers/fake-hardware/properties', 200, SYSTEM_READER,
-        EVERYONE, route='/v1/drivers/<driver_name>/properties'),
+    # ---- drivers, Placement status: system scope; conductors ----
+    row('GET', '/v1/drivers', 200, SYSTEM_SCOPE_READER, EVERYONE),
+    row('GET', '/v1/drivers/fake-hardware', 200, SYSTEM_SCOPE_READER,
+        EVERYONE, route='/v1/drivers/<driver_name>'),
+    row('GET', '/v1/drivers/fake-hardware/properties', 200,
+        SYSTEM_SCOPE_READER, EVERYONE,
+        route='/v1/drivers/<driver_name>/properties'),
+    # Ironic's conductor rule takes project scope too: the service sees them.
     row('GET', '/v1/conductors', 200, SYSTEM_READER, EVERYONE),
     row('GET', '/v1/conductors/test-conductor', 200, SYSTEM_READER,
         EVERYONE, route='/v1/conductors/<hostname>'),
-    row('GET', '/v1/placement/status', 200, SYSTEM_READER, EVERYONE),
+    row('GET', '/v1/placement/status', 200, SYSTEM_SCOPE_READER, EVERYONE),
 ]
 
 PUBLIC = {'/', '/v1', '/v1/lookup', '/v1/heartbeat/<node_ident>'}
@@ -214,6 +228,17 @@ def _names(response, entry):
     return {item.get('name') or item.get('address') for item in items}
 
 
+def _world(client, tokens, db, conductor, index):
+    """What a row's path and body name: see tenancy.build_world."""
+    world = tenancy.build_world(db, conductor.manager, str(index))
+    world['l'] = tenancy.book(client, tokens, tenancy.LESSEE, world['m'],
+                              'l-%d' % index)
+    world['mac'] = '%02x' % index
+    world['start'], world['end'] = '2099-01-01T00:00:00', \
+        '2099-01-02T00:00:00'
+    return world
+
+
 @pytest.fixture
 def worlds(ks_client, tokens, db, conductor):
     """One world per persona (and one for the anonymous caller), and the
@@ -221,13 +246,7 @@ def worlds(ks_client, tokens, db, conductor):
     owner's, of the same two projects."""
     found = {}
     for index, persona in enumerate([*tenancy.PERSONAS, None]):
-        world = tenancy.build_world(db, conductor.manager, str(index))
-        world['l'] = tenancy.book(ks_client, tokens, tenancy.LESSEE,
-                                  world['m'], 'l-%d' % index)
-        world['mac'] = '%02x' % index
-        world['start'], world['end'] = '2099-01-01T00:00:00', \
-            '2099-01-02T00:00:00'
-        found[persona] = world
+        found[persona] = _world(ks_client, tokens, db, conductor, index)
     # Another project's node (with a port, an allocation and a lease) and
     # a node of nobody's: only system readers list them.
     other = tenancy.build_world(db, conductor.manager, 'x',
@@ -281,4 +300,55 @@ def test_persona_matrix(ks_client, tokens, worlds, db, entry):
             if seen != expected_rows[kind]:
                 failures.append('%s sees %s, not %s' % (
                     persona, sorted(seen), sorted(expected_rows[kind])))
+    assert not failures, '\n'.join(failures)
+
+
+@pytest.mark.parametrize('delay', [False, True],
+                         ids=['decided', 'delay_auth_decision'])
+def test_without_a_valid_token_every_non_public_route_is_401(
+        keystone_conf, db, conductor, tokens, delay, caplog):
+    """No token, one Keystone never issued, an expired one: 401 with
+    auth_token's challenge before any policy or lookup, the same for a
+    resource that exists and one that does not, even when
+    ``[keystone_authtoken] delay_auth_decision`` lets auth_token defer."""
+    keystone_conf.set_override('delay_auth_decision', delay,
+                               group='keystone_authtoken')
+    client = api_app.create_app(keystone_conf, db,
+                                conductor.manager).test_client()
+    # The operator learns that the option has no effect.
+    assert ('delay_auth_decision is ignored' in caplog.text) is delay
+    world = _world(client, tokens, db, conductor, 0)
+    missing = dict(world, **{key: tenancy.new_uuid() for key in 'nmpal'})
+    failures = []
+    for entry in MATRIX:
+        public = _route_of(entry) in PUBLIC
+        for persona in (None, *tenancy.BAD_TOKENS):
+            answers = []
+            for names in (world, missing):
+                response = client.open(
+                    _fill(entry['path'].split('#')[0], names),
+                    method=entry['method'], json=_fill(entry['body'], names),
+                    headers=tenancy.headers(tokens, persona))
+                answers.append((response.status_code,
+                                response.headers.get('WWW-Authenticate'),
+                                response.get_data(as_text=True)))
+                if public:
+                    break
+            status, challenge, text = answers[0]
+            if public:
+                if status != entry['ok']:
+                    failures.append('%s %s, %s: %d, not %d' % (
+                        entry['method'], entry['path'], persona, status,
+                        entry['ok']))
+                continue
+            if (status, challenge) != (401, 'Keystone uri="%s"' %
+                                       tenancy.KEYSTONE_URI) or (
+                    'requires authentication' not in text):
+                failures.append('%s %s, %s: %d %s %s' % (
+                    entry['method'], entry['path'], persona, status,
+                    challenge, text[:150]))
+            elif answers[0] != answers[1]:
+                failures.append('%s %s, %s: a missing resource answers %s' %
+                                (entry['method'], entry['path'], persona,
+                                 answers[1][:2]))
     assert not failures, '\n'.join(failures)

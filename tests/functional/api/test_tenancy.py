@@ -351,6 +351,30 @@ def test_policy_file_overrides_and_is_reread_on_change(
         tokens, 'owner_reader')).status_code == 200
 
 
+def test_without_service_role_the_service_user_is_its_projects_user(
+        keystone_conf, db, conductor, tokens, tmp_path):
+    """Ironic's default (no rbac_service_role_elevated_access), as
+    doc/tenancy.md tells an operator to get it: the service persona
+    sees and books nothing outside its own project."""
+    path = tmp_path / 'policy.yaml'
+    path.write_text('"service_role": "!"\n')
+    keystone_conf.set_override('policy_file', str(path),
+                               group='oslo_policy')
+    client = api_app.create_app(keystone_conf, db,
+                                conductor.manager).test_client()
+    _node(db, 'n', owner=tenancy.OWNER)
+    service = headers(tokens, 'service')
+    assert client.get('/v1/nodes', headers=service).get_json() == {
+        'nodes': []}
+    assert client.get('/v1/nodes/n', headers=service).status_code == 404
+    assert client.get('/v1/conductors', headers=service).status_code == 403
+    path.write_text('"service_role": "role:service and '
+                    'project_name:service"\n')
+    stat = os.stat(path)
+    os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns + 10**9))
+    assert client.get('/v1/nodes/n', headers=service).status_code == 200
+
+
 @pytest.mark.parametrize('text, reason', [
     ('"baremetal:node:get": [unclosed\n', 'while parsing'),
     ('- a list\n', 'it is not a YAML mapping of rule names to check '

@@ -100,8 +100,16 @@ def test_a_tenant_token_is_refused(ks_conf, db, keystone, persona):
         assert '"service" role' in error['message']
 
 
+#: auth_token decides alone even where it is told it may defer.
+DELAY = pytest.mark.parametrize('delay', [False, True],
+                                ids=['decided', 'delay_auth_decision'])
+
+
+@DELAY
 @pytest.mark.parametrize('token', [None, 'not-a-token'])
-def test_no_token_or_a_bad_one_is_refused(ks_conf, db, token):
+def test_no_token_or_a_bad_one_is_refused(ks_conf, db, token, delay):
+    ks_conf.set_override('delay_auth_decision', delay,
+                         group='keystone_authtoken')
     with _serving(ks_conf, db) as url:
         answer = _post(url, token, **{'X-Roles': 'service'})
         assert answer.status_code == 401, answer.text
@@ -152,9 +160,12 @@ def test_api_and_conductor_processes_under_keystone(tmp_path, conf, pg_url,
         assert response.status_code == 202, response.text
 
 
-def test_a_revoked_token_is_replaced_once(ks_conf, db, keystone):
+@DELAY
+def test_a_revoked_token_is_replaced_once(ks_conf, db, keystone, delay):
     """A conductor refusing the API's token (401: revoked before it
     expired) gets the call once more with a new token."""
+    ks_conf.set_override('delay_auth_decision', delay,
+                         group='keystone_authtoken')
     with _serving(ks_conf, db):
         rpc = client.JsonRpcConductorAPI(ks_conf, db)
         first = rpc._token.headers()['X-Auth-Token']
