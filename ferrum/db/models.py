@@ -396,8 +396,7 @@ class LeaseNode(Base):
     #: The node's extra when the lease started, restored at its end.
     node_extra: orm.Mapped[Any] = orm.mapped_column(JSONEncoded,
                                                     nullable=True)
-    #: The lease's end cleared the node's lessee (this project's) before
-    #: undeploying and cleaning it; the row holds the node until it is
-    #: back (migration 0011).
-    revoked: orm.Mapped[bool] = orm.mapped_column(
+    #: The lease's start made the node's lessee its project (migration
+    #: 0011): the end, which clears the lessee first, still gives it back.
+    given: orm.Mapped[bool] = orm.mapped_column(
         sa.Boolean, default=False, server_default=sa.false())

@@ -28,8 +28,9 @@ someone else, no longer matching the lease, or gone, is handled by
 ``[lease] busy_node_policy``; the lease goes active only holding every
 node it booked.
 
-**End**, per node: first the project loses its rights (the node's lessee
-is cleared, :func:`ferrum.objects.lease_node.revoke`: a lessee that keeps
+**End**, per node: first the project loses its rights, in the claim's
+transaction (the node's lessee is cleared,
+:func:`ferrum.objects.lease_node.revoke_in`: a lessee that keeps
 the node from coming back, by protecting it, putting it in maintenance or
 redeploying it, keeps no rights meanwhile), then the lease's allocations
 are released and deployed nodes undeployed (so they are cleaned), and
@@ -84,7 +85,8 @@ def run(ctx: context_mod.ConductorContext) -> None:
     me = ctx.conductor_id
     _adopt_orphans(ctx)
     now = ctx.clock()
-    for batch in _claim(ctx, [_TABLE.c.end_at <= now], 'end'):
+    for batch in _claim(ctx, [_TABLE.c.end_at <= now], 'end',
+                        lease_node.revoke_in):
         for lease in batch:
             LOG.info('Lease %(lease)s: ending (its end %(end)s is reached)',
                      {'lease': lease.uuid, 'end': lease.end_at})
@@ -124,10 +126,14 @@ def _batches(leases: Sequence[lease_obj.Lease]
 
 
 def _claim(ctx: context_mod.ConductorContext, where: list[Any],
-           event: str) -> Iterator[list[lease_obj.Lease]]:
+           event: str, then: lease_obj.ClaimHook | None = None
+           ) -> Iterator[list[lease_obj.Lease]]:
     """Fire ``event`` on the due leases, a batch at a time, yielding each
     batch this conductor wins before claiming the next: conductors
-    running at once share the leases instead of one claiming them all."""
+    running at once share the leases instead of one claiming them all.
+
+    :param then: run in each claim's transaction, on the leases it won.
+    """
     sources = sorted(statuses.sources(event))
     leases = lease_obj.Lease.matching(
         ctx.db, [_TABLE.c.status.in_(sources), *where])
@@ -136,7 +142,7 @@ def _claim(ctx: context_mod.ConductorContext, where: list[Any],
     for batch in _batches(leases):
         # The statuses may be stale by now: the conditional UPDATE decides.
         won = lease_obj.Lease.claim(ctx.db, [lease.id for lease in batch],
-                                    event, ctx.conductor_id, where)
+                                    event, ctx.conductor_id, where, then)
         if won:
             yield won
 
@@ -177,7 +183,8 @@ def end_all(ctx: context_mod.ConductorContext,
     The free nodes of all of them go back in one transaction, which also
     ends the leases that had nothing else to wait for.
     """
-    # The rights go first, before anything below can wait on the node.
+    # The claim took the rights away; again, in case a failed start of
+    # the project's next lease gave them back.
     lease_node.revoke(ctx.db, [lease.id for lease in leases])
     rows = lease_obj.node_rows_of(ctx.db, [lease.id for lease in leases])
     placed = {lease.id: lease.placement_class for lease in leases}
@@ -237,7 +244,7 @@ def _was_given(row: Any, project: str) -> bool:
     lessee (the project's next lease has it too), or the end took it away
     (:func:`lease_node.revoke`) and nobody set another lessee since."""
     return bool(row['lessee'] == project
-                or (row['revoked'] and row['lessee'] is None))
+                or (row['given'] and row['lessee'] is None))
 
 
 def _is_free(row: Any) -> bool:

@@ -64,6 +64,8 @@ _NODE_STATE = sa.select(
     _NODE.c.resource_class).where(
         _NODE.c.id.in_(sa.bindparam('b_ids', expanding=True)))
 
+#: Work done in a claim's transaction, on the ids of the leases it moved.
+ClaimHook = Callable[[sa.Connection, Sequence[int]], None]
 #: Pick nodes for a new lease inside its creating transaction: returns
 #: (id, uuid) of each node, or raises LeaseConflict saying why there are
 #: not enough.
@@ -375,13 +377,14 @@ class Lease(base.Row):
 
     @classmethod
     def claim(cls, db: db_api.Database, ids: Collection[int], event: str,
-              conductor_id: int, where: Sequence[sa.ColumnElement[bool]]
-              ) -> builtins.list[Lease]:
+              conductor_id: int, where: Sequence[sa.ColumnElement[bool]],
+              then: ClaimHook | None = None) -> builtins.list[Lease]:
         """Fire ``event`` on those of ``ids`` still in a status it leaves
         and matching ``where``, naming ``conductor_id``: one conditional
         UPDATE, so of several conductors claiming at once each lease goes
         to exactly one (the others' UPDATE no longer matches it).
 
+        :param then: called in the same transaction with the ids moved.
         :returns: the leases this call moved (without their ``nodes``).
         """
         sources = sorted(statuses.sources(event))
@@ -395,6 +398,8 @@ class Lease(base.Row):
                     status=target, conductor_affinity=conductor_id,
                     updated_at=base.utcnow()).returning(*TABLE.c)
             ).mappings().all()
+            if rows and then is not None:
+                then(conn, [row['id'] for row in rows])
         return [cls(db, row) for row in rows]
 
     @classmethod

@@ -25,38 +25,38 @@ _NODE = node_obj.TABLE
 is_overlap_error = lease_obj.is_overlap_error
 
 
-def _revoked_by(project: sa.ColumnElement[Any] | None = None
-                ) -> sa.ColumnElement[bool]:
-    """The node is with an ending lease (of ``project``, if given) that
-    took its lessee away (:func:`revoke`) and has not given it back."""
-    rows = sa.select(NODES.c.id).where(
-        NODES.c.node_id == _NODE.c.id, NODES.c.holding, NODES.c.revoked)
-    if project is not None:
-        rows = rows.where(NODES.c.project == project)
-    return rows.exists()
-
-
-def _free_node() -> sa.ColumnElement[bool]:
-    """A node nobody holds: what a lease start may take. A node whose
-    lease's end cleared its lessee is not free until it is back."""
+def _unused() -> sa.ColumnElement[bool]:
+    """Nobody has the node: no lessee, lock, instance or allocation; not in
+    maintenance; available."""
     return sa.and_(_NODE.c.lessee.is_(None), _NODE.c.reservation.is_(None),
                    _NODE.c.maintenance.is_(False),
                    _NODE.c.instance_uuid.is_(None),
                    _NODE.c.allocation_id.is_(None),
-                   _NODE.c.provision_state == 'available',
-                   ~_revoked_by())
+                   _NODE.c.provision_state == 'available')
 
 
-#: The project's own node, its free node, or its node that the project's
-#: ending lease took away: the next lease of the project takes it over
-#: (the end then hands it over, :data:`_PASSED_ON`), as it would have
-#: before the end cleared the lessee.
+def _free_for(project: Any) -> sa.ColumnElement[bool]:
+    """What a start of ``project``'s lease may take: an unused node that
+    no other project's lease still has (its end took the lessee away,
+    :func:`revoke`, but the node is not back). The project's own ending
+    lease does not keep it from the project's next lease, which takes it
+    over (the end then hands it over, :data:`_PASSED_ON`), as it did
+    before the end cleared the lessee; only if unused, so never a node
+    the project holds back."""
+    return sa.and_(_unused(), ~sa.select(NODES.c.id).where(
+        NODES.c.node_id == _NODE.c.id, NODES.c.holding, NODES.c.given,
+        NODES.c.project != project).exists())
+
+
 _HOLD = sa.update(_NODE).where(
     _NODE.c.id == sa.bindparam('b_node'),
-    sa.or_(_NODE.c.lessee == sa.bindparam('b_project'), _free_node(),
-           sa.and_(_NODE.c.lessee.is_(None),
-                   _revoked_by(sa.bindparam('b_project'))))
+    sa.or_(_NODE.c.lessee == sa.bindparam('b_project'),
+           _free_for(sa.bindparam('b_project')))
 ).values(lessee=sa.bindparam('b_project'), updated_at=sa.bindparam('b_now'))
+#: The rows whose node the start gave to the project.
+_GIVEN = sa.update(NODES).where(
+    NODES.c.id.in_(sa.bindparam('b_rows', expanding=True))).values(
+        given=sa.bindparam('b_given'))
 #: Each node's extra as the lessee found it, copied as stored (JSON text),
 #: once: NULL is "not copied yet", so a NULL extra is copied as "{}".
 _KEEP_EXTRA = sa.update(NODES).where(
@@ -81,14 +81,20 @@ def hold_nodes(db: db_api.Database, lease_id: int,
     :returns: the rows whose node is held by someone else.
     """
     busy = []
+    held = []
     now = base.utcnow()
     with db.writer() as conn:
         conn.execute(_KEEP_EXTRA, {'b_lease': lease_id})
         for row in rows:
-            if not conn.execute(_HOLD, {'b_node': row['node_id'],
-                                        'b_project': project,
-                                        'b_now': now}).rowcount:
+            if conn.execute(_HOLD, {'b_node': row['node_id'],
+                                    'b_project': project,
+                                    'b_now': now}).rowcount:
+                held.append(row['id'])
+            else:
                 busy.append(row)
+        if held:
+            conn.execute(_GIVEN, {'b_rows': base.bucketed(sorted(held)),
+                                  'b_given': True})
         if not busy and then is not None:
             then()
     return busy
@@ -140,13 +146,16 @@ def unhold_node(db: db_api.Database, row: Mapping[str, Any],
     """Undo :func:`hold_nodes` after a failed start (nothing used it
     yet), unless another lease of the project has the node."""
     with db.writer() as conn:
-        conn.execute(sa.update(_NODE).where(
-            _NODE.c.id == row['node_id'], _NODE.c.lessee == project,
-            _NODE.c.allocation_id.is_(None),
-            _NODE.c.instance_uuid.is_(None),
-            ~_HELD_BY_OTHER.where(_OTHER.c.node_id == _NODE.c.id).exists()
+        if conn.execute(sa.update(_NODE).where(
+                _NODE.c.id == row['node_id'], _NODE.c.lessee == project,
+                _NODE.c.allocation_id.is_(None),
+                _NODE.c.instance_uuid.is_(None),
+                ~_HELD_BY_OTHER.where(
+                    _OTHER.c.node_id == _NODE.c.id).exists()
         ).values(lessee=None, updated_at=base.utcnow()),
-            {'b_lease': row['lease_id'], 'b_project': project})
+                {'b_lease': row['lease_id'], 'b_project': project}
+        ).rowcount:
+            conn.execute(_GIVEN, {'b_rows': [row['id']], 'b_given': False})
 
 
 def held_by_others(db: db_api.Database, lease_id: int, project: str,
@@ -178,10 +187,10 @@ def substitute(db: db_api.Database, row: Mapping[str, Any], node_id: int,
             conn.execute(sa.insert(NODES).values(
                 lease_id=row['lease_id'], node_id=node_id, project=project,
                 start_at=start, end_at=row['end_at'],
-                block_end=row['block_end'], holding=True,
+                block_end=row['block_end'], holding=True, given=True,
                 node_extra=extra or {}))
             if not conn.execute(sa.update(_NODE).where(
-                    _NODE.c.id == node_id, _free_node()).values(
+                    _NODE.c.id == node_id, _free_for(project)).values(
                         lessee=project, updated_at=base.utcnow())).rowcount:
                 raise _Lost()
             if row['id'] is not None:
@@ -241,17 +250,20 @@ _NEXT_ROW = (
     _NEXT.c.start_at <= sa.bindparam('b_now', type_=sa.DateTime),
     _NEXT.c.end_at > sa.bindparam('b_now', type_=sa.DateTime),
     _NEXT_LEASE.c.id == _NEXT.c.lease_id,
-    _NEXT_LEASE.c.status != statuses.PENDING)
+    _NEXT_LEASE.c.status.in_((statuses.STARTING, statuses.ACTIVE)))
 _PASSED_ON = sa.select(_NEXT.c.id).where(*_NEXT_ROW).exists()
-#: The rows whose node the end takes away from the project (the node's
-#: lessee is the project's and no next lease of the project has it).
-_REVOKE = sa.update(NODES).where(
-    NODES.c.lease_id.in_(sa.bindparam('b_leases', expanding=True)),
-    NODES.c.holding, NODES.c.revoked.is_(False),
-    sa.select(_NODE.c.id).where(_NODE.c.id == NODES.c.node_id,
-                                _NODE.c.lessee == NODES.c.project).exists(),
-    ~_PASSED_ON).values(revoked=True).returning(NODES.c.node_id,
-                                                NODES.c.project)
+#: The end takes the project's rights away: the node's lessee, where it is
+#: still the project of a row the start gave it to and no next lease of
+#: the project has the node. One statement, so a next lease's start that
+#: commits meanwhile is seen, not undone.
+_REVOKE = sa.update(_NODE).where(
+    _NODE.c.lessee.is_not(None),
+    sa.select(NODES.c.id).where(
+        NODES.c.node_id == _NODE.c.id,
+        NODES.c.lease_id.in_(sa.bindparam('b_leases', expanding=True)),
+        NODES.c.holding, NODES.c.given, NODES.c.project == _NODE.c.lessee,
+        ~_PASSED_ON).exists()).values(
+            lessee=None, updated_at=sa.bindparam('b_now', type_=sa.DateTime))
 #: The next rows that take the nodes over, with the ending rows' copy of
 #: each node's ``extra`` from before the project had it: the next lease's
 #: start copied the node's extra as this project left it, and at its end
@@ -268,7 +280,7 @@ _GIVE_BACK = sa.update(_NODE).where(
     _NODE.c.id == NODES.c.node_id,
     NODES.c.id.in_(sa.bindparam('b_rows', expanding=True)),
     sa.or_(_NODE.c.lessee == NODES.c.project,
-           sa.and_(NODES.c.revoked, _NODE.c.lessee.is_(None))),
+           sa.and_(NODES.c.given, _NODE.c.lessee.is_(None))),
     _NODE.c.reservation.is_(None), _NODE.c.instance_uuid.is_(None),
     _NODE.c.allocation_id.is_(None),
     _NODE.c.provision_state == 'available', ~_PASSED_ON).values(
@@ -285,28 +297,25 @@ _HAND_OVER = sa.update(NODES).where(
     _PASSED_ON).values(holding=False).returning(NODES.c.id)
 
 
-def revoke(db: db_api.Database, lease_ids: Sequence[int]) -> int:
-    """Take the projects' rights on the nodes of ``lease_ids`` (ending)
-    away: clear each node's lessee, if it is still the lease's project
-    and no next lease of the project has the node, and mark the row
-    ``revoked``. The first step of an end, before anything waits on the
-    node: a lessee that keeps it from coming back (protected, maintenance,
-    a redeploy) must not keep its rights meanwhile, as ESI-leap clears
-    the lessee before it cleans. One transaction; idempotent.
-
-    :returns: how many nodes lost their lessee.
-    """
-    if not lease_ids:
-        return 0
+def revoke(db: db_api.Database, lease_ids: Sequence[int]) -> None:
+    """:func:`revoke_in`, in a transaction of its own."""
     with db.writer() as conn:
-        taken = conn.execute(_REVOKE, {
-            'b_leases': base.bucketed(sorted(lease_ids)),
-            'b_now': base.utcnow()}).all()
-        for node_id, project in taken:
-            conn.execute(sa.update(_NODE).where(
-                _NODE.c.id == node_id, _NODE.c.lessee == project).values(
-                    lessee=None, updated_at=base.utcnow()))
-    return len(taken)
+        revoke_in(conn, lease_ids)
+
+
+def revoke_in(conn: sa.Connection, lease_ids: Sequence[int]) -> None:
+    """Take the projects' rights on the nodes of ``lease_ids`` (ending)
+    away: clear each node's lessee where it is still the lease's project
+    and no next lease of the project has the node. The first step of an
+    end, in the transaction that claims it: a lessee that keeps the node
+    from coming back (protected, maintenance, a redeploy) must not keep
+    its rights meanwhile, as ESI-leap clears the lessee before it cleans.
+    The rows keep holding the node, ``given``, until it is back.
+    Idempotent: each run of the end repeats it (a failed start of the
+    project's next lease may have set the lessee again)."""
+    if lease_ids:
+        conn.execute(_REVOKE, {'b_leases': base.bucketed(sorted(lease_ids)),
+                               'b_now': base.utcnow()})
 
 
 def give_back_all(db: db_api.Database, rows: Sequence[Mapping[str, Any]]
@@ -316,12 +325,15 @@ def give_back_all(db: db_api.Database, rows: Sequence[Mapping[str, Any]]
     (``instance_info``; ``extra`` back to its value at the start), and
     stop holding them. A node the project's next lease already holds
     stays its, and the row just lets go. A node :func:`revoke` took
-    away has no lessee by then. One transaction.
+    away has no lessee by then. Of two rows of one node, the earlier
+    lease's goes back first (its copy of ``extra`` is from before the
+    project had the node) and the other is no longer ``given``. One
+    transaction.
 
     :returns: the ids of the rows whose node is back or passed on.
     """
     by_node: dict[int, Mapping[str, Any]] = {}
-    for row in rows:
+    for row in sorted(rows, key=lambda row: row['start_at']):
         # Two rows of one node (two leases of a project ending together):
         # the second waits for the next run, when the node is free again.
         by_node.setdefault(row['node_id'], row)
@@ -338,6 +350,9 @@ def give_back_all(db: db_api.Database, rows: Sequence[Mapping[str, Any]]
         back = {by_node[node_id]['id'] for node_id in nodes}
         if back:
             conn.execute(_LET_GO, {'b_rows': base.bucketed(sorted(back))})
+            conn.execute(sa.update(NODES).where(
+                NODES.c.node_id.in_(base.bucketed(sorted(nodes))),
+                NODES.c.holding, NODES.c.given).values(given=False))
     return back | passed
 
 
@@ -354,13 +369,15 @@ PLACED = (statuses.STARTING, statuses.ACTIVE, statuses.ENDING)
 #: Statuses in which allocations under a lease take its nodes from the
 #: lease's Placement consumer (and give them back to it).
 RUNNING = (statuses.STARTING, statuses.ACTIVE)
-#: A revoked row still holds its node in Placement until it is back.
+#: A row whose node the end took away still holds it in Placement until
+#: it is back.
 _HOLDERS = sa.select(NODES.c.node_id, _LEASES.c.uuid,
                      _LEASES.c.status, NODES.c.project).select_from(
     NODES.join(_LEASES, _LEASES.c.id == NODES.c.lease_id)
     .join(_NODE, _NODE.c.id == NODES.c.node_id)).where(
         NODES.c.holding,
-        sa.or_(_NODE.c.lessee == NODES.c.project, NODES.c.revoked),
+        sa.or_(_NODE.c.lessee == NODES.c.project,
+               sa.and_(NODES.c.given, _NODE.c.lessee.is_(None))),
         _LEASES.c.placement_class, _LEASES.c.status.in_(PLACED))
 
 

@@ -16,6 +16,7 @@ from ferrum.leases import engine
 from ferrum.objects import allocation as allocation_obj
 from ferrum.objects import base
 from ferrum.objects import lease as lease_obj
+from ferrum.objects import lease_node
 from tests.conftest import wait_for
 from tests.functional.inventory.conftest import converged
 from tests.functional.inventory.test_allocation_processes import _nodes
@@ -274,10 +275,15 @@ def test_placement_killed_during_a_start_and_an_end(
     lease = lease_obj.Lease.get(db, lease_uuid)
     assert lease.status == 'ending'
     assert 'Placement, to release the lease\'s claims' in lease.last_error
-    # The project's rights went first; the lease still holds the nodes.
+    # The project's rights went first; the lease still holds the nodes,
+    # in Placement too.
     assert lessees(db) == set()
-    assert {row['node_uuid'] for row in lease_obj.node_rows_of(
-        db, [lease.id])[lease.id]} == set(lease.nodes)
+    rows = lease_obj.node_rows_of(db, [lease.id])[lease.id]
+    assert {row['node_uuid'] for row in rows} == set(lease.nodes)
+    with db.reader() as conn:
+        assert lease_node.placement_holders(
+            conn, [row['node_id'] for row in rows]) == {
+                row['node_id']: (lease_uuid, 'ending') for row in rows}
     placement_process.start()
 
     def ended():
