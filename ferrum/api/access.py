@@ -26,6 +26,7 @@ import yaml
 from oslo_context import context as context_mod
 
 from ferrum.api import auth
+from ferrum.api import authorizer as authorizer_mod
 from ferrum.api import node_lookup
 from ferrum.api import policy
 from ferrum.api import services
@@ -61,7 +62,8 @@ def install(app: flask.Flask) -> None:
     """
     conf = app.config['FERRUM_CONF']
     if conf.auth_strategy == 'keystone':
-        app.config[_ENFORCER] = policy.Authorizer(policy.enforcer(conf))
+        app.config[_ENFORCER] = authorizer_mod.Authorizer(
+            policy.enforcer(conf))
     app.before_request(load_context)
 
 
@@ -93,13 +95,16 @@ def allowed(rule: str, target: Mapping[str, Any] | None = None) -> bool:
     (a project token on a system-only rule) is a plain no."""
     if not enforcing():
         return True
-    authorizer = cast(policy.Authorizer,
+    authorizer = cast(authorizer_mod.Authorizer,
                       flask.current_app.config[_ENFORCER])
-    if not flask.g.get('policy_fresh'):
+    caller = flask.g.get('caller')
+    if caller is None:
+        # The request's first check: the file (at most once a second),
+        # then the caller's credentials, once for all its checks.
         _refresh(authorizer)
-        flask.g.policy_fresh = True
-        flask.g.creds = _policy_values(context())
-    return authorizer.allowed(rule, target or {}, flask.g.creds)
+        caller = flask.g.caller = authorizer_mod.Caller(
+            _policy_values(context()))
+    return authorizer.allowed(rule, target or {}, caller)
 
 
 def _policy_values(ctx: context_mod.RequestContext) -> dict[str, Any]:
@@ -113,10 +118,10 @@ def _policy_values(ctx: context_mod.RequestContext) -> dict[str, Any]:
     return values
 
 
-def _refresh(authorizer: policy.Authorizer) -> None:
-    """oslo.policy's mtime check of the file, once per request.
+def _refresh(authorizer: authorizer_mod.Authorizer) -> None:
+    """The policy file's check (see :meth:`Enforcer.check_file`).
 
-    :raises PolicyUnusable: the file changed and no longer parses.
+    :raises PolicyUnusable: the file changed and does not parse.
     """
     try:
         authorizer.refresh()
