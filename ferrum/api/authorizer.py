@@ -136,8 +136,10 @@ class Caller:
     __slots__ = ('values', 'key')
 
     def __init__(self, values: Mapping[str, Any]) -> None:
-        self.values = dict(values)
-        self.key = _frozen(self.values)
+        # Never handed to oslo.policy itself, which adds to what it is
+        # given: Authorizer.allowed() gives it a copy.
+        self.values = values
+        self.key = _frozen(values)
 
 
 class Authorizer:
