@@ -132,6 +132,8 @@ def _refresh(authorizer: authorizer_mod.Authorizer) -> None:
     """
     try:
         authorizer.refresh()
+    except authorizer_mod.StillUnusable:
+        raise PolicyUnusable() from None  # logged when it was read
     except (ValueError, TypeError, AttributeError, yaml.YAMLError) as exc:
         # The parsers' errors for a file that is not a mapping of strings.
         LOG.error('API requests are refused until this is fixed: the policy '

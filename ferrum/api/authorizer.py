@@ -67,6 +67,11 @@ def _install_check() -> None:
 
 # ---- the policy file -------------------------------------------------------
 
+class StillUnusable(Exception):
+    """The policy file did not parse when it was last read, less than
+    :attr:`Enforcer.CHECK_INTERVAL` ago (the error was raised then)."""
+
+
 class Enforcer(policy.Enforcer):
     """oslo.policy's Enforcer, its policy file checked when asked, at most
     once per :attr:`CHECK_INTERVAL`.
@@ -88,6 +93,9 @@ class Enforcer(policy.Enforcer):
         self.clock = clock
         self._checked_at: float | None = None
         self._failure: Exception | None = None
+        # Requests that find the check due at once read one after the
+        # other (oslo.policy's loading replaces its state in steps).
+        self._reading = threading.Lock()
 
     def load_rules(self, force_reload: bool = False) -> None:
         """oslo.policy calls this before every evaluation: only the first
@@ -100,26 +108,29 @@ class Enforcer(policy.Enforcer):
         less than :attr:`CHECK_INTERVAL` ago.
 
         A file that failed to parse stays failed until it parses: each
-        check reads it again, and meanwhile every call raises its error
-        (oslo.policy alone would raise once, then go on with the rules it
-        had, revoked ones included).
+        check reads it again, and meanwhile every call raises (oslo.policy
+        alone would raise once, then go on with the rules it had, revoked
+        ones included).
 
-        :raises ValueError: and the other errors of an unparsable file.
+        :raises ValueError: and the other errors of an unparsable file,
+            when it was read now.
+        :raises StillUnusable: it did not parse when last read.
         """
         if (self._checked_at is None
                 or self.clock() - self._checked_at >= self.CHECK_INTERVAL):
             self._read(force_reload=self._failure is not None)
         elif self._failure is not None:
-            raise self._failure.with_traceback(None)
+            raise StillUnusable(str(self._failure))
 
     def _read(self, force_reload: bool) -> None:
-        self._checked_at = self.clock()
-        try:
-            super().load_rules(force_reload)
-        except Exception as exc:
-            self._failure = exc
-            raise
-        self._failure = None
+        with self._reading:
+            self._checked_at = self.clock()
+            try:
+                super().load_rules(force_reload)
+            except Exception as exc:
+                self._failure = exc
+                raise
+            self._failure = None
 
 
 # ---- the decisions ---------------------------------------------------------
@@ -168,6 +179,7 @@ class Authorizer:
         """Re-read the file if it changed (at most once a second).
 
         :raises ValueError: and the other errors of an unparsable file.
+        :raises StillUnusable: see :meth:`Enforcer.check_file`.
         """
         self.enforcer.check_file()
         rules = self.enforcer.rules

@@ -151,8 +151,9 @@ def test_a_file_broken_later_is_refused_until_it_parses(tmp_path):
         clock.now += authorizer_mod.Enforcer.CHECK_INTERVAL
         with pytest.raises(ValueError):
             authorizer.refresh()
-        with pytest.raises(ValueError):
-            authorizer.refresh()  # within the second: the same answer
+        # Within the second: refused, the file not read again.
+        with pytest.raises(authorizer_mod.StillUnusable):
+            authorizer.refresh()
     _edit(path, '"baremetal:node:get": "role:admin"\n')
     clock.now += authorizer_mod.Enforcer.CHECK_INTERVAL
     authorizer.refresh()
