@@ -30,8 +30,9 @@ from ferrum.rpc import registry
 def _negotiate() -> None:
     flask.g.api_version = None
     headers = flask.request.headers
-    # The version headers only (the last of each, as a dict of them all
-    # kept): under keystone, auth_token adds some twenty to every request.
+    # The version headers only, the last value of each (what a dict of
+    # every header kept): under keystone, auth_token adds some twenty
+    # headers to every request.
     flask.g.api_version = microversion.negotiate({
         name: headers.getlist(name)[-1] for name in microversion.HEADERS
         if name in headers})
