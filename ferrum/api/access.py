@@ -26,6 +26,7 @@ import yaml
 from oslo_context import context as context_mod
 
 from ferrum.api import auth
+from ferrum.api import authorizer as authorizer_mod
 from ferrum.api import node_lookup
 from ferrum.api import policy
 from ferrum.api import services
@@ -61,12 +62,21 @@ def install(app: flask.Flask) -> None:
     """
     conf = app.config['FERRUM_CONF']
     if conf.auth_strategy == 'keystone':
-        app.config[_ENFORCER] = policy.Authorizer(policy.enforcer(conf))
+        app.config[_ENFORCER] = authorizer_mod.Authorizer(
+            policy.enforcer(conf))
     app.before_request(load_context)
 
 
 def enforcing() -> bool:
-    return bool(services.conf().auth_strategy == 'keystone')
+    return _authorizer() is not None
+
+
+def _authorizer() -> authorizer_mod.Authorizer | None:
+    """The app's Authorizer, which ``keystone`` alone has (:func:`install`):
+    one lookup per check, where reading the option through oslo.config
+    cost more than a remembered decision."""
+    return cast(authorizer_mod.Authorizer | None,
+                flask.current_app.config.get(_ENFORCER))
 
 
 def load_context() -> None:
@@ -91,15 +101,17 @@ def context() -> context_mod.RequestContext:
 def allowed(rule: str, target: Mapping[str, Any] | None = None) -> bool:
     """Whether the caller passes ``rule`` on ``target``; a scope mismatch
     (a project token on a system-only rule) is a plain no."""
-    if not enforcing():
+    authorizer = _authorizer()
+    if authorizer is None:
         return True
-    authorizer = cast(policy.Authorizer,
-                      flask.current_app.config[_ENFORCER])
-    if not flask.g.get('policy_fresh'):
+    caller = flask.g.get('caller')
+    if caller is None:
+        # The request's first check: the file (at most once a second),
+        # then the caller's credentials, once for all its checks.
         _refresh(authorizer)
-        flask.g.policy_fresh = True
-        flask.g.creds = _policy_values(context())
-    return authorizer.allowed(rule, target or {}, flask.g.creds)
+        caller = flask.g.caller = authorizer_mod.Caller(
+            _policy_values(context()))
+    return authorizer.allowed(rule, target or {}, caller)
 
 
 def _policy_values(ctx: context_mod.RequestContext) -> dict[str, Any]:
@@ -113,13 +125,15 @@ def _policy_values(ctx: context_mod.RequestContext) -> dict[str, Any]:
     return values
 
 
-def _refresh(authorizer: policy.Authorizer) -> None:
-    """oslo.policy's mtime check of the file, once per request.
+def _refresh(authorizer: authorizer_mod.Authorizer) -> None:
+    """The policy file's check (see :meth:`Enforcer.check_file`).
 
-    :raises PolicyUnusable: the file changed and no longer parses.
+    :raises PolicyUnusable: the file changed and does not parse.
     """
     try:
         authorizer.refresh()
+    except authorizer_mod.StillUnusable:
+        raise PolicyUnusable() from None  # logged when it was read
     except (ValueError, TypeError, AttributeError, yaml.YAMLError) as exc:
         # The parsers' errors for a file that is not a mapping of strings.
         LOG.error('API requests are refused until this is fixed: the policy '

@@ -29,7 +29,13 @@ from ferrum.rpc import registry
 
 def _negotiate() -> None:
     flask.g.api_version = None
-    flask.g.api_version = microversion.negotiate(dict(flask.request.headers))
+    headers = flask.request.headers
+    # The version headers only, the last value of each (what a dict of
+    # every header kept): under keystone, auth_token adds some twenty
+    # headers to every request.
+    flask.g.api_version = microversion.negotiate({
+        name: headers.getlist(name)[-1] for name in microversion.HEADERS
+        if name in headers})
 
 
 def _check_url() -> None:

@@ -110,6 +110,8 @@ MIN_VERSION = (1, 1)
 MAX_VERSION = (1, VERSIONS[-1][0])
 SERVICE_TYPE = 'baremetal'
 LEGACY_HEADER = 'X-OpenStack-Ironic-API-Version'
+#: The headers a version is asked for with (see :func:`negotiate`).
+HEADERS = ('OpenStack-API-Version', LEGACY_HEADER)
 
 
 class NotAcceptableVersion(exception.FerrumException):
@@ -136,7 +138,7 @@ def as_string(version: tuple[int, int]) -> str:
 
 
 def negotiate(headers: dict[str, str]) -> tuple[int, int]:
-    """The version a request asks for.
+    """The version a request asks for in ``headers`` (:data:`HEADERS`).
 
     :raises NotAcceptableVersion: the version is outside the range.
     :raises InvalidParameterValue: the header cannot be parsed.
@@ -178,7 +180,7 @@ def add_headers(response: flask.Response,
         response.headers[LEGACY_HEADER] = as_string(version)
         response.headers['OpenStack-API-Version'] = '%s %s' % (
             SERVICE_TYPE, as_string(version))
-    response.headers['Vary'] = '%s, OpenStack-API-Version' % LEGACY_HEADER
+    response.headers['Vary'] = '%s, %s' % (LEGACY_HEADER, HEADERS[0])
 
 
 def at_least(minor: int) -> bool:

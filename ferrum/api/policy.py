@@ -18,15 +18,14 @@ only evaluated under ``[DEFAULT] auth_strategy = keystone``; see
 """
 
 import logging
-import threading
-from collections.abc import Hashable, Mapping
-from typing import Any
+import time
 
 import yaml
 from oslo_config import cfg
 from oslo_policy import _checks
 from oslo_policy import policy
 
+from ferrum.api import authorizer
 from ferrum.common import exception
 from ferrum.conf import tenancy
 
@@ -376,12 +375,15 @@ def check_rules(enforcer: policy.Enforcer) -> None:
                     '"%s".' % (name, rule.check_str[:200])))
 
 
-def enforcer(conf: cfg.ConfigOpts) -> policy.Enforcer:
+def enforcer(conf: cfg.ConfigOpts,
+             clock: authorizer.Clock = time.monotonic) -> authorizer.Enforcer:
     """The application's one Enforcer, defaults registered, file checked.
 
+    :param clock: when the policy file was last checked (see
+        :meth:`ferrum.api.authorizer.Enforcer.check_file`).
     :raises PolicyFileInvalid: see :func:`check_rules`.
     """
-    built = policy.Enforcer(conf)
+    built = authorizer.Enforcer(conf, clock)
     # Ironic's defaults changed from the pre-RBAC ones on purpose.
     built.suppress_default_change_warnings = True
     built.register_defaults(list_rules())
@@ -389,65 +391,6 @@ def enforcer(conf: cfg.ConfigOpts) -> policy.Enforcer:
     if built.policy_path:
         LOG.info('API policy: defaults overridden by %s', built.policy_path)
     return built
-
-
-def _frozen(values: Mapping[str, Any]) -> Hashable:
-    return tuple(sorted((key, tuple(value) if isinstance(value, list)
-                         else value) for key, value in values.items()))
-
-
-class Authorizer:
-    """The app's one Enforcer, and the decisions it made on its rules.
-
-    A decision is a pure function of the rules, the rule's name, the target
-    and the caller's credentials, and oslo.policy takes a third of a
-    millisecond to evaluate one of Ironic's check strings (it inspects each
-    check's signature on every call). So decisions are remembered until
-    the rules change: :meth:`refresh`, once per request, is oslo.policy's
-    own check of the file (re-read when its mtime moved); a new rule set
-    forgets every decision.
-    """
-
-    #: Distinct (rule, target, credentials) remembered at most.
-    MAX_DECISIONS = 20000
-
-    def __init__(self, enforcer: policy.Enforcer) -> None:
-        self.enforcer = enforcer
-        self._lock = threading.Lock()
-        self._rules = enforcer.rules
-        self._decisions: dict[Hashable, bool] = {}
-
-    def refresh(self) -> None:
-        """Re-read the file if it changed.
-
-        :raises ValueError: and the other errors of an unparsable file.
-        """
-        self.enforcer.load_rules()
-        rules = self.enforcer.rules
-        if rules is not self._rules:
-            with self._lock:
-                # Holding the rules keeps their identity from being reused.
-                self._rules, self._decisions = rules, {}
-
-    def allowed(self, rule: str, target: Mapping[str, Any],
-                creds: Mapping[str, Any]) -> bool:
-        key = (rule, _frozen(target), _frozen(creds))
-        # The rules and their decisions as one pair: a decision made on
-        # rules that refresh() replaced meanwhile must not land among the
-        # new rules' decisions (a revoked rule would go on allowing).
-        with self._lock:
-            rules, decisions = self._rules, self._decisions
-        found = decisions.get(key)
-        if found is None:
-            # enforce() adds to the credentials it is given: a copy.
-            found = bool(self.enforcer.enforce(rule, dict(target),
-                                               dict(creds)))
-            with self._lock:
-                if self._rules is rules:
-                    if len(decisions) >= self.MAX_DECISIONS:
-                        decisions.clear()
-                    decisions[key] = found
-        return found
 
 
 def sample_enforcer() -> policy.Enforcer:

@@ -347,8 +347,10 @@ def test_policy_file_overrides_and_is_reread_on_change(
     path.write_text('"baremetal:node:get": "role:reader"\n')
     stat = os.stat(path)
     os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns + 10**9))
-    assert client.get('/v1/nodes/n', headers=headers(
-        tokens, 'owner_reader')).status_code == 200
+    # The file is checked once a second at most.
+    wait_for(lambda: client.get('/v1/nodes/n', headers=headers(
+        tokens, 'owner_reader')).status_code == 200,
+             interval=0.05, what='the changed policy file in force')
 
 
 def test_without_service_role_the_service_user_is_its_projects_user(
@@ -411,10 +413,19 @@ def test_a_policy_file_broken_later_answers_503_not_500(
     path.write_text('"baremetal:node:get": [unclosed\n')
     stat = os.stat(path)
     os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns + 10**9))
-    response = client.get('/v1/nodes/n', headers=headers(
-        tokens, 'owner_reader'))
-    assert response.status_code == 503
+    response = wait_for(lambda: _status(client.get('/v1/nodes/n', headers=(
+        headers(tokens, 'owner_reader'))), 503), interval=0.05,
+                        what='a 503')
     assert 'policy file is unusable' in fault(response)
+    # Refused until the file is fixed, not served by the rules it had.
+    for _ in range(3):
+        assert client.get('/v1/nodes/n', headers=headers(
+            tokens, 'owner_reader')).status_code == 503
+
+
+def _status(response, status):
+    """``response`` if it has ``status`` (for wait_for)."""
+    return response if response.status_code == status else None
 
 
 # ---- Keystone away ---------------------------------------------------------
