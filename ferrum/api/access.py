@@ -63,7 +63,8 @@ def install(app: flask.Flask) -> None:
     conf = app.config['FERRUM_CONF']
     if conf.auth_strategy == 'keystone':
         app.config[_ENFORCER] = authorizer_mod.Authorizer(
-            policy.enforcer(conf))
+            policy.enforcer(conf), conf.rbac_service_project_name
+            if conf.rbac_service_role_elevated_access else None)
     app.before_request(load_context)
 
 
@@ -117,9 +118,10 @@ def allowed(rule: str, target: Mapping[str, Any] | None = None) -> bool:
 def _policy_values(ctx: context_mod.RequestContext) -> dict[str, Any]:
     """oslo.context's policy values and the project's name, which it
     leaves out and Ironic's context adds: Ironic's ``service_role`` rule
-    (``role:service and project_name:service``, the nova and inspector
-    service users) matches on it. A plain dict: a key added to oslo's
-    mapping would warn as deprecated on every read."""
+    (the nova and inspector service users, when ``[DEFAULT]
+    rbac_service_role_elevated_access`` is set) matches on it. A plain
+    dict: a key added to oslo's mapping would warn as deprecated on every
+    read."""
     values = dict(ctx.to_policy_values())
     values['project_name'] = ctx.project_name
     return values

@@ -165,8 +165,19 @@ class Authorizer:
     #: Distinct (rule, target, credentials) remembered at most.
     MAX_DECISIONS = 20000
 
-    def __init__(self, enforcer: Enforcer) -> None:
+    def __init__(self, enforcer: Enforcer,
+                 service_project: str | None = None) -> None:
+        """
+        :param service_project: the project whose ``service`` role users
+            the ``service_role`` rule elevates (``[DEFAULT]
+            rbac_service_project_name``), or None when that is off: as
+            Ironic, every target then carries it as
+            ``config.service_project_name``.
+        """
         self.enforcer = enforcer
+        self._config: dict[str, str] = (
+            {} if service_project is None
+            else {'config.service_project_name': service_project})
         self._lock = threading.Lock()
         # The rules and the decisions made on them, replaced as one pair:
         # a decision made on rules that refresh() replaced meanwhile must
@@ -195,8 +206,8 @@ class Authorizer:
         found = decisions.get(key)
         if found is None:
             # enforce() adds to the credentials it is given: a copy.
-            found = bool(self.enforcer.enforce(rule, dict(target),
-                                               dict(caller.values)))
+            found = bool(self.enforcer.enforce(
+                rule, {**target, **self._config}, dict(caller.values)))
             with self._lock:
                 if self._state[0] is rules:
                     if len(decisions) >= self.MAX_DECISIONS:

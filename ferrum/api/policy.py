@@ -101,9 +101,14 @@ def _rule(name: str, check: str, description: str,
 def _generic() -> list[policy.RuleDefault]:
     return [
         policy.RuleDefault(
-            'service_role', 'role:service and project_name:service',
+            'service_role',
+            'role:service and project_name:%(config.service_project_name)s',
             description='A service (nova, an inspector) calling with the '
-                        'service role from the "service" project.'),
+                        'service role from the service project. As in '
+                        'Ironic, config.service_project_name is set only '
+                        'when [DEFAULT] rbac_service_role_elevated_access '
+                        'is true (to rbac_service_project_name); otherwise '
+                        'this rule matches nobody.'),
     ]
 
 

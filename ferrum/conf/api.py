@@ -38,6 +38,20 @@ auth_opts: list[cfg.Opt] = [
                     'refuses to start when the file is missing or has a '
                     'malformed line, and re-reads it whenever it changes '
                     'on disk.'),
+    cfg.BoolOpt('rbac_service_role_elevated_access', default=False,
+                help='Under auth_strategy = keystone, give a token with the '
+                     '"service" role in the project named by '
+                     'rbac_service_project_name (nova\'s and an inspector\'s '
+                     'service users) the rights of a system member and '
+                     'reader (the policy\'s "service_role" rule), as Ironic '
+                     'does with the same option. Off, as Ironic\'s default: '
+                     'such a token is a user of its own project only.'),
+    cfg.StrOpt('rbac_service_project_name', default='service',
+               help='The project whose "service" role users get elevated '
+                    'access when rbac_service_role_elevated_access is set; '
+                    'also the only project whose "service" role users may '
+                    'call conductors under [json_rpc] auth_strategy = '
+                    'keystone.'),
 ]
 
 opts: list[cfg.Opt] = [

@@ -118,13 +118,14 @@ class Application:
 
     def __init__(self, manager: Callable[[], Manager | None],
                  host: str, user_file: str | None = None,
-                 services_only: bool = False) -> None:
+                 service_project: str | None = None) -> None:
         """
         :param user_file: the htpasswd file for HTTP Basic authentication;
             None serves every call.
-        :param services_only: serve only calls whose identity headers,
-            set by keystonemiddleware in front (see :func:`application`),
-            are a service's.
+        :param service_project: if set, serve only calls whose identity
+            headers, set by keystonemiddleware in front (see
+            :func:`application`), are a service's of that project (see
+            :func:`service_auth.refusal`).
         :raises UserFileInvalid: ``user_file`` is unusable.
         """
         self._manager = manager
@@ -132,13 +133,13 @@ class Application:
         self._auth = (http_basic.BasicAuth(
             user_file, option='[json_rpc] http_basic_auth_user_file')
             if user_file else None)
-        self._services_only = services_only
+        self._service_project = service_project
 
     def _refused(self, environ: dict[str, Any]
                  ) -> tuple[str, str, list[tuple[str, str]]] | None:
         """(status, why, headers) refusing the call, or None to serve it."""
-        if self._services_only:
-            why = service_auth.refusal(environ)
+        if self._service_project is not None:
+            why = service_auth.refusal(environ, self._service_project)
             return None if why is None else ('403 Forbidden', why, [])
         if self._auth is None:
             return None
@@ -188,7 +189,8 @@ def application(conf: cfg.ConfigOpts, manager: Callable[[], Manager | None]
         # The services check trusts the identity headers only because
         # auth_token, in front of it, set them.
         return keystone_auth.protect(
-            Application(manager, conf.host, services_only=True), conf,
+            Application(manager, conf.host,
+                        service_project=conf.rbac_service_project_name), conf,
             'JSON-RPC endpoint')
     user_file = (conf.json_rpc.http_basic_auth_user_file
                  if strategy == 'http_basic' else None)

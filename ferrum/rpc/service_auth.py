@@ -6,7 +6,8 @@ On a conductor, keystonemiddleware's ``auth_token`` (configured in
 ``[keystone_authtoken]``, as for the API) validates every call's
 ``X-Auth-Token``: a missing, invalid or expired token gets its 401, an
 unreachable Keystone its 503. :func:`refusal` then accepts only a service:
-a token with the ``service`` role, or ``admin`` in system scope. Ironic's
+a token with the ``service`` role in the service project (``[DEFAULT]
+rbac_service_project_name``), or ``admin`` in system scope. Ironic's
 JSON-RPC accepts any ``admin``, but a project's own administrator has that
 role in its project under secure RBAC, and a tenant must never drive the
 conductors, which check no policy of their own.
@@ -45,21 +46,27 @@ class KeystoneUnavailable(exception.TemporaryFailure):
                'conductors ([json_rpc] auth_url %(url)s): %(reason)s')
 
 
-def refusal(environ: dict[str, Any]) -> str | None:
+def refusal(environ: dict[str, Any], service_project: str) -> str | None:
     """Why a call that ``auth_token`` let through is refused, or None.
 
     The identity headers are the middleware's own: it removes those a
     client sent before it sets them.
+
+    :param service_project: the project of the service users
+        (``[DEFAULT] rbac_service_project_name``): a tenant may give its
+        own users the ``service`` role in its project.
     """
     roles = {role.strip() for role in
              (environ.get('HTTP_X_ROLES') or '').split(',')}
-    if SERVICE_ROLE in roles:
+    if SERVICE_ROLE in roles and environ.get(
+            'HTTP_X_PROJECT_NAME') == service_project:
         return None
     if 'admin' in roles and environ.get(
             'HTTP_OPENSTACK_SYSTEM_SCOPE') == 'all':
         return None
     return ('Only ferrum\'s services call conductors: the token needs the '
-            '"%s" role, or "admin" in system scope.' % SERVICE_ROLE)
+            '"%s" role in project "%s" ([DEFAULT] rbac_service_project_name),'
+            ' or "admin" in system scope.' % (SERVICE_ROLE, service_project))
 
 
 class ServiceToken:

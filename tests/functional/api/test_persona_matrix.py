@@ -10,11 +10,13 @@ token, or with one Keystone did not issue or that expired, every
 non-public route is 401, whether or not auth_token may defer its decision.
 Lists also name exactly which rows each persona sees.
 
-The service persona (the service role in the "service" project) passes
-Ironic's ``rule:service_role`` wherever its defaults use it: through
-SYSTEM_MEMBER and SYSTEM_READER it acts as a system member, on every
-node, port, allocation and lease, but not where a rule wants a system
-admin or a system-scoped token.
+The service persona (the service role in the "service" project), with
+``[DEFAULT] rbac_service_role_elevated_access`` set as Ironic's nova and
+inspector deployments set it, passes Ironic's ``rule:service_role``
+wherever its defaults use it: through SYSTEM_MEMBER and SYSTEM_READER it
+acts as a system member, on every node, port, allocation and lease, but
+not where a rule wants a system admin or a system-scoped token. (Without
+the option it is a user of its own project: test_tenancy.py.)
 """
 
 import pytest
@@ -237,6 +239,13 @@ def _world(client, tokens, db, conductor, index):
     world['start'], world['end'] = '2099-01-01T00:00:00', \
         '2099-01-02T00:00:00'
     return world
+
+
+@pytest.fixture
+def keystone_conf(keystone_conf):
+    """The service persona elevated, as Ironic's option does."""
+    keystone_conf.set_override('rbac_service_role_elevated_access', True)
+    return keystone_conf
 
 
 @pytest.fixture

@@ -353,28 +353,27 @@ def test_policy_file_overrides_and_is_reread_on_change(
              interval=0.05, what='the changed policy file in force')
 
 
-def test_without_service_role_the_service_user_is_its_projects_user(
-        keystone_conf, db, conductor, tokens, tmp_path):
-    """Ironic's default (no rbac_service_role_elevated_access), as
-    doc/tenancy.md tells an operator to get it: the service persona
-    sees and books nothing outside its own project."""
-    path = tmp_path / 'policy.yaml'
-    path.write_text('"service_role": "!"\n')
-    keystone_conf.set_override('policy_file', str(path),
-                               group='oslo_policy')
-    client = api_app.create_app(keystone_conf, db,
-                                conductor.manager).test_client()
+def test_the_service_role_is_elevated_only_when_configured(
+        keystone_conf, db, conductor, tokens):
+    """Ironic's default (``rbac_service_role_elevated_access`` off): the
+    service persona sees and books nothing outside its own project; with
+    the option, its ``service_role`` makes it a system member."""
     _node(db, 'n', owner=tenancy.OWNER)
     service = headers(tokens, 'service')
+    client = api_app.create_app(keystone_conf, db,
+                                conductor.manager).test_client()
     assert client.get('/v1/nodes', headers=service).get_json() == {
         'nodes': []}
     assert client.get('/v1/nodes/n', headers=service).status_code == 404
     assert client.get('/v1/conductors', headers=service).status_code == 403
-    path.write_text('"service_role": "role:service and '
-                    'project_name:service"\n')
-    stat = os.stat(path)
-    os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns + 10**9))
+    keystone_conf.set_override('rbac_service_role_elevated_access', True)
+    client = api_app.create_app(keystone_conf, db,
+                                conductor.manager).test_client()
     assert client.get('/v1/nodes/n', headers=service).status_code == 200
+    assert client.get('/v1/conductors', headers=service).status_code == 200
+    assert client.patch('/v1/nodes/n', headers=service, json=[
+        {'op': 'add', 'path': '/extra/by', 'value': 'nova'}]
+    ).status_code == 200
 
 
 @pytest.mark.parametrize('text, reason', [

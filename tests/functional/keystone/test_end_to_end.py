@@ -59,7 +59,9 @@ def ferrum(keystone: Keystone, ferrum_dir: pathlib.Path) -> Iterator[str]:
         import ferrum_client  # noqa: F401
     except ImportError:
         require_real('ferrum-client (pip install -e client/)')
-    conf = {'DEFAULT': {'auth_strategy': 'keystone'},
+    conf = {'DEFAULT': {'auth_strategy': 'keystone',
+                        # The service user is nova's, as Ironic's.
+                        'rbac_service_role_elevated_access': 'true'},
             'keystone_authtoken': keystone.authtoken_options(),
             # Leases may start now and end now: no guard time, no margin.
             'lease': {'check_interval': '1', 'guard_time': '0',
@@ -327,8 +329,8 @@ def test_keystone_down_is_503_then_recovers_without_a_500(keystone, ferrum,
 
 def test_a_service_user_reads_every_node(keystone, ferrum):
     """A service (nova, an inspector) calls with the ``service`` role in
-    the ``service`` project: Ironic's ``service_role`` rule
-    (``role:service and project_name:service``) makes it a system reader
+    the ``service`` project: Ironic's ``service_role`` rule, with
+    ``rbac_service_role_elevated_access`` set, makes it a system reader
     and member, which needs the token's project name in the policy
     values (oslo.context leaves it out)."""
     admin = keystone.session('system-admin')

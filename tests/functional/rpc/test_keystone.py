@@ -182,14 +182,17 @@ def test_a_revoked_token_is_replaced_once(ks_conf, db, keystone, delay):
 @pytest.mark.parametrize('environ', [
     {}, {'HTTP_X_ROLES': None}, {'HTTP_X_ROLES': 'admin,member'},
     {'HTTP_X_ROLES': 'admin', 'HTTP_OPENSTACK_SYSTEM_SCOPE': None},
-    {'HTTP_X_ROLES': 'servicex'}])
+    {'HTTP_X_ROLES': 'servicex', 'HTTP_X_PROJECT_NAME': 'service'},
+    # A tenant's own user with the service role in its project.
+    {'HTTP_X_ROLES': 'service', 'HTTP_X_PROJECT_NAME': 'tenant'},
+    {'HTTP_X_ROLES': 'service', 'HTTP_X_PROJECT_NAME': None}])
 def test_what_is_not_a_service(environ):
     # auth_token sets headers a token has no value for to None.
-    assert service_auth.refusal(environ) is not None
+    assert service_auth.refusal(environ, 'service') is not None
 
 
 @pytest.mark.parametrize('environ', [
-    {'HTTP_X_ROLES': 'reader,service'},
+    {'HTTP_X_ROLES': 'reader,service', 'HTTP_X_PROJECT_NAME': 'service'},
     {'HTTP_X_ROLES': 'admin', 'HTTP_OPENSTACK_SYSTEM_SCOPE': 'all'}])
 def test_what_is_a_service(environ):
-    assert service_auth.refusal(environ) is None
+    assert service_auth.refusal(environ, 'service') is None
