@@ -31,7 +31,7 @@ from ferrum.objects import conductor as conductor_obj
 from ferrum.objects import node as node_obj
 from ferrum.objects import trait as trait_obj
 from tests import process
-from tests.conftest import wait_for
+from tests.polling import wait_for
 from tests.functional import server
 
 NODES = 1000

@@ -17,7 +17,7 @@ import urllib.parse
 import pytest
 
 from ferrum.api import body
-from tests.conftest import wait_for
+from tests.polling import wait_for
 from tests.functional import server
 from tests.functional.rpc import cluster
 

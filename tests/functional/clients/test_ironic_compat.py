@@ -17,16 +17,12 @@ from typing import Any
 import pytest
 from openstack import exceptions as sdk_exc
 
-from tests.conftest import require_real
-from tests.functional.clients import conftest
-# The CLI fixture of the baremetal tests, shared.
-from tests.functional.clients.test_baremetal_cli import (  # noqa: F401
-    baremetal)
+from tests.functional.clients import session
+from tests.functional.clients.session import DRIVER
+from tests.functional.clients.session import WAIT
+from tests.real import require_real
 
-DRIVER = 'fake-hardware'
 METALSMITH = os.path.join(os.path.dirname(sys.executable), 'metalsmith')
-#: ``--wait`` timeout, seconds.
-WAIT = '60'
 
 
 def test_cli_creates_available_at_1_10_and_deletes(baremetal):
@@ -39,9 +35,9 @@ def test_cli_creates_available_at_1_10_and_deletes(baremetal):
 
 
 def test_cli_create_manage_provide_delete(baremetal):
-    name = conftest.unique('compat')
+    name = session.unique('compat')
     node = baremetal.json('node', 'create', '--driver', DRIVER, '--name', name)
-    port = baremetal.json('port', 'create', conftest.unique_mac(), '--node',
+    port = baremetal.json('port', 'create', session.unique_mac(), '--node',
                     node['uuid'])
     baremetal('node', 'manage', name, '--wait', WAIT)
     baremetal('node', 'provide', name, '--wait', WAIT)
@@ -70,7 +66,7 @@ def test_cli_retires_and_unretires(baremetal):
 
 def test_sdk_create_manage_provide_delete(conn):
     node = conn.baremetal.create_node(driver=DRIVER,
-                                      name=conftest.unique('sdk-compat'))
+                                      name=session.unique('sdk-compat'))
     node = conn.baremetal.set_node_provision_state(node, 'manage', wait=True)
     node = conn.baremetal.set_node_provision_state(node, 'provide',
                                                    wait=True)
@@ -123,13 +119,13 @@ def metalsmith(ferrum_sqlite_url: str,
 
 
 def test_metalsmith_deploy_list_show_undeploy(baremetal, metalsmith):
-    rc = conftest.unique('ms-cli')
-    name = conftest.unique('ms-cli-node')
+    rc = session.unique('ms-cli')
+    name = session.unique('ms-cli-node')
     node = baremetal.json('node', 'create', '--driver', DRIVER, '--name', name,
                     '--resource-class', rc)
     baremetal('node', 'manage', name, '--wait', WAIT)
     baremetal('node', 'provide', name, '--wait', WAIT)
-    hostname = conftest.unique('ms-cli-host')
+    hostname = session.unique('ms-cli-host')
     deployed = metalsmith(
         'deploy', '--resource-class', rc, '--hostname', hostname,
         '--image', 'http://127.0.0.1:9/image.qcow2',

@@ -16,7 +16,7 @@ from ferrum.db import migration
 from ferrum.objects import conductor as conductor_obj
 from ferrum.objects import node as node_obj
 from tests import process
-from tests.conftest import wait_for
+from tests.polling import wait_for
 from tests.functional.conductor.flows import enroll, to_state
 
 BIN = os.path.dirname(sys.executable)

@@ -16,7 +16,7 @@ from ferrum.common import states
 from ferrum.conductor import service
 from ferrum.conductor import timeouts
 from ferrum.objects import node as node_obj
-from tests.conftest import require_real
+from tests.real import require_real
 from tests.functional.conductor.flows import settled, to_state
 
 try:

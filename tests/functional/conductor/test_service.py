@@ -8,7 +8,7 @@ from ferrum.common import states
 from ferrum.conductor import service
 from ferrum.objects import conductor as conductor_obj
 from ferrum.objects import node as node_obj
-from tests.conftest import wait_for
+from tests.polling import wait_for
 from tests.functional.conductor.flows import enroll, settled, to_state
 
 

@@ -27,7 +27,7 @@ from ferrum.db import api as db_api
 from ferrum.db import migration
 from ferrum.objects import allocation as allocation_obj
 from ferrum.objects import node as node_obj
-from tests.conftest import wait_for
+from tests.polling import wait_for
 from tests.functional.rpc import cluster
 
 V = {'X-OpenStack-Ironic-API-Version': '1.65'}

@@ -8,7 +8,7 @@ import shutil
 
 import pytest
 
-from tests.conftest import require_real
+from tests.real import require_real
 from tests.functional.ipmi.simulator import BmcSimulator
 
 Bmc = collections.namedtuple('Bmc', 'port user password sim')

@@ -5,7 +5,7 @@ with real ipmitool against the BMC simulator.
 
 import requests
 
-from tests.conftest import wait_for
+from tests.polling import wait_for
 from tests.functional.server import running_ferrum
 
 HEADERS = {'X-OpenStack-Ironic-API-Version': '1.65'}

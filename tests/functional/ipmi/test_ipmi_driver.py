@@ -13,7 +13,7 @@ import pytest
 from ferrum.common import states
 from ferrum.conductor import service
 from ferrum.objects import node as node_obj
-from tests.conftest import wait_for
+from tests.polling import wait_for
 from tests.functional.conductor.flows import settled
 
 IPMI_CONF = {

@@ -8,8 +8,8 @@ deadline).
 
 import requests
 
-from tests.conftest import wait_for
-from tests.functional.oneview.fixtures import capabilities, oneview_options
+from tests.polling import wait_for
+from tests.functional.oneview.driver import capabilities, oneview_options
 from tests.functional.server import running_ferrum
 
 HEADERS = {'X-OpenStack-Ironic-API-Version': '1.65'}

@@ -18,7 +18,7 @@ from typing import Any
 from ferrum.db import api as db_api
 from ferrum.objects import conductor as conductor_obj
 from tests import process
-from tests.conftest import wait_for
+from tests.polling import wait_for
 from tests.functional import server
 
 BIN = os.path.dirname(sys.executable)

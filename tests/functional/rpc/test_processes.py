@@ -11,7 +11,7 @@ import signal
 import pytest
 import requests
 
-from tests.conftest import wait_for
+from tests.polling import wait_for
 from tests.functional.rpc import cluster
 
 HEADERS = cluster.HEADERS

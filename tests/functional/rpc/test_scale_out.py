@@ -27,7 +27,7 @@ from ferrum.db import api as db_api
 from ferrum.drivers.fake import interfaces as fake
 from ferrum.objects import conductor as conductor_obj
 from ferrum.objects import node as node_obj
-from tests.conftest import wait_for
+from tests.polling import wait_for
 from tests.functional.rpc import cluster
 
 HOSTS = ('conductor-1', 'conductor-2', 'conductor-3')
