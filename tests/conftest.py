@@ -9,7 +9,6 @@ PostgreSQL cluster, the real Keystone, keystonemiddleware's personas).
 
 import pytest
 
-
 pytest_plugins = ['tests.keystone', 'tests.postgres',
                   'tests.functional.api.tenancy']
 #: The example driver package has tests of its own, run on the driver test

@@ -1,5 +1,6 @@
 # SPDX-License-Identifier: Apache-2.0
-"""The allocation engine on a real database: filters, locks, fencing, take-over."""
+"""The allocation engine on a real database: filters, locks, fencing,
+take-over."""
 
 import datetime
 import random

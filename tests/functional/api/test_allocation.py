@@ -1,5 +1,6 @@
 # SPDX-License-Identifier: Apache-2.0
-"""Allocations through the API: create, list, get, PATCH, delete, implicit deletes."""
+"""Allocations through the API: create, list, get, PATCH, delete, implicit
+deletes."""
 
 import json
 import uuid

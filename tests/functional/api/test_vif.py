@@ -8,6 +8,7 @@ from tests.functional.api.nodes import V
 from tests.functional.api.nodes import create as _node
 from tests.functional.api.nodes import fault as _fault
 
+
 def _vifs(client, uuid):
     response = client.get('/v1/nodes/%s/vifs' % uuid, headers=V)
     assert response.status_code == 200

@@ -132,7 +132,7 @@ def baremetal(ferrum_sqlite_url, tmp_path_factory):
                          str(tmp_path_factory.mktemp('cli-alloc-home')))
 
 
-# ---- metalsmith --------------------------------------------------------------
+# ---- metalsmith -------------------------------------------------------------
 
 @pytest.fixture
 def provisioner(sdk_conn: Any) -> Any:

@@ -26,12 +26,13 @@ METALSMITH = os.path.join(os.path.dirname(sys.executable), 'metalsmith')
 
 
 def test_cli_creates_available_at_1_10_and_deletes(baremetal):
-    node = baremetal.json('--os-baremetal-api-version', '1.10', 'node', 'create',
-                    '--driver', DRIVER)
+    node = baremetal.json('--os-baremetal-api-version', '1.10', 'node',
+                          'create', '--driver', DRIVER)
     assert node['provision_state'] == 'available'
     assert node['power_state'] is None
     baremetal('node', 'delete', node['uuid'])
-    assert 'could not be found' in baremetal.fails('node', 'show', node['uuid'])
+    assert 'could not be found' in baremetal.fails('node', 'show',
+                                                   node['uuid'])
 
 
 def test_cli_create_manage_provide_delete(baremetal):
@@ -46,7 +47,8 @@ def test_cli_create_manage_provide_delete(baremetal):
     result = baremetal.run('node', 'delete', name, retries=False)
     assert result.returncode == 0, result.stderr
     assert 'could not be found' in baremetal.fails('node', 'show', name)
-    assert 'could not be found' in baremetal.fails('port', 'show', port['uuid'])
+    assert 'could not be found' in baremetal.fails('port', 'show',
+                                                   port['uuid'])
 
 
 def test_cli_retires_and_unretires(baremetal):
@@ -60,7 +62,8 @@ def test_cli_retires_and_unretires(baremetal):
     shown = baremetal.node(node['uuid'])
     assert shown['retired'] is False and shown['retired_reason'] is None
     # A reason without the flag is refused, as by Ironic.
-    error = baremetal.fails('node', 'set', node['uuid'], '--retired-reason', 'x')
+    error = baremetal.fails('node', 'set', node['uuid'], '--retired-reason',
+                            'x')
     assert 'retired' in error
 
 

@@ -3,7 +3,8 @@
 
 import contextlib
 
-from ferrum.testing.flows import settled, to_state
+from ferrum.testing.flows import settled
+from ferrum.testing.flows import to_state
 
 __all__ = ['busy_workers', 'enroll', 'resume', 'settled', 'to_state']
 

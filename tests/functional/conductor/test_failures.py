@@ -1,5 +1,6 @@
 # SPDX-License-Identifier: Apache-2.0
-"""A driver hook raising lands the node in the right failure state, unlocked."""
+"""A driver hook raising lands the node in the right failure state,
+unlocked."""
 
 
 import pytest

@@ -12,6 +12,7 @@ reflection and constraint enforcement are precisely where the backends
 differ.
 """
 
+import itertools
 import os
 import pprint
 import uuid
@@ -62,7 +63,7 @@ def test_single_linear_history() -> None:
     revisions = _revisions_oldest_first()
     assert revisions, 'no migrations found'
     assert revisions[0].down_revision is None
-    for previous, current in zip(revisions, revisions[1:]):
+    for previous, current in itertools.pairwise(revisions):
         assert current.down_revision == previous.revision, (
             '%s does not follow %s' % (current.revision, previous.revision))
     assert revisions[-1].revision == migration.head()

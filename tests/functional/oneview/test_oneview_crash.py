@@ -24,7 +24,6 @@ import pytest
 from ferrum.conductor import recovery
 from ferrum.conductor import service
 from ferrum.objects import conductor as conductor_obj
-from tests.polling import wait_for
 from tests.functional.oneview.driver import ENABLED
 from tests.functional.oneview.driver import act
 from tests.functional.oneview.driver import apply_conf
@@ -34,6 +33,7 @@ from tests.functional.oneview.driver import oneview_options
 from tests.functional.oneview.driver import profiles
 from tests.functional.oneview.driver import quiet
 from tests.functional.oneview.driver import tasks
+from tests.polling import wait_for
 
 APPLIED = 'applied_server_profile_uri'
 APPLYING = 'oneview_applying'

@@ -14,13 +14,13 @@ import bcrypt
 import pytest
 
 from ferrum import conf as ferrum_conf
-from ferrum.common import http_basic
 from ferrum.common import exception
+from ferrum.common import hash_ring
+from ferrum.common import http_basic
 from ferrum.objects import allocation as allocation_obj
 from ferrum.objects import conductor as conductor_obj
 from ferrum.objects import node as node_obj
 from ferrum.rpc import client
-from ferrum.common import hash_ring
 from ferrum.rpc import server as rpc_server
 from ferrum.rpc import wire
 from tests.functional.rpc.endpoint import serving
