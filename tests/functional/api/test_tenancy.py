@@ -16,8 +16,8 @@ from ferrum.objects import node as node_obj
 from tests.functional.api import tenancy
 from tests.functional.api.tenancy import fault
 from tests.functional.api.tenancy import headers
-from tests.functional.leases.site import FAKE
-from tests.functional.leases.site import later
+from tests.functional.leases.sites import FAKE
+from tests.functional.leases.sites import later
 from tests.polling import wait_for
 from tests.process import free_port
 

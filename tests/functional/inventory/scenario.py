@@ -19,7 +19,7 @@ from ferrum.objects import base
 from ferrum.objects import conductor as conductor_obj
 from ferrum.objects import lease as lease_obj
 from ferrum.objects import node as node_obj
-from tests.functional.leases.site import iso
+from tests.functional.leases.sites import iso
 from tests.polling import wait_for
 
 AVAILABLE = {'driver': 'fake-hardware', 'provision_state': 'available',

@@ -24,7 +24,7 @@ from tests.functional.inventory.scenario import foreign_claim
 from tests.functional.inventory.scenario import no_drift
 from tests.functional.inventory.scenario import nodes
 from tests.functional.inventory.scenario import resources
-from tests.functional.leases.site import iso
+from tests.functional.leases.sites import iso
 
 
 def lease_drift(conf, db, client):

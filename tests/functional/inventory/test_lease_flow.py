@@ -17,7 +17,7 @@ from tests.functional.inventory.scenario import converged
 from tests.functional.inventory.scenario import foreign_claim
 from tests.functional.inventory.scenario import nodes
 from tests.functional.inventory.scenario import resources
-from tests.functional.leases.site import iso
+from tests.functional.leases.sites import iso
 
 
 def test_lease_in_placement_start_move_end(backend, api, db, pclient,

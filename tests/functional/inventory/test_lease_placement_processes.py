@@ -29,7 +29,7 @@ from tests.functional.inventory.scenario import lessees
 from tests.functional.inventory.scenario import make_api
 from tests.functional.inventory.scenario import nodes
 from tests.functional.inventory.scenario import resources
-from tests.functional.leases.site import iso
+from tests.functional.leases.sites import iso
 from tests.polling import wait_for
 
 

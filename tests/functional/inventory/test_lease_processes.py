@@ -33,7 +33,7 @@ from tests.functional.inventory.scenario import converged
 from tests.functional.inventory.scenario import no_drift
 from tests.functional.inventory.scenario import nodes
 from tests.functional.inventory.scenario import resources
-from tests.functional.leases.site import iso
+from tests.functional.leases.sites import iso
 from tests.polling import wait_for
 
 #: The conductor that dies: it runs one lease step (or an allocation

@@ -11,7 +11,7 @@ from ferrum.api import app as api_app
 from ferrum.conductor import service
 from ferrum.db import api as db_api
 from ferrum.db import migration
-from tests.functional.leases.site import Site
+from tests.functional.leases.sites import Site
 
 
 @pytest.fixture(params=['sqlite', 'postgresql'])

@@ -22,8 +22,8 @@ from ferrum.objects import lease_node
 from ferrum.objects import node as node_obj
 from tests.functional.conductor.flows import resume
 from tests.functional.conductor.flows import settled
-from tests.functional.leases.site import FAKE
-from tests.functional.leases.site import later
+from tests.functional.leases.sites import FAKE
+from tests.functional.leases.sites import later
 from tests.polling import wait_for
 
 _TABLE = lease_obj.TABLE

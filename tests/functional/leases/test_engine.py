@@ -11,8 +11,8 @@ from ferrum.leases import engine
 from ferrum.objects import node as node_obj
 from tests.functional.conductor.flows import resume
 from tests.functional.conductor.flows import settled
-from tests.functional.leases.site import fault
-from tests.functional.leases.site import later
+from tests.functional.leases.sites import fault
+from tests.functional.leases.sites import later
 
 
 def _lease(site, uuid):

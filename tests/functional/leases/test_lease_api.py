@@ -6,9 +6,9 @@ import datetime
 
 from ferrum.leases import engine
 from ferrum.objects import base
-from tests.functional.leases.site import fault
-from tests.functional.leases.site import iso
-from tests.functional.leases.site import later
+from tests.functional.leases.sites import fault
+from tests.functional.leases.sites import iso
+from tests.functional.leases.sites import later
 
 
 def test_all_or_nothing(site):

@@ -21,7 +21,7 @@ from ferrum.objects import base
 from ferrum.objects import conductor as conductor_obj
 from ferrum.objects import lease as lease_obj
 from ferrum.objects import node as node_obj
-from tests.functional.leases.site import FAKE
+from tests.functional.leases.sites import FAKE
 from tests.functional.rpc import cluster
 from tests.polling import wait_for
 
