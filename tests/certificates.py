@@ -10,7 +10,7 @@ import importlib.util
 import pathlib
 from typing import NamedTuple
 
-from tests.conftest import require_real
+from tests.real import require_real
 
 
 class Files(NamedTuple):

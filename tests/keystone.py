@@ -44,6 +44,7 @@ from keystoneauth1 import session as ks_session
 from keystoneauth1.identity import v3
 
 from tests import process
+from tests.real import require_real
 from tools import keystone_server
 
 PROJECTS = ('owner', 'lessee', 'third')
@@ -273,8 +274,6 @@ def keystone_python() -> str:
 
 def require_keystone() -> None:
     """Skip (or fail, see require_real) unless Keystone can be run."""
-    from tests.conftest import require_real  # lazy: conftest loads us
-
     python = keystone_python()
     found = subprocess.run(
         [python, '-c', 'import importlib.util, sys; sys.exit(not all('
@@ -288,8 +287,6 @@ def require_keystone() -> None:
 @pytest.fixture(scope='session')
 def keystone(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Keystone]:
     """The running Keystone with its personas, for the whole session."""
-    from tests.conftest import require_real
-
     require_keystone()
     server = Keystone(str(tmp_path_factory.mktemp('keystone')))
     # Session teardown normally stops it; atexit covers an aborted run.

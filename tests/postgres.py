@@ -27,7 +27,7 @@ Fixtures:
     A :class:`ferrum.db.api.Database` on ``pg_url``, migrated to head.
 
 When the PostgreSQL binaries are missing the fixtures skip the test, or fail
-it under ``FERRUM_REQUIRE_REAL=1`` (see ``tests.conftest.require_real``).
+it under ``FERRUM_REQUIRE_REAL=1`` (see ``tests.real.require_real``).
 ``FERRUM_PG_BINDIR`` selects a specific ``bin`` directory.
 """
 
@@ -52,6 +52,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from tests import process
+from tests.real import require_real
 
 if TYPE_CHECKING:
     from oslo_config import cfg
@@ -423,12 +424,9 @@ def own_postgresql_server() -> Iterator[PostgresServer]:
 
 
 def _cluster() -> Iterator[PostgresServer]:
-    from tests.conftest import require_real  # lazy: conftest loads us
-
     bindir = find_bindir()
     if bindir is None:
         require_real('PostgreSQL')
-        raise AssertionError('unreachable')  # require_real always raises
     try:
         import psycopg2  # noqa: F401
     except ImportError:

@@ -1,7 +1,9 @@
 # SPDX-License-Identifier: Apache-2.0
 """House rules a reviewer checks first, enforced: sizes, names, types."""
 
+import ast
 import os
+import re
 import subprocess
 import sys
 
@@ -28,7 +30,8 @@ def test_no_module_is_over_the_line_budget():
 
 
 def test_no_grab_bag_modules():
-    bad = [os.path.relpath(p, ROOT) for p in _modules('ferrum')
+    bad = [os.path.relpath(p, ROOT)
+           for p in list(_modules('ferrum')) + list(_modules('tests'))
            if os.path.basename(p) in ('utils.py', 'helpers.py', 'misc.py')]
     assert bad == [], 'name modules after what they hold: %s' % bad
 
@@ -108,5 +111,61 @@ def test_ruff_passes():
     # B, G, I at 79 columns); .pre-commit-config.yaml runs the same check.
     result = subprocess.run(
         [sys.executable, '-m', 'ruff', 'check', '--no-cache', 'ferrum',
-         'tools'], cwd=ROOT, capture_output=True, text=True)
+         'tools', 'tests', 'client'], cwd=ROOT, capture_output=True,
+        text=True)
     assert result.returncode == 0, result.stdout + result.stderr
+
+
+# ---- tests: shared through conftest.py and helper modules ------------------
+
+def _is_test_or_conftest(dotted):
+    name = dotted.rsplit('.', 1)[-1]
+    return name == 'conftest' or name.startswith('test_')
+
+
+def _imported_tests_and_conftests(path):
+    """What ``path`` imports that is a test module or a conftest.py."""
+    with open(path) as source:
+        tree = ast.parse(source.read(), path)
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            # "from tests.x import test_y" imports the module test_y.
+            names = [node.module] + ['%s.%s' % (node.module, alias.name)
+                                     for alias in node.names]
+        else:
+            continue
+        found += ['%s:%d %s' % (os.path.relpath(path, ROOT), node.lineno,
+                                name)
+                  for name in names if _is_test_or_conftest(name)]
+    return found
+
+
+def test_no_test_module_or_conftest_is_imported():
+    # doc/testing.md: fixtures are used by name, from a conftest.py (or a
+    # plugin the root conftest names); helpers live in helper modules. A
+    # test function imported elsewhere is collected there again, and an
+    # imported fixture is shadowed by the parameter naming it (F811); both
+    # tie unrelated tests to one test module's insides.
+    found = [hit for path in _modules('tests')
+             for hit in _imported_tests_and_conftests(path)]
+    assert found == [], (
+        'move what these share to a conftest.py (fixtures) or a helper '
+        'module (anything else): %s' % found)
+
+
+def test_no_redefinition_is_silenced():
+    # F811 (a name redefined, as a fixture imported and then taken as a
+    # parameter) is the trace of a fixture imported instead of found by
+    # name; a bare noqa would hide it as well.
+    silenced = re.compile(r'#\s*noqa(?!:)|#\s*noqa:[^#]*\bF811\b')
+    found = []
+    for top in ('ferrum', 'tools', 'tests', 'client'):
+        for path in _modules(top):
+            with open(path) as source:
+                found += ['%s:%d' % (os.path.relpath(path, ROOT), number)
+                          for number, line in enumerate(source, 1)
+                          if silenced.search(line)]
+    assert found == [], 'import fixtures by name, not by import: %s' % found

@@ -1,5 +1,6 @@
 # SPDX-License-Identifier: Apache-2.0
-"""The allocation engine on a real database: filters, locks, fencing, take-over."""
+"""The allocation engine on a real database: filters, locks, fencing,
+take-over."""
 
 import datetime
 import random
@@ -158,7 +159,7 @@ def test_start_up_resumes_own_allocating_rows(conf, db):
     again = service.ConductorService(conf, db=db)
     again.start(start_periodics=False)
     try:
-        from tests.conftest import wait_for
+        from tests.polling import wait_for
         done = wait_for(lambda: allocation_obj.Allocation.get(
             db, left.id).state != 'allocating', what='resumed allocation')
         assert done

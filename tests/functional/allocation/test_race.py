@@ -1,5 +1,6 @@
 # SPDX-License-Identifier: Apache-2.0
-"""Two real ferrum processes x 8 threads allocate 1000 nodes, then one is killed.
+"""Two real ferrum processes x 8 threads allocate 1000 nodes, then one is
+killed.
 
 Both processes serve the API and run a conductor on one database (SQLite
 file or real PostgreSQL), as the all-in-one ``ferrum`` does. Clients send
@@ -31,8 +32,8 @@ from ferrum.objects import conductor as conductor_obj
 from ferrum.objects import node as node_obj
 from ferrum.objects import trait as trait_obj
 from tests import process
-from tests.conftest import wait_for
 from tests.functional import server
+from tests.polling import wait_for
 
 NODES = 1000
 THREADS_PER_PROCESS = 8

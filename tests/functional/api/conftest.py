@@ -1,5 +1,10 @@
 # SPDX-License-Identifier: Apache-2.0
-"""An API application on a started conductor, driven through Flask's client."""
+"""An API application on a started conductor, driven through Flask's client.
+
+The Keystone personas through the real keystonemiddleware (``tokens``,
+``keystone_conf``, ``ks_client``) are fixtures of tenancy.py, a plugin of
+the root conftest.
+"""
 
 import pytest
 
@@ -15,9 +20,3 @@ def app(conf, db, conductor):
 @pytest.fixture
 def client(app):
     return app.test_client()
-
-
-# Keystone personas through the real keystonemiddleware (tenancy.py).
-from tests.functional.api.tenancy import keystone_conf  # noqa: E402,F401
-from tests.functional.api.tenancy import ks_client  # noqa: E402,F401
-from tests.functional.api.tenancy import tokens  # noqa: E402,F401

@@ -153,7 +153,7 @@ def new_uuid():
 
 def wait_allocated(client, tokens, ident):
     """The allocation once it is no longer allocating."""
-    from tests.conftest import wait_for
+    from tests.polling import wait_for
 
     def done():
         found = client.get('/v1/allocations/%s' % ident, headers=headers(

@@ -6,10 +6,11 @@ import pytest
 
 from ferrum.common import states
 from ferrum.objects import node as node_obj
-from tests.functional.api.test_node import V
-from tests.functional.api.test_node import _create as _node
-from tests.functional.api.test_node import _fault
-from tests.functional.conductor.flows import settled, to_state
+from tests.functional.api.nodes import V
+from tests.functional.api.nodes import create as _node
+from tests.functional.api.nodes import fault as _fault
+from tests.functional.conductor.flows import settled
+from tests.functional.conductor.flows import to_state
 
 
 def _waiting(conductor, db, client, hooks, verb, start):

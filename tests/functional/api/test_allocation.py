@@ -1,5 +1,6 @@
 # SPDX-License-Identifier: Apache-2.0
-"""Allocations through the API: create, list, get, PATCH, delete, implicit deletes."""
+"""Allocations through the API: create, list, get, PATCH, delete, implicit
+deletes."""
 
 import json
 import uuid
@@ -13,10 +14,11 @@ from ferrum.inventory import outbox
 from ferrum.objects import allocation as allocation_obj
 from ferrum.objects import node as node_obj
 from ferrum.objects import trait as trait_obj
-from tests.conftest import require_real
-from tests.conftest import wait_for
+from tests.functional.conductor.flows import busy_workers
 from tests.functional.conductor.flows import settled
 from tests.functional.conductor.flows import to_state
+from tests.polling import wait_for
+from tests.real import require_real
 
 V = {'X-OpenStack-Ironic-API-Version': '1.65'}
 
@@ -362,7 +364,6 @@ def test_backfill_takes_the_instance_uuid_nova_left_on_the_node(
 
 def test_create_with_no_free_worker_never_leaves_allocating(
         client, conductor, db, make_node):
-    from tests.functional.conductor.test_failures import busy_workers
     make_node('n1')
     with busy_workers(conductor):
         # A free node is taken in the creating transaction, no worker
@@ -382,7 +383,7 @@ def backend_client(request, conf, db):
     param; placement is the real one, in-process, with every node synced
     to it before the test allocates."""
     if request.param == 'placement':
-        from tests.functional.inventory.conftest import configure
+        from tests.functional.inventory.deployment import configure
         try:
             from placement.tests.functional.fixtures import placement
         except ImportError:

@@ -130,7 +130,8 @@ def test_password_longer_than_72_bytes_is_not_a_500(tmp_path, basic_conf,
     long_password = 'p' * 100
     (tmp_path / 'htpasswd').write_text('long:%s\n' % bcrypt.hashpw(
         long_password[:72].encode(), bcrypt.gensalt(4)).decode())
-    client = api_app.create_app(basic_conf, db, conductor.manager).test_client()
+    client = api_app.create_app(basic_conf, db,
+                                conductor.manager).test_client()
     assert client.get('/v1/nodes', headers=_basic(
         'long', long_password)).status_code == 200
     assert client.get('/v1/nodes', headers=_basic(
@@ -211,7 +212,8 @@ def test_unreadable_user_file_fails_at_install(tmp_path):
     # A directory is unreadable as a file even for root.
     with pytest.raises(http_basic.UserFileInvalid,
                        match='it cannot be read: Is a directory.'):
-        http_basic.UserFile(str(tmp_path), '[DEFAULT] http_basic_auth_user_file')
+        http_basic.UserFile(str(tmp_path),
+                            '[DEFAULT] http_basic_auth_user_file')
 
 
 def test_secrets_are_never_logged(client, caplog):

@@ -17,9 +17,9 @@ import urllib.parse
 import pytest
 
 from ferrum.api import body
-from tests.conftest import wait_for
 from tests.functional import server
 from tests.functional.rpc import cluster
+from tests.polling import wait_for
 
 V = {'X-OpenStack-Ironic-API-Version': '1.65',
      'Content-Type': 'application/json'}

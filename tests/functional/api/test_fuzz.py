@@ -29,7 +29,7 @@ from ferrum.api import app as api_app
 from ferrum.api import routes
 from ferrum.conductor import service
 from ferrum.rpc import server as rpc_server
-from tests.conftest import wait_for
+from tests.polling import wait_for
 
 V = {'X-OpenStack-Ironic-API-Version': '1.65'}
 HOST = 'test-conductor'

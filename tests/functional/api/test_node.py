@@ -1,25 +1,12 @@
 # SPDX-License-Identifier: Apache-2.0
 """Nodes through the API: create, list, get, PATCH and delete."""
 
-import json
-
 import pytest
 
 from ferrum.objects import node as node_obj
-from tests.functional.conductor.flows import settled
-
-V = {'X-OpenStack-Ironic-API-Version': '1.65'}
-
-
-def _fault(response):
-    return json.loads(response.get_json()['error_message'])['faultstring']
-
-
-def _create(client, **values):
-    values.setdefault('driver', 'fake-hardware')
-    response = client.post('/v1/nodes', json=values, headers=V)
-    assert response.status_code == 201, response.get_data(as_text=True)
-    return response.get_json()
+from tests.functional.api.nodes import V
+from tests.functional.api.nodes import create as _create
+from tests.functional.api.nodes import fault as _fault
 
 
 def test_create_fills_interfaces_and_links(client):

@@ -7,9 +7,9 @@ from ferrum.common import exception
 from ferrum.objects import allocation as allocation_obj
 from ferrum.objects import node as node_obj
 from ferrum.objects import port as port_obj
-from tests.functional.api.test_node import V
-from tests.functional.api.test_node import _create as _create_node
-from tests.functional.api.test_node import _fault
+from tests.functional.api.nodes import V
+from tests.functional.api.nodes import create as _create_node
+from tests.functional.api.nodes import fault as _fault
 from tests.functional.conductor.flows import settled
 
 

@@ -8,8 +8,8 @@ import pytest
 
 from ferrum.drivers.fake import interfaces as fake_interfaces
 from ferrum.objects import node as node_obj
-from tests.conftest import wait_for
 from tests.functional.conductor.flows import settled
+from tests.polling import wait_for
 
 V = {'X-OpenStack-Ironic-API-Version': '1.65'}
 

@@ -55,7 +55,8 @@ def test_initial_state_changes_at_1_11(client, minor, state):
 
 def test_node_created_at_1_10_can_be_deleted(client):
     uuid = _create(client, 10)['uuid']
-    assert client.delete('/v1/nodes/' + uuid, headers=_v(10)).status_code == 204
+    assert client.delete('/v1/nodes/' + uuid,
+                         headers=_v(10)).status_code == 204
     assert client.get('/v1/nodes/' + uuid, headers=_v(10)).status_code == 404
 
 

@@ -55,7 +55,7 @@ def _nodes(client, count, **values):
 
 def test_node_detail_pages_keep_detail_and_filters(paged, conductor):
     uuids = _nodes(paged, ITEMS, resource_class='paged')
-    for index in range(2):
+    for _ in range(2):
         assert paged.post('/v1/nodes', headers=V, json={
             'driver': 'fake-hardware',
             'resource_class': 'other'}).status_code == 201

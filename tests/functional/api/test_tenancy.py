@@ -13,12 +13,12 @@ from ferrum.api import app as api_app
 from ferrum.api import policy
 from ferrum.leases import engine
 from ferrum.objects import node as node_obj
-from tests.conftest import wait_for
 from tests.functional.api import tenancy
 from tests.functional.api.tenancy import fault
 from tests.functional.api.tenancy import headers
-from tests.functional.leases.conftest import FAKE
-from tests.functional.leases.conftest import later
+from tests.functional.leases.sites import FAKE
+from tests.functional.leases.sites import later
+from tests.polling import wait_for
 from tests.process import free_port
 
 SPOOFED = {'X-Roles': 'reader', 'X-Project-Id': tenancy.THIRD,

@@ -4,9 +4,10 @@
 import pytest
 
 from ferrum.objects import node as node_obj
-from tests.functional.api.test_node import V
-from tests.functional.api.test_node import _create as _node
-from tests.functional.api.test_node import _fault
+from tests.functional.api.nodes import V
+from tests.functional.api.nodes import create as _node
+from tests.functional.api.nodes import fault as _fault
+
 
 def _vifs(client, uuid):
     response = client.get('/v1/nodes/%s/vifs' % uuid, headers=V)

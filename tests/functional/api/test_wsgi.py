@@ -68,7 +68,8 @@ def test_module_application_serves_the_api(database):
         client = werkzeug_test.Client(wsgi.application)
         response = client.get('/v1')
         assert response.status_code == 200
-        assert response.headers['X-OpenStack-Ironic-API-Version'] == MIN_VERSION
+        assert (response.headers['X-OpenStack-Ironic-API-Version']
+                == MIN_VERSION)
         assert client.get('/v1/nodes').json == {'nodes': []}
         assert conductor_obj.get(database, 'wsgi-conductor').online
     finally:

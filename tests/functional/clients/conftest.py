@@ -4,38 +4,22 @@
 One ``ferrum`` per database backend (SQLite, and PostgreSQL when it is
 installed) serves the whole session; tests share it, so each test works on
 nodes it created itself and filters lists by a resource class of its own
-(:func:`unique`).
+(``session.unique``). The helpers are in session.py.
 """
 
+import os
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from typing import Any
 
 import openstack
 import pytest
 
-from tests.conftest import wait_for
 from tests.functional import server
-
-#: How long a node may take for one state change on a loaded CI machine.
-WAIT_TIMEOUT = 60.0
-
-
-def unique(prefix: str) -> str:
-    """A name no other test uses (resource classes, node names)."""
-    return '%s-%s' % (prefix, uuid.uuid4().hex[:10])
-
-
-def unique_mac() -> str:
-    """A MAC address no other port in the session has (ports are unique)."""
-    return '52:54:00:%s' % ':'.join(
-        '%02x' % b for b in uuid.uuid4().bytes[:3])
-
-
-def wait_until(predicate: Callable[[], Any], what: str,
-               timeout: float = WAIT_TIMEOUT) -> Any:
-    """Poll ``predicate`` until it returns something truthy, or fail."""
-    return wait_for(predicate, timeout, interval=0.02, what=what)
+from tests.functional.clients.session import BAREMETAL
+from tests.functional.clients.session import Baremetal
+from tests.functional.clients.session import connect
+from tests.real import require_real
 
 
 @pytest.fixture(scope='session')
@@ -69,13 +53,6 @@ def ferrum_url(request: pytest.FixtureRequest) -> str:
     return url
 
 
-def connect(url: str, **options: Any) -> openstack.connection.Connection:
-    """openstacksdk as a standalone user configures it: no Keystone."""
-    return openstack.connect(
-        load_yaml_config=False, load_envvars=False, auth_type='none',
-        baremetal_endpoint_override=url, **options)
-
-
 @pytest.fixture
 def conn(ferrum_url: str) -> Iterator[openstack.connection.Connection]:
     connection = connect(ferrum_url)
@@ -91,3 +68,13 @@ def strict(ferrum_url: str) -> Iterator[openstack.connection.Connection]:
     connection = connect(ferrum_url, baremetal_status_code_retries=0)
     yield connection
     connection.close()
+
+
+@pytest.fixture(scope='module')
+def baremetal(ferrum_sqlite_url: str,
+              tmp_path_factory: pytest.TempPathFactory) -> Baremetal:
+    """The ``baremetal`` CLI on the SQLite ferrum, with a home of its own."""
+    if not os.access(BAREMETAL, os.X_OK):
+        require_real('the baremetal CLI (python-ironicclient)')
+    return Baremetal(ferrum_sqlite_url,
+                     str(tmp_path_factory.mktemp('cli-home')))

@@ -12,33 +12,34 @@ from typing import Any
 import pytest
 from openstack import exceptions as sdk_exc
 
-from tests.conftest import require_real
-from tests.functional.clients import conftest
-from tests.functional.clients import test_baremetal_cli as cli
-from tests.functional.clients import test_openstacksdk as sdk
+from tests.functional.clients import session
+from tests.functional.clients.session import DRIVER
+from tests.functional.clients.session import WAIT
+from tests.functional.clients.session import Baremetal
+from tests.real import require_real
 
 
 def _available(conn: Any, resource_class: str, traits: list[str],
                name: str | None = None) -> Any:
-    node = conn.baremetal.create_node(driver=sdk.DRIVER, name=name,
+    node = conn.baremetal.create_node(driver=DRIVER, name=name,
                                       resource_class=resource_class)
     if traits:
         conn.baremetal.set_node_traits(node, traits)
     conn.baremetal.set_node_provision_state(node, 'manage', wait=True,
-                                            timeout=conftest.WAIT_TIMEOUT)
+                                            timeout=session.WAIT_TIMEOUT)
     return conn.baremetal.set_node_provision_state(
-        node, 'provide', wait=True, timeout=conftest.WAIT_TIMEOUT)
+        node, 'provide', wait=True, timeout=session.WAIT_TIMEOUT)
 
 
 # ---- openstacksdk --------------------------------------------------------
 
 def test_openstacksdk_allocates_lists_updates_and_frees(conn):
-    rc = conftest.unique('sdk-alloc')
+    rc = session.unique('sdk-alloc')
     gpu = _available(conn, rc, ['CUSTOM_GPU'])
     plain = _available(conn, rc, [])
     allocation = conn.baremetal.create_allocation(
         resource_class=rc, traits=['CUSTOM_GPU'],
-        name=conftest.unique('sdk-a'), extra={'owner-team': 'web'})
+        name=session.unique('sdk-a'), extra={'owner-team': 'web'})
     allocation = conn.baremetal.wait_for_allocation(allocation, timeout=60)
     assert allocation.state == 'active'
     assert allocation.node_id == gpu.id
@@ -50,7 +51,7 @@ def test_openstacksdk_allocates_lists_updates_and_frees(conn):
     assert [a.id for a in listed] == [allocation.id]
     assert conn.baremetal.get_allocation(allocation.name).id == allocation.id
     renamed = conn.baremetal.update_allocation(
-        allocation, name=conftest.unique('sdk-b'), extra={'x': 'y'})
+        allocation, name=session.unique('sdk-b'), extra={'x': 'y'})
     assert renamed.extra == {'x': 'y'}
 
     by_candidate = conn.baremetal.wait_for_allocation(
@@ -73,12 +74,12 @@ def test_openstacksdk_allocates_lists_updates_and_frees(conn):
 
 
 def test_openstacksdk_sees_conflicts_and_missing_nodes(strict):
-    rc = conftest.unique('sdk-alloc-err')
+    rc = session.unique('sdk-alloc-err')
     with pytest.raises(sdk_exc.BadRequestException) as caught:
         strict.baremetal.create_allocation(resource_class=rc,
                                            candidate_nodes=['no-such-node'])
     assert 'no-such-node' in str(caught.value)
-    name = conftest.unique('dup')
+    name = session.unique('dup')
     first = strict.baremetal.create_allocation(resource_class=rc, name=name)
     with pytest.raises(sdk_exc.ConflictException):
         strict.baremetal.create_allocation(resource_class=rc, name=name)
@@ -91,18 +92,18 @@ def test_openstacksdk_sees_conflicts_and_missing_nodes(strict):
 
 @pytest.fixture
 def sdk_conn(ferrum_sqlite_url: str) -> Any:
-    connection = conftest.connect(ferrum_sqlite_url)
+    connection = session.connect(ferrum_sqlite_url)
     yield connection
     connection.close()
 
 
 def test_baremetal_allocation_create_wait_and_delete(baremetal, sdk_conn):
-    rc = conftest.unique('cli-alloc')
+    rc = session.unique('cli-alloc')
     node = _available(sdk_conn, rc, ['CUSTOM_CLI'])
-    name = conftest.unique('cli-a')
+    name = session.unique('cli-a')
     created = baremetal.json(
         'allocation', 'create', '--resource-class', rc, '--trait',
-        'CUSTOM_CLI', '--name', name, '--wait', cli.WAIT)
+        'CUSTOM_CLI', '--name', name, '--wait', WAIT)
     assert created['state'] == 'active'
     assert created['node_uuid'] == node.id
     shown = baremetal.json('allocation', 'show', name)
@@ -112,7 +113,7 @@ def test_baremetal_allocation_create_wait_and_delete(baremetal, sdk_conn):
     assert baremetal.node(node.id)['allocation_uuid'] == created['uuid']
 
     failed = baremetal.fails('allocation', 'create', '--resource-class', rc,
-                             '--wait', cli.WAIT)
+                             '--wait', WAIT)
     assert 'already allocated' in failed
 
     baremetal('allocation', 'delete', name)
@@ -127,11 +128,11 @@ def test_baremetal_allocation_create_wait_and_delete(baremetal, sdk_conn):
 
 @pytest.fixture
 def baremetal(ferrum_sqlite_url, tmp_path_factory):
-    return cli.Baremetal(ferrum_sqlite_url,
+    return Baremetal(ferrum_sqlite_url,
                          str(tmp_path_factory.mktemp('cli-alloc-home')))
 
 
-# ---- metalsmith --------------------------------------------------------------
+# ---- metalsmith -------------------------------------------------------------
 
 @pytest.fixture
 def provisioner(sdk_conn: Any) -> Any:
@@ -147,11 +148,11 @@ def test_metalsmith_reserves_provisions_and_unprovisions(provisioner,
     from metalsmith import exceptions as ms_exc
     from metalsmith import sources
 
-    rc = conftest.unique('ms')
+    rc = session.unique('ms')
     wanted = _available(sdk_conn, rc, ['CUSTOM_MS'],
-                        name=conftest.unique('ms-node'))
+                        name=session.unique('ms-node'))
     _available(sdk_conn, rc, [])
-    hostname = conftest.unique('ms-host')
+    hostname = session.unique('ms-host')
     node = provisioner.reserve_node(rc, traits=['CUSTOM_MS'],
                                     hostname=hostname)
     assert node.id == wanted.id and node.allocation_id
@@ -170,11 +171,11 @@ def test_metalsmith_reserves_provisions_and_unprovisions(provisioner,
         'http://127.0.0.1:9/image.qcow2',
         checksum='0123456789abcdef0123456789abcdef')
     provisioner.provision_node(node, image, hostname=hostname,
-                               wait=conftest.WAIT_TIMEOUT)
+                               wait=session.WAIT_TIMEOUT)
     instance = provisioner.show_instance(hostname)
     assert instance.uuid == wanted.id
     assert instance.state.name == 'ACTIVE'
-    provisioner.unprovision_node(node, wait=conftest.WAIT_TIMEOUT)
+    provisioner.unprovision_node(node, wait=session.WAIT_TIMEOUT)
     # Tear-down deleted the allocation.
     assert list(sdk_conn.baremetal.allocations(resource_class=rc)) == []
     assert sdk_conn.baremetal.get_node(node.id).provision_state == (
@@ -182,9 +183,9 @@ def test_metalsmith_reserves_provisions_and_unprovisions(provisioner,
 
 
 def test_metalsmith_reserves_among_candidates(provisioner, sdk_conn):
-    rc = conftest.unique('ms-cand')
-    first = _available(sdk_conn, rc, [], name=conftest.unique('ms-c1'))
-    second = _available(sdk_conn, rc, [], name=conftest.unique('ms-c2'))
+    rc = session.unique('ms-cand')
+    first = _available(sdk_conn, rc, [], name=session.unique('ms-c1'))
+    second = _available(sdk_conn, rc, [], name=session.unique('ms-c2'))
     node = provisioner.reserve_node(rc, candidates=[second.name])
     assert node.id == second.id
     allocation = sdk_conn.baremetal.get_allocation(node.allocation_id)

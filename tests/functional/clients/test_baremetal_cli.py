@@ -7,88 +7,19 @@ The CLI runs as an operator runs it without Keystone: ``--os-endpoint URL
 its ``-f json`` output, parsed.
 """
 
-import json
-import os
-import subprocess
-import sys
 from typing import Any
 
-import pytest
-import requests
+from tests.functional.clients import session
+from tests.functional.clients.session import DRIVER
+from tests.functional.clients.session import WAIT
+from tests.functional.clients.session import Baremetal
 
-from tests.conftest import require_real
-from tests.functional.clients import conftest
-
-BAREMETAL = os.path.join(os.path.dirname(sys.executable), 'baremetal')
-DRIVER = 'fake-hardware'
 HOST = 'ferrum-under-test'  # [DEFAULT] host in tests/functional/server.py
 #: What ``GET /v1/nodes/{node}/validate`` reports on in Ironic: the node's
 #: non-vendor interfaces (``firmware`` too since 1.86).
 IRONIC_VALIDATED = {'bios', 'boot', 'console', 'deploy', 'inspect',
                     'management', 'network', 'power', 'raid', 'rescue',
                     'storage'}
-#: ``--wait`` timeout, seconds (the CLI polls every 2 s).
-WAIT = '60'
-
-
-class Baremetal:
-    """Runs ``baremetal`` against one endpoint."""
-
-    def __init__(self, url: str, home: str) -> None:
-        self.url = url
-        self.env = {key: value for key, value in os.environ.items()
-                    if not key.startswith('OS_')}
-        self.env['HOME'] = home  # no ~/.config/openstack/clouds.yaml
-
-    def run(self, *args: str, retries: bool = True
-            ) -> subprocess.CompletedProcess[str]:
-        options = [] if retries else ['--max-retries', '0']
-        return subprocess.run(
-            [BAREMETAL, '--os-endpoint', self.url, '--os-auth-type', 'none',
-             *options, *args], check=False, env=self.env,
-            capture_output=True, text=True, timeout=180,
-            stdin=subprocess.DEVNULL)
-
-    def __call__(self, *args: str) -> str:
-        """Run a command that must succeed; its standard output."""
-        result = self.run(*args)
-        assert result.returncode == 0, (
-            'baremetal %s exited with %d:\n%s%s' % (
-                ' '.join(args), result.returncode, result.stdout,
-                result.stderr))
-        assert 'Traceback' not in result.stderr, result.stderr
-        return result.stdout
-
-    def json(self, *args: str) -> Any:
-        return json.loads(self(*args, '-f', 'json'))
-
-    def fails(self, *args: str) -> str:
-        """Run a command that must fail cleanly; its error output.
-
-        Without the CLI's retries: it retries a 409 five times, 2 s apart.
-        """
-        result = self.run(*args, retries=False)
-        assert result.returncode != 0, result.stdout
-        assert 'Traceback' not in result.stderr, result.stderr
-        return result.stderr
-
-    def node(self, uuid: str) -> dict[str, Any]:
-        """The node as the API shows it (faster than ``node show``)."""
-        response = requests.get(
-            '%s/v1/nodes/%s' % (self.url, uuid), timeout=30,
-            headers={'X-OpenStack-Ironic-API-Version': 'latest'})
-        assert response.status_code == 200, response.text
-        node: dict[str, Any] = response.json()
-        return node
-
-
-@pytest.fixture(scope='module')
-def baremetal(ferrum_sqlite_url: str,
-              tmp_path_factory: pytest.TempPathFactory) -> Baremetal:
-    if not os.access(BAREMETAL, os.X_OK):
-        require_real('the baremetal CLI (python-ironicclient)')
-    return Baremetal(ferrum_sqlite_url,
-                     str(tmp_path_factory.mktemp('cli-home')))
 
 
 def _create(baremetal: Baremetal, resource_class: str, *args: str
@@ -100,7 +31,7 @@ def _create(baremetal: Baremetal, resource_class: str, *args: str
 
 
 def test_node_create_show_set_unset(baremetal):
-    rc, name = conftest.unique('cli-create'), conftest.unique('cli-node')
+    rc, name = session.unique('cli-create'), session.unique('cli-node')
     node = _create(baremetal, rc, '--name', name,
                    '--driver-info', 'ipmi_password=secret',
                    '--driver-info', 'fake_async=[]',
@@ -142,14 +73,14 @@ def test_node_create_show_set_unset(baremetal):
     assert shown['description'] is None
     assert shown['owner'] is None
 
-    new_name = conftest.unique('cli-renamed')
+    new_name = session.unique('cli-renamed')
     baremetal('node', 'set', name, '--name', new_name)
     assert baremetal.json('node', 'show', new_name)['uuid'] == node['uuid']
     assert 'could not be found' in baremetal.fails('node', 'show', name)
 
 
 def test_traits_and_ports(baremetal):
-    node = _create(baremetal, conftest.unique('cli-ports'))
+    node = _create(baremetal, session.unique('cli-ports'))
     baremetal('node', 'add', 'trait', node['uuid'], 'CUSTOM_GPU',
               'HW_CPU_X86_VMX')
     traits = baremetal.json('node', 'trait', 'list', node['uuid'])
@@ -159,7 +90,7 @@ def test_traits_and_ports(baremetal):
     assert baremetal.json('node', 'show', node['uuid'])['traits'] == [
         'HW_CPU_X86_VMX']
 
-    address = conftest.unique_mac()
+    address = session.unique_mac()
     port = baremetal.json('port', 'create', address, '--node', node['uuid'],
                           '--extra', 'slot=s1', '--physical-network',
                           'physnet1', '--local-link-connection',
@@ -191,12 +122,12 @@ def test_traits_and_ports(baremetal):
 
 
 def test_provisioning_journey(baremetal):
-    rc = conftest.unique('cli-journey')
+    rc = session.unique('cli-journey')
     node = _create(baremetal, rc)
     uuid = node['uuid']
 
     baremetal('node', 'power', 'off', uuid)
-    conftest.wait_until(
+    session.wait_until(
         lambda: baremetal.node(uuid)['power_state'] == 'power off',
         'node %s to power off' % uuid)
     assert baremetal.json('node', 'show', uuid)['power_state'] == 'power off'
@@ -229,8 +160,8 @@ def test_provisioning_journey(baremetal):
 
 
 def test_maintenance_and_list_filters(baremetal):
-    rc = conftest.unique('cli-list')
-    first = _create(baremetal, rc, '--name', conftest.unique('cli-first'))
+    rc = session.unique('cli-list')
+    first = _create(baremetal, rc, '--name', session.unique('cli-first'))
     second = _create(baremetal, rc)
 
     baremetal('node', 'maintenance', 'set', first['uuid'], '--reason',
@@ -280,7 +211,7 @@ def test_maintenance_and_list_filters(baremetal):
 
 
 def test_validate_and_boot_device(baremetal):
-    node = _create(baremetal, conftest.unique('cli-validate'))
+    node = _create(baremetal, session.unique('cli-validate'))
     results = {r['Interface']: r for r in baremetal.json(
         'node', 'validate', node['uuid'])}
     for interface in ('boot', 'deploy', 'management', 'power'):
@@ -333,8 +264,8 @@ def test_conductors(baremetal):
 
 
 def test_delete_enrolled_node(baremetal):
-    node = _create(baremetal, conftest.unique('cli-delete'))
-    port = baremetal.json('port', 'create', conftest.unique_mac(), '--node',
+    node = _create(baremetal, session.unique('cli-delete'))
+    port = baremetal.json('port', 'create', session.unique_mac(), '--node',
                           node['uuid'])
     baremetal('node', 'delete', node['uuid'])
     assert 'could not be found' in baremetal.fails('node', 'show',
@@ -344,11 +275,11 @@ def test_delete_enrolled_node(baremetal):
 
 
 def test_errors_are_reported_not_crashed_on(baremetal):
-    missing = conftest.unique('missing')
+    missing = session.unique('missing')
     error = baremetal.fails('node', 'show', missing)
     assert missing in error and 'could not be found' in error
     error = baremetal.fails('node', 'create', '--driver', 'no-such-driver')
     assert 'no-such-driver' in error
-    node = _create(baremetal, conftest.unique('cli-errors'))
+    node = _create(baremetal, session.unique('cli-errors'))
     error = baremetal.fails('node', 'provide', node['uuid'])
     assert 'provide' in error and 'enroll' in error

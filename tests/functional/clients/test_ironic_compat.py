@@ -17,31 +17,28 @@ from typing import Any
 import pytest
 from openstack import exceptions as sdk_exc
 
-from tests.conftest import require_real
-from tests.functional.clients import conftest
-# The CLI fixture of the baremetal tests, shared.
-from tests.functional.clients.test_baremetal_cli import (  # noqa: F401
-    baremetal)
+from tests.functional.clients import session
+from tests.functional.clients.session import DRIVER
+from tests.functional.clients.session import WAIT
+from tests.real import require_real
 
-DRIVER = 'fake-hardware'
 METALSMITH = os.path.join(os.path.dirname(sys.executable), 'metalsmith')
-#: ``--wait`` timeout, seconds.
-WAIT = '60'
 
 
 def test_cli_creates_available_at_1_10_and_deletes(baremetal):
-    node = baremetal.json('--os-baremetal-api-version', '1.10', 'node', 'create',
-                    '--driver', DRIVER)
+    node = baremetal.json('--os-baremetal-api-version', '1.10', 'node',
+                          'create', '--driver', DRIVER)
     assert node['provision_state'] == 'available'
     assert node['power_state'] is None
     baremetal('node', 'delete', node['uuid'])
-    assert 'could not be found' in baremetal.fails('node', 'show', node['uuid'])
+    assert 'could not be found' in baremetal.fails('node', 'show',
+                                                   node['uuid'])
 
 
 def test_cli_create_manage_provide_delete(baremetal):
-    name = conftest.unique('compat')
+    name = session.unique('compat')
     node = baremetal.json('node', 'create', '--driver', DRIVER, '--name', name)
-    port = baremetal.json('port', 'create', conftest.unique_mac(), '--node',
+    port = baremetal.json('port', 'create', session.unique_mac(), '--node',
                     node['uuid'])
     baremetal('node', 'manage', name, '--wait', WAIT)
     baremetal('node', 'provide', name, '--wait', WAIT)
@@ -50,7 +47,8 @@ def test_cli_create_manage_provide_delete(baremetal):
     result = baremetal.run('node', 'delete', name, retries=False)
     assert result.returncode == 0, result.stderr
     assert 'could not be found' in baremetal.fails('node', 'show', name)
-    assert 'could not be found' in baremetal.fails('port', 'show', port['uuid'])
+    assert 'could not be found' in baremetal.fails('port', 'show',
+                                                   port['uuid'])
 
 
 def test_cli_retires_and_unretires(baremetal):
@@ -64,13 +62,14 @@ def test_cli_retires_and_unretires(baremetal):
     shown = baremetal.node(node['uuid'])
     assert shown['retired'] is False and shown['retired_reason'] is None
     # A reason without the flag is refused, as by Ironic.
-    error = baremetal.fails('node', 'set', node['uuid'], '--retired-reason', 'x')
+    error = baremetal.fails('node', 'set', node['uuid'], '--retired-reason',
+                            'x')
     assert 'retired' in error
 
 
 def test_sdk_create_manage_provide_delete(conn):
     node = conn.baremetal.create_node(driver=DRIVER,
-                                      name=conftest.unique('sdk-compat'))
+                                      name=session.unique('sdk-compat'))
     node = conn.baremetal.set_node_provision_state(node, 'manage', wait=True)
     node = conn.baremetal.set_node_provision_state(node, 'provide',
                                                    wait=True)
@@ -123,13 +122,13 @@ def metalsmith(ferrum_sqlite_url: str,
 
 
 def test_metalsmith_deploy_list_show_undeploy(baremetal, metalsmith):
-    rc = conftest.unique('ms-cli')
-    name = conftest.unique('ms-cli-node')
+    rc = session.unique('ms-cli')
+    name = session.unique('ms-cli-node')
     node = baremetal.json('node', 'create', '--driver', DRIVER, '--name', name,
                     '--resource-class', rc)
     baremetal('node', 'manage', name, '--wait', WAIT)
     baremetal('node', 'provide', name, '--wait', WAIT)
-    hostname = conftest.unique('ms-cli-host')
+    hostname = session.unique('ms-cli-host')
     deployed = metalsmith(
         'deploy', '--resource-class', rc, '--hostname', hostname,
         '--image', 'http://127.0.0.1:9/image.qcow2',

@@ -7,10 +7,10 @@ import os
 
 import pytest
 
-from tests.conftest import require_real
-from tests.functional.clients import conftest
-from tests.functional.clients.test_baremetal_cli import BAREMETAL
-from tests.functional.clients.test_baremetal_cli import Baremetal
+from tests.functional.clients import session
+from tests.functional.clients.session import BAREMETAL
+from tests.functional.clients.session import Baremetal
+from tests.real import require_real
 
 
 @pytest.fixture
@@ -34,10 +34,10 @@ def _at(hours):
 
 
 def test_lease_commands(cli):
-    rc = conftest.unique('cli-lease')
+    rc = session.unique('cli-lease')
     nodes = [cli.json('node', 'create', '--driver', 'fake-hardware',
                       '--resource-class', rc)['uuid'] for _ in range(3)]
-    name = conftest.unique('lease')
+    name = session.unique('lease')
     lease = cli.json('lease', 'create', '--project', 'demo',
                      '--resource-class', rc, '--count', '2',
                      '--start-time', _at(24), '--end-time', _at(26),
@@ -78,8 +78,8 @@ def test_commands_find_nodes_by_name(cli):
     """Every plugin command that takes a node takes its name: the plugin
     sends the CLI's API version (names are idents from 1.5, as in Ironic;
     a request without a version is at 1.1)."""
-    rc = conftest.unique('cli-named')
-    names = [conftest.unique('named') for _ in range(2)]
+    rc = session.unique('cli-named')
+    names = [session.unique('named') for _ in range(2)]
     uuids = [cli.json('node', 'create', '--driver', 'fake-hardware',
                       '--resource-class', rc, '--name', name)['uuid']
              for name in names]
@@ -106,7 +106,7 @@ def test_commands_find_nodes_by_name(cli):
 def test_python_client_calendar(cli):
     from ferrum_client import client
     leases = client.LeaseClient.for_endpoint(cli.url)
-    rc = conftest.unique('py-lease')
+    rc = session.unique('py-lease')
     node = cli.json('node', 'create', '--driver', 'fake-hardware',
                     '--resource-class', rc)['uuid']
     made = leases.create(project='demo', resource_class=rc, start=_at(2),
@@ -115,9 +115,9 @@ def test_python_client_calendar(cli):
     assert [entry['uuid'] for entry in calendar['leases']] == [made['uuid']]
     assert len(calendar['free']) == 2
     # By name too: the client sends the version that has node names.
-    name = conftest.unique('py-named')
+    name = session.unique('py-named')
     named = cli.json('node', 'create', '--driver', 'fake-hardware',
-                     '--resource-class', conftest.unique('py-named'),
+                     '--resource-class', session.unique('py-named'),
                      '--name', name)['uuid']
     booked = leases.create(project='demo', candidate_nodes=[name],
                            start=_at(2), end=_at(3))

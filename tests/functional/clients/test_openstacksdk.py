@@ -8,17 +8,15 @@ SDK's own (``wait=True``, ``wait_for_nodes_provision_state``).
 """
 
 import uuid
-from collections.abc import Iterator
 from typing import Any
 
-import openstack
 import pytest
 from openstack import exceptions as sdk_exc
 
 from ferrum.api import microversion
-from tests.functional.clients import conftest
+from tests.functional.clients import session
+from tests.functional.clients.session import DRIVER
 
-DRIVER = 'fake-hardware'
 HOST = 'ferrum-under-test'  # [DEFAULT] host in tests/functional/server.py
 
 
@@ -39,8 +37,8 @@ def test_discovers_the_microversion_range(conn):
 
 
 def test_create_node_starts_in_enroll(conn):
-    rc = conftest.unique('sdk-create')
-    name = conftest.unique('sdk-node')
+    rc = session.unique('sdk-create')
+    name = session.unique('sdk-node')
     node = _create(conn, rc, name=name, properties={'cpus': 4},
                    driver_info={'ipmi_password': 'secret', 'x': 'y'},
                    extra={'k': 'v'})
@@ -55,12 +53,12 @@ def test_create_node_starts_in_enroll(conn):
     fetched = conn.baremetal.get_node(name)
     assert fetched.id == node.id
     assert conn.baremetal.find_node(name).id == node.id
-    assert conn.baremetal.find_node(conftest.unique('missing'),
+    assert conn.baremetal.find_node(session.unique('missing'),
                                     ignore_missing=True) is None
 
 
 def test_create_node_with_explicit_initial_states(conn):
-    rc = conftest.unique('sdk-initial')
+    rc = session.unique('sdk-initial')
     # The SDK asks for 1.11 to create in enroll...
     enrolled = _create(conn, rc, provision_state='enroll')
     assert enrolled.provision_state == 'enroll'
@@ -80,7 +78,7 @@ def test_create_node_with_explicit_initial_states(conn):
 
 
 def test_traits(conn):
-    node = _create(conn, conftest.unique('sdk-traits'))
+    node = _create(conn, session.unique('sdk-traits'))
     conn.baremetal.set_node_traits(node, ['CUSTOM_A', 'HW_CPU_X86_VMX'])
     assert sorted(conn.baremetal.get_node(node.id).traits) == [
         'CUSTOM_A', 'HW_CPU_X86_VMX']
@@ -98,9 +96,9 @@ def test_traits(conn):
 
 
 def test_ports(conn, strict):
-    node = _create(conn, conftest.unique('sdk-ports'))
-    other = _create(conn, conftest.unique('sdk-ports'))
-    address = conftest.unique_mac()
+    node = _create(conn, session.unique('sdk-ports'))
+    other = _create(conn, session.unique('sdk-ports'))
+    address = session.unique_mac()
     port = conn.baremetal.create_port(
         node_id=node.id, address=address, extra={'a': 'b'},
         local_link_connection={'switch_id': '00:11:22:33:44:55',
@@ -133,32 +131,32 @@ def test_ports(conn, strict):
 
 
 def test_power(conn):
-    node = _create(conn, conftest.unique('sdk-power'))
+    node = _create(conn, session.unique('sdk-power'))
     conn.baremetal.set_node_power_state(node, 'power on', wait=True,
-                                        timeout=conftest.WAIT_TIMEOUT)
+                                        timeout=session.WAIT_TIMEOUT)
     assert conn.baremetal.get_node(node.id).power_state == 'power on'
     conn.baremetal.set_node_power_state(node, 'power off')
     fetched = conn.baremetal.wait_for_node_power_state(
-        node, 'power off', timeout=conftest.WAIT_TIMEOUT)
+        node, 'power off', timeout=session.WAIT_TIMEOUT)
     assert fetched.power_state == 'power off'
     with pytest.raises(sdk_exc.BadRequestException):
         conn.baremetal.set_node_power_state(node, 'explode')
 
 
 def test_provisioning_journey(conn):
-    rc = conftest.unique('sdk-journey')
+    rc = session.unique('sdk-journey')
     nodes = [_create(conn, rc) for _ in range(2)]
     for node in nodes:
         conn.baremetal.set_node_power_state(node, 'power off', wait=True,
-                                            timeout=conftest.WAIT_TIMEOUT)
+                                            timeout=session.WAIT_TIMEOUT)
         conn.baremetal.set_node_provision_state(node, 'manage')
     managed = conn.baremetal.wait_for_nodes_provision_state(
-        nodes, 'manageable', timeout=conftest.WAIT_TIMEOUT)
+        nodes, 'manageable', timeout=session.WAIT_TIMEOUT)
     assert {n.provision_state for n in managed} == {'manageable'}
     for node in nodes:
         conn.baremetal.set_node_provision_state(node, 'provide')
     available = conn.baremetal.wait_for_nodes_provision_state(
-        nodes, 'available', timeout=conftest.WAIT_TIMEOUT)
+        nodes, 'available', timeout=session.WAIT_TIMEOUT)
     assert {n.provision_state for n in available} == {'available'}
     assert {n.power_state for n in available} == {'power off'}
 
@@ -169,7 +167,7 @@ def test_provisioning_journey(conn):
     assert all(n.driver == DRIVER and n.conductor == HOST for n in listed)
 
     deployed = conn.baremetal.set_node_provision_state(
-        nodes[0], 'active', wait=True, timeout=conftest.WAIT_TIMEOUT)
+        nodes[0], 'active', wait=True, timeout=session.WAIT_TIMEOUT)
     assert deployed.provision_state == 'active'
     fetched = conn.baremetal.get_node(nodes[0].id)
     assert fetched.provision_state == 'active'
@@ -180,7 +178,7 @@ def test_provisioning_journey(conn):
                                      resource_class=rc)) == {nodes[0].id}
 
     undeployed = conn.baremetal.set_node_provision_state(
-        nodes[0], 'deleted', wait=True, timeout=conftest.WAIT_TIMEOUT)
+        nodes[0], 'deleted', wait=True, timeout=session.WAIT_TIMEOUT)
     assert undeployed.provision_state == 'available'
     assert conn.baremetal.get_node(nodes[0].id).power_state == 'power off'
 
@@ -193,7 +191,7 @@ def test_provisioning_journey(conn):
 
 
 def test_maintenance_and_list_filters(conn):
-    rc = conftest.unique('sdk-maint')
+    rc = session.unique('sdk-maint')
     first, second = _create(conn, rc), _create(conn, rc)
     conn.baremetal.set_node_maintenance(first, reason='broken fan')
     fetched = conn.baremetal.get_node(first.id)
@@ -207,7 +205,7 @@ def test_maintenance_and_list_filters(conn):
                                      resource_class=rc, details=True)
                 ) == {first.id, second.id}
     assert _ids(conn.baremetal.nodes(
-        resource_class=conftest.unique('none'))) == set()
+        resource_class=session.unique('none'))) == set()
     assert _ids(conn.baremetal.nodes(driver=DRIVER, resource_class=rc)
                 ) == {first.id, second.id}
 
@@ -220,7 +218,7 @@ def test_maintenance_and_list_filters(conn):
 
 
 def test_list_pagination_and_fields(conn):
-    rc = conftest.unique('sdk-pages')
+    rc = session.unique('sdk-pages')
     created = {_create(conn, rc).id for _ in range(5)}
     # The SDK follows the "next" links itself.
     assert _ids(conn.baremetal.nodes(resource_class=rc, limit=2)) == created
@@ -231,9 +229,9 @@ def test_list_pagination_and_fields(conn):
 
 
 def test_update_and_patch_node(conn):
-    node = _create(conn, conftest.unique('sdk-update'),
-                   name=conftest.unique('sdk-old'))
-    new_name = conftest.unique('sdk-new')
+    node = _create(conn, session.unique('sdk-update'),
+                   name=session.unique('sdk-old'))
+    new_name = session.unique('sdk-new')
     updated = conn.baremetal.update_node(node, name=new_name,
                                          extra={'rack': '12'},
                                          description='row 3')
@@ -260,11 +258,11 @@ def test_update_and_patch_node(conn):
 
 
 def test_validate_node(conn):
-    node = _create(conn, conftest.unique('sdk-validate'))
+    node = _create(conn, session.unique('sdk-validate'))
     results = conn.baremetal.validate_node(node)
     for interface in ('boot', 'deploy', 'power', 'management'):
         assert results[interface].result is True, (interface, results)
-    failing = _create(conn, conftest.unique('sdk-validate'),
+    failing = _create(conn, session.unique('sdk-validate'),
                       driver_info={'fake_fail': ['validate']})
     with pytest.raises(sdk_exc.ValidationException):
         conn.baremetal.validate_node(failing, required=('power',))
@@ -274,7 +272,7 @@ def test_validate_node(conn):
 
 
 def test_boot_device(conn):
-    node = _create(conn, conftest.unique('sdk-boot'))
+    node = _create(conn, session.unique('sdk-boot'))
     supported = conn.baremetal.get_node_supported_boot_devices(node)
     assert {'pxe', 'disk'} <= set(supported['supported_boot_devices'])
     conn.baremetal.set_node_boot_device(node, 'pxe', persistent=True)
@@ -311,10 +309,10 @@ def test_conductors(conn):
 
 
 def test_delete_node(conn, strict):
-    rc = conftest.unique('sdk-delete')
+    rc = session.unique('sdk-delete')
     enrolled = _create(conn, rc)
     port = conn.baremetal.create_port(node_id=enrolled.id,
-                                      address=conftest.unique_mac())
+                                      address=session.unique_mac())
     conn.baremetal.delete_node(enrolled, ignore_missing=False)
     with pytest.raises(sdk_exc.NotFoundException):
         conn.baremetal.get_node(enrolled.id)
@@ -333,9 +331,9 @@ def test_delete_node(conn, strict):
 
     available = _create(conn, rc)
     conn.baremetal.set_node_provision_state(available, 'manage', wait=True,
-                                            timeout=conftest.WAIT_TIMEOUT)
+                                            timeout=session.WAIT_TIMEOUT)
     conn.baremetal.set_node_provision_state(available, 'provide', wait=True,
-                                            timeout=conftest.WAIT_TIMEOUT)
+                                            timeout=session.WAIT_TIMEOUT)
     # Ironic deletes an available node ([conductor]
     # allow_deleting_available_nodes, true by default)...
     conn.baremetal.delete_node(available, ignore_missing=False)
@@ -345,7 +343,7 @@ def test_delete_node(conn, strict):
     active = _create(conn, rc)
     for target in ('manage', 'provide', 'active'):
         conn.baremetal.set_node_provision_state(
-            active, target, wait=True, timeout=conftest.WAIT_TIMEOUT)
+            active, target, wait=True, timeout=session.WAIT_TIMEOUT)
     with pytest.raises(sdk_exc.ConflictException):
         strict.baremetal.delete_node(active, ignore_missing=False)
     conn.baremetal.set_node_maintenance(active, reason='retire')
@@ -355,7 +353,7 @@ def test_delete_node(conn, strict):
 
 
 def test_errors_carry_the_server_message(conn):
-    missing = conftest.unique('missing')
+    missing = session.unique('missing')
     with pytest.raises(sdk_exc.NotFoundException) as raised:
         conn.baremetal.get_node(missing)
     assert missing in str(raised.value)

@@ -41,7 +41,8 @@ def test_ferrum_serves_the_api_and_stops_cleanly(tmp_path):
     with server.running_ferrum(tmp_path) as url:
         response = requests.get(url + '/v1', timeout=10)
         assert response.status_code == 200
-        assert response.headers['X-OpenStack-Ironic-API-Version'] == MIN_VERSION
+        assert (response.headers['X-OpenStack-Ironic-API-Version']
+                == MIN_VERSION)
         assert response.headers['X-OpenStack-Ironic-API-Minimum-Version']
         assert response.headers['X-OpenStack-Ironic-API-Maximum-Version']
         assert response.json()['links'][0]['href'] == url + '/v1/'

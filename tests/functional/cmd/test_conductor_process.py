@@ -16,8 +16,9 @@ from ferrum.db import migration
 from ferrum.objects import conductor as conductor_obj
 from ferrum.objects import node as node_obj
 from tests import process
-from tests.conftest import wait_for
-from tests.functional.conductor.flows import enroll, to_state
+from tests.functional.conductor.flows import enroll
+from tests.functional.conductor.flows import to_state
+from tests.polling import wait_for
 
 BIN = os.path.dirname(sys.executable)
 

@@ -1,9 +1,12 @@
 # SPDX-License-Identifier: Apache-2.0
-"""Helpers shared by the conductor flow tests (the kit's, and two more)."""
+"""Helpers shared by the conductor flow tests (the kit's, and three more)."""
 
-from ferrum.testing.flows import settled, to_state
+import contextlib
 
-__all__ = ['enroll', 'resume', 'settled', 'to_state']
+from ferrum.testing.flows import settled
+from ferrum.testing.flows import to_state
+
+__all__ = ['busy_workers', 'enroll', 'resume', 'settled', 'to_state']
 
 
 def enroll(manager, **driver_info):
@@ -14,3 +17,16 @@ def enroll(manager, **driver_info):
 def resume(manager, node):
     """End the node's wait as a driver does: the fake vendor's passthru."""
     return manager.vendor_passthru(node.uuid, 'finish_wait', 'POST', {})
+
+
+@contextlib.contextmanager
+def busy_workers(conductor):
+    """Occupy every worker slot, as a burst of operations would."""
+    pool = conductor.ctx.workers
+    held = [pool._slots.acquire(blocking=False) for _ in range(pool.size)]
+    assert all(held)
+    try:
+        yield
+    finally:
+        for _ in held:
+            pool._slots.release()

@@ -1,27 +1,17 @@
 # SPDX-License-Identifier: Apache-2.0
-"""A driver hook raising lands the node in the right failure state, unlocked."""
+"""A driver hook raising lands the node in the right failure state,
+unlocked."""
 
-import contextlib
 
 import pytest
 
 from ferrum.common import exception
 from ferrum.common import states
 from ferrum.objects import node as node_obj
-from tests.functional.conductor.flows import enroll, settled, to_state
-
-
-@contextlib.contextmanager
-def busy_workers(conductor):
-    """Occupy every worker slot, as a burst of operations would."""
-    pool = conductor.ctx.workers
-    held = [pool._slots.acquire(blocking=False) for _ in range(pool.size)]
-    assert all(held)
-    try:
-        yield
-    finally:
-        for _ in held:
-            pool._slots.release()
+from tests.functional.conductor.flows import busy_workers
+from tests.functional.conductor.flows import enroll
+from tests.functional.conductor.flows import settled
+from tests.functional.conductor.flows import to_state
 
 
 @pytest.mark.parametrize('hook, start, action, failed', [

@@ -6,7 +6,10 @@ import pytest
 from ferrum.common import exception
 from ferrum.common import states
 from ferrum.objects import node as node_obj
-from tests.functional.conductor.flows import enroll, resume, settled, to_state
+from tests.functional.conductor.flows import enroll
+from tests.functional.conductor.flows import resume
+from tests.functional.conductor.flows import settled
+from tests.functional.conductor.flows import to_state
 
 
 def test_manage_verifies_power_and_reads_state(conductor, db):

@@ -9,12 +9,12 @@ who holds each node at every moment.
 
 import threading
 
+from ferrum import conf as ferrum_conf
 from ferrum.common import exception
 from ferrum.conductor import service
 from ferrum.conductor import task_manager
 from ferrum.db import api as db_api
 from ferrum.objects import node as node_obj
-from ferrum import conf as ferrum_conf
 
 
 def _conductor(host, url, tmp_path):

@@ -14,7 +14,9 @@ from ferrum.common import states
 from ferrum.conductor import service
 from ferrum.conductor import timeouts
 from ferrum.objects import node as node_obj
-from tests.functional.conductor.flows import enroll, settled, to_state
+from tests.functional.conductor.flows import enroll
+from tests.functional.conductor.flows import settled
+from tests.functional.conductor.flows import to_state
 
 
 def test_power_sync_records_real_state(conductor, db, conf):

@@ -8,8 +8,10 @@ from ferrum.common import states
 from ferrum.conductor import service
 from ferrum.objects import conductor as conductor_obj
 from ferrum.objects import node as node_obj
-from tests.conftest import wait_for
-from tests.functional.conductor.flows import enroll, settled, to_state
+from tests.functional.conductor.flows import enroll
+from tests.functional.conductor.flows import settled
+from tests.functional.conductor.flows import to_state
+from tests.polling import wait_for
 
 
 def test_heartbeat_moves_forward(conf, db):

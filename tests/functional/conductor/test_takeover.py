@@ -8,6 +8,7 @@ the two conductors each node belongs to, as it does for the API.
 import pytest
 
 from ferrum import conf as ferrum_conf
+from ferrum.common import hash_ring
 from ferrum.common import states
 from ferrum.conductor import ownership
 from ferrum.conductor import service
@@ -15,8 +16,9 @@ from ferrum.conductor import takeover
 from ferrum.drivers.fake import interfaces as fake
 from ferrum.objects import conductor as conductor_obj
 from ferrum.objects import node as node_obj
-from ferrum.common import hash_ring
-from tests.functional.conductor.flows import enroll, settled, to_state
+from tests.functional.conductor.flows import enroll
+from tests.functional.conductor.flows import settled
+from tests.functional.conductor.flows import to_state
 
 NODES = 12
 

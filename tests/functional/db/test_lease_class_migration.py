@@ -8,14 +8,13 @@ import uuid
 import sqlalchemy as sa
 
 from ferrum.db import migration
-from tests.functional.db.test_migrations import empty_db  # noqa: F401
 
 _STATUSES = ('pending', 'starting', 'active', 'ending', 'ended', 'error',
              'cancelled')
 
 
 def test_only_started_leases_in_placement_have_their_class(
-        empty_db):  # noqa: F811
+        empty_db):
     engine = empty_db.engine
     migration.upgrade(engine, '0008')
     leases = sa.table('leases', *(sa.column(name) for name in (

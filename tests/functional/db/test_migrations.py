@@ -12,10 +12,10 @@ reflection and constraint enforcement are precisely where the backends
 differ.
 """
 
+import itertools
 import os
 import pprint
 import uuid
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -23,34 +23,11 @@ import sqlalchemy as sa
 from alembic import script as alembic_script
 from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
-from oslo_config import cfg
 from oslo_db import exception as db_exc
 
 from ferrum.db import api as db_api
 from ferrum.db import migration
 from ferrum.db import models
-
-BACKENDS = ['sqlite', 'postgresql']
-
-
-@pytest.fixture(params=BACKENDS)
-def empty_db(request: pytest.FixtureRequest, conf: cfg.ConfigOpts,
-             tmp_path: Any) -> Iterator[db_api.Database]:
-    """A ferrum Database on an empty (never migrated) database.
-
-    SQLite is a file under the test's tmp_path, so it goes through the same
-    WAL/pooled engine set-up as production; PostgreSQL is a fresh database
-    on the session's throwaway server (skipped when that is unavailable).
-    """
-    if request.param == 'sqlite':
-        url = 'sqlite:///%s' % (tmp_path / 'migrations.sqlite')
-    else:
-        url = request.getfixturevalue('pg_url')
-    database = db_api.Database(conf, url=url)
-    try:
-        yield database
-    finally:
-        database.dispose()
 
 
 def _scripts() -> alembic_script.ScriptDirectory:
@@ -86,7 +63,7 @@ def test_single_linear_history() -> None:
     revisions = _revisions_oldest_first()
     assert revisions, 'no migrations found'
     assert revisions[0].down_revision is None
-    for previous, current in zip(revisions, revisions[1:]):
+    for previous, current in itertools.pairwise(revisions):
         assert current.down_revision == previous.revision, (
             '%s does not follow %s' % (current.revision, previous.revision))
     assert revisions[-1].revision == migration.head()

@@ -27,8 +27,8 @@ from ferrum.db import api as db_api
 from ferrum.db import migration
 from ferrum.objects import allocation as allocation_obj
 from ferrum.objects import node as node_obj
-from tests.conftest import wait_for
 from tests.functional.rpc import cluster
+from tests.polling import wait_for
 
 V = {'X-OpenStack-Ironic-API-Version': '1.65'}
 NODES = 12
@@ -160,8 +160,9 @@ def _enroll(call: Callable[..., tuple[int, Any, str]],
                               ('provide', 'available')):
             assert call('PUT', '/v1/nodes/%s/states/provision' % uuid,
                         {'target': target})[0] == 202
-            wait_for(lambda: node_obj.Node.get(db, uuid).provision_state
-                     == state, timeout=30, what='node %s' % state)
+            wait_for(lambda uuid=uuid, state=state: node_obj.Node.get(
+                db, uuid).provision_state == state, timeout=30,
+                what='node %s' % state)
         uuids.append(uuid)
     return uuids
 

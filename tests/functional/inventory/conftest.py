@@ -1,77 +1,24 @@
 # SPDX-License-Identifier: Apache-2.0
-"""The real Placement, in-process through its own fixture, and a conductor
-syncing to it.
+"""The real Placement, in-process through its own fixture or under
+gunicorn, and conductors syncing to it or allocating through it.
 
 ``PlacementFixture`` is the fixture nova's functional tests use: the
 Placement WSGI app on a fresh in-memory database, reached through
 wsgi-intercept, which intercepts ``requests`` and so keystoneauth1.
+The helpers these fixtures use are in deployment.py and scenario.py.
 """
 
-import os
-import signal
-import subprocess
-import textwrap
+import threading
 
 import pytest
-import requests
-from keystoneauth1 import loading as ks_loading
 
 from ferrum.conductor import service
-from ferrum.inventory import audit
 from ferrum.inventory import client as client_mod
-from ferrum.inventory import outbox
-from tests import process
-from tests.conftest import require_real
-from tests.conftest import wait_for
-from tools import placement_server
-
-
-def configure(conf, endpoint, token='admin'):
-    """Point ``conf`` at a Placement running noauth2 (three options)."""
-    conf.register_opts(ks_loading.get_auth_plugin_conf_options('admin_token'),
-                       group='placement')
-    conf.set_override('auth_type', 'admin_token', group='placement')
-    conf.set_override('endpoint', endpoint, group='placement')
-    conf.set_override('token', token, group='placement')
-
-
-def killed_conductor_config(tmp_path, endpoint, db_url=''):
-    """The config file of a conductor process a test kills: host
-    ``killed-conductor``, the test's database (``db_url``, else SQLite in
-    ``state_path``), log in ``conductor.log``, the placement allocation
-    backend."""
-    path = tmp_path / 'ferrum.conf'
-    path.write_text(textwrap.dedent('''
-        [DEFAULT]
-        host = killed-conductor
-        state_path = %(state)s
-        log_file = %(log)s
-        [conductor]
-        heartbeat_interval = 1
-        [allocation]
-        backend = placement
-        [placement]
-        auth_type = admin_token
-        endpoint = %(endpoint)s
-        token = admin
-        poll_interval = 0.02
-        [database]
-        connection = %(db_url)s
-        ''' % {'state': tmp_path, 'log': tmp_path / 'conductor.log',
-               'endpoint': endpoint, 'db_url': db_url}))
-    return path
-
-
-def command_config(tmp_path, conf):
-    """A config file for ``ferrum-placement`` run with the test's database
-    (``state_path``) and Placement, with the placement allocation
-    backend."""
-    path = tmp_path / 'ferrum.conf'
-    path.write_text(
-        '[DEFAULT]\nstate_path = %s\n[allocation]\nbackend = placement\n'
-        '[placement]\nauth_type = admin_token\nendpoint = %s\n'
-        'token = admin\n' % (tmp_path, conf.placement.endpoint))
-    return str(path)
+from ferrum.inventory import consumers
+from tests.functional.inventory.deployment import PlacementProcess
+from tests.functional.inventory.deployment import configure
+from tests.functional.inventory.scenario import make_api
+from tests.real import require_real
 
 
 @pytest.fixture
@@ -112,82 +59,51 @@ def synced(pconf, db):
     svc.stop()
 
 
-def converged(db, timeout=10.0):
-    """Wait until every queued change was pushed."""
-    wait_for(lambda: outbox.backlog(db).size == 0, timeout,
-             what='the Placement outbox to drain')
+@pytest.fixture
+def one_call_at_a_time(monkeypatch):
+    """The in-process Placement is one in-memory connection: calls from
+    the sync worker and the conductor at once fail there with 500s, as
+    they never do under gunicorn, which serves one at a time. Serialise
+    them the same way."""
+    lock = threading.RLock()  # the version check calls _call inside
+    call = client_mod.PlacementClient._call
+
+    def serialised(self, *args, **kwargs):
+        with lock:
+            return call(self, *args, **kwargs)
+
+    monkeypatch.setattr(client_mod.PlacementClient, '_call', serialised)
 
 
-def assert_no_drift(db, client):
-    """The audit finds nothing: ferrum and Placement agree node by node."""
-    assert audit.drift(db, client, deep=True) == []
+@pytest.fixture
+def backend(pconf, db, one_call_at_a_time):
+    """A conductor with the placement allocation backend."""
+    pconf.set_override('backend', 'placement', group='allocation')
+    svc = service.ConductorService(pconf, db=db)
+    svc.start(start_periodics=False)
+    yield svc
+    svc.stop()
+    consumers.uninstall(db)
 
 
-def provider(client, uuid):
-    """(inventories, traits) of a provider, or None."""
-    inventories = client.get('/resource_providers/%s/inventories' % uuid,
-                             not_found_ok=True)
-    if inventories is None:
-        return None
-    traits = client.get('/resource_providers/%s/traits' % uuid)
-    return inventories['inventories'], set(traits['traits'])
+@pytest.fixture
+def api(backend, pconf, db):
+    """The API client on ``backend``'s conductor."""
+    return make_api(pconf, db, backend.manager)
 
 
-def reserved(client, uuid):
-    inventories, _traits = provider(client, uuid)
-    (fields,) = inventories.values()
-    return fields['reserved']
+@pytest.fixture
+def calls(monkeypatch):
+    """Every request any PlacementClient sends: (method, path)."""
+    seen = []
+    call = client_mod.PlacementClient._call
 
+    def recorded(self, method, url, *args, **kwargs):
+        seen.append((method, url.split('?')[0]))
+        return call(self, method, url, *args, **kwargs)
 
-class PlacementProcess:
-    """The real Placement under gunicorn on loopback, killed and restarted
-    on the same port and database (see tools/placement_server)."""
-
-    def __init__(self, directory, db_url=None):
-        self.directory = str(directory)
-        self.db_url = db_url
-        self.port = process.free_port()
-        self.workers = 1
-        self.proc = None
-
-    @property
-    def endpoint(self):
-        return 'http://127.0.0.1:%d' % self.port
-
-    def start(self):
-        argv, env = placement_server.command(self.directory, self.port,
-                                             self.db_url,
-                                             workers=self.workers)
-        log = open(os.path.join(self.directory, 'gunicorn.log'), 'ab')
-        # A session of its own: SIGKILL must take gunicorn's workers down
-        # with their master, or an orphaned worker goes on serving.
-        self.proc = subprocess.Popen(argv, env=env, stdout=log,
-                                     stderr=subprocess.STDOUT,
-                                     start_new_session=True)
-        log.close()
-
-        def answers():
-            if self.proc.poll() is not None:
-                pytest.fail('Placement exited: see %s/gunicorn.log'
-                            % self.directory)
-            try:
-                # The first request waits for the app's import.
-                return requests.get(self.endpoint, timeout=10).ok
-            except requests.RequestException:
-                return False
-        try:
-            wait_for(answers, timeout=60, interval=0.1,
-                     what='Placement to start')
-        except BaseException:
-            self.kill()
-            raise
-
-    def kill(self):
-        try:
-            os.killpg(self.proc.pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass  # the whole group is gone already
-        self.proc.wait()
+    monkeypatch.setattr(client_mod.PlacementClient, '_call', recorded)
+    return seen
 
 
 @pytest.fixture
@@ -200,3 +116,26 @@ def placement_process(tmp_path):
     running.start()
     yield running
     running.kill()
+
+
+@pytest.fixture
+def gconf(conf, db, placement_process):
+    """``conf`` on the gunicorn Placement, with the placement allocation
+    backend."""
+    configure(conf, placement_process.endpoint)
+    conf.set_override('poll_interval', 0.02, group='placement')
+    conf.set_override('outage_retry_interval', 1, group='placement')
+    conf.set_override('backend', 'placement', group='allocation')
+    yield conf
+    consumers.uninstall(db)
+
+
+@pytest.fixture
+def gbackend(gconf, db):
+    """A conductor with the placement allocation backend on the gunicorn
+    Placement."""
+    svc = service.ConductorService(gconf, db=db)
+    svc.start(start_periodics=False)
+    yield svc
+    svc.stop()
+

@@ -9,16 +9,14 @@ import threading
 from ferrum.inventory import client as client_mod
 from ferrum.inventory import consumer_audit
 from ferrum.inventory import consumers
-from tests.conftest import wait_for
-from tests.functional.inventory import test_allocations as base
-
-backend = base.backend
-one_call_at_a_time = base.one_call_at_a_time
+from tests.functional.inventory.scenario import holders
+from tests.functional.inventory.scenario import nodes
+from tests.polling import wait_for
 
 
 def test_nothing_waits_for_placement_while_it_is_known_away(
         backend, db, pclient, pconf, monkeypatch):
-    node, _spare = base.nodes(db, 2)
+    node, _spare = nodes(db, 2)
     manager = backend.manager
     kept = manager.create_allocation(
         {'resource_class': 'bm', 'candidate_nodes': [node.uuid]}, [])
@@ -51,7 +49,7 @@ def test_nothing_waits_for_placement_while_it_is_known_away(
     wait_for(lambda: consumers.backlog(db) == 0, timeout=30,
              what='the queued releases to drain')
     assert backend.placement.outage.down is None
-    assert base.holders(pclient, node.uuid) == set()
+    assert holders(pclient, node.uuid) == set()
     again = manager.create_allocation({'resource_class': 'bm'}, [])
     assert again.state == 'active', again.last_error
 
@@ -60,7 +58,7 @@ def test_a_refused_release_does_not_fail_the_delete(backend, db, pclient,
                                                     pconf, monkeypatch):
     """The deletion is committed: a release Placement refuses is logged
     and left to the audit, not turned into an error."""
-    (node,) = base.nodes(db, 1)
+    (node,) = nodes(db, 1)
     allocation = backend.manager.create_allocation(
         {'resource_class': 'bm'}, [])
 

@@ -18,15 +18,13 @@ from ferrum.inventory import consumers
 from ferrum.inventory import worker
 from ferrum.objects import allocation as allocation_obj
 from tests.functional.conductor.flows import settled
-from tests.functional.inventory import test_allocations as base
-from tests.functional.inventory.conftest import converged
-from tests.functional.inventory.conftest import reserved
-
-backend = base.backend
-one_call_at_a_time = base.one_call_at_a_time
-foreign_claim = base.foreign_claim
-holders = base.holders
-nodes = base.nodes
+from tests.functional.inventory.scenario import converged
+from tests.functional.inventory.scenario import dead_conductor
+from tests.functional.inventory.scenario import foreign_claim
+from tests.functional.inventory.scenario import holders
+from tests.functional.inventory.scenario import no_drift
+from tests.functional.inventory.scenario import nodes
+from tests.functional.inventory.scenario import reserved
 
 
 def test_a_uuid_that_is_another_service_s_consumer_is_refused(
@@ -126,7 +124,7 @@ def test_a_switch_from_the_database_backend_keeps_nodes_in_use_fenced(
             allocation.uuid: 'claimed'}
         assert holders(pclient, node.uuid) == {allocation.uuid}
         assert reserved(pclient, node.uuid) == 1
-        base.no_drift(pconf, db, pclient)
+        no_drift(pconf, db, pclient)
         second.manager.do_provisioning_action(node.uuid, 'deleted')
         settled(db, node.id, 'available')
         assert holders(pclient, node.uuid) == set()
@@ -152,7 +150,7 @@ def test_a_backfill_that_fails_unexpectedly_leaves_the_node_fenced(
     assert reserved(pclient, node.uuid) == 1
     assert holders(pclient, node.uuid) == set()
     converged(db)
-    base.no_drift(pconf, db, pclient)
+    no_drift(pconf, db, pclient)
 
 
 def test_a_stale_conductor_leaves_the_new_owner_s_claim(backend, db,
@@ -162,7 +160,7 @@ def test_a_stale_conductor_leaves_the_new_owner_s_claim(backend, db,
     database write was refused; the stale one must not remove the new
     owner's consumer (same uuid)."""
     first, second = nodes(db, 2)
-    stale = base.dead_conductor(db, 'stale-host')
+    stale = dead_conductor(db, 'stale-host')
     row = allocation_obj.Allocation.create(db, {
         'resource_class': 'bm', 'conductor_affinity': stale.id,
         'candidate_nodes': [second.uuid]})
@@ -182,7 +180,7 @@ def test_a_stale_conductor_leaves_the_new_owner_s_claim(backend, db,
     assert row.node_uuid == second.uuid
     assert holders(pclient, second.uuid) == {row.uuid}
     assert holders(pclient, first.uuid) == set()
-    base.no_drift(pconf, db, pclient)
+    no_drift(pconf, db, pclient)
 
 
 def test_the_reconcile_claims_a_switched_allocation_of_an_available_node(

@@ -13,7 +13,6 @@ import threading
 import time
 import uuid
 
-import pytest
 import sqlalchemy as sa
 
 from ferrum.allocation import takeover
@@ -24,38 +23,13 @@ from ferrum.inventory import status
 from ferrum.objects import allocation as allocation_obj
 from ferrum.objects import conductor as conductor_obj
 from ferrum.objects import node as node_obj
-from tests.conftest import wait_for
-from tests.functional.inventory.conftest import configure
-from tests.functional.inventory.conftest import converged
-from tests.functional.inventory.conftest import killed_conductor_config
-from tests.functional.inventory.test_allocations import AVAILABLE
-from tests.functional.inventory.test_allocations import RC
-from tests.functional.inventory.test_allocations import holders
-from tests.functional.inventory.test_allocations import no_drift
-
-
-@pytest.fixture
-def gconf(conf, db, placement_process):
-    configure(conf, placement_process.endpoint)
-    conf.set_override('poll_interval', 0.02, group='placement')
-    conf.set_override('outage_retry_interval', 1, group='placement')
-    conf.set_override('backend', 'placement', group='allocation')
-    yield conf
-    consumers.uninstall(db)
-
-
-@pytest.fixture
-def backend(gconf, db):
-    svc = service.ConductorService(gconf, db=db)
-    svc.start(start_periodics=False)
-    yield svc
-    svc.stop()
-
-
-def _nodes(db, count):
-    made = [node_obj.Node.create(db, dict(AVAILABLE)) for _ in range(count)]
-    converged(db, timeout=60)
-    return made
+from tests.functional.inventory.deployment import killed_conductor_config
+from tests.functional.inventory.scenario import RC
+from tests.functional.inventory.scenario import converged
+from tests.functional.inventory.scenario import holders
+from tests.functional.inventory.scenario import no_drift
+from tests.functional.inventory.scenario import nodes
+from tests.polling import wait_for
 
 
 def _nova(client, stop, held, errors):
@@ -84,16 +58,16 @@ def _ferrum(manager, made, stop):
         made.append(allocation)
 
 
-def test_no_node_is_held_by_ferrum_and_a_foreign_consumer(backend, db,
+def test_no_node_is_held_by_ferrum_and_a_foreign_consumer(gbackend, db,
                                                           gconf):
-    nodes = _nodes(db, 30)
+    fleet = nodes(db, 30, timeout=60)
     client = client_mod.PlacementClient(gconf)
     stop = threading.Event()
     nova_held, nova_errors, made = [], [], []
     threads = [threading.Thread(target=_nova, args=(
         client, stop, nova_held, nova_errors)) for _ in range(2)]
     threads += [threading.Thread(target=_ferrum, args=(
-        backend.manager, made, stop)) for _ in range(2)]
+        gbackend.manager, made, stop)) for _ in range(2)]
     for thread in threads:
         thread.start()
     for thread in threads:
@@ -102,9 +76,9 @@ def test_no_node_is_held_by_ferrum_and_a_foreign_consumer(backend, db,
     assert nova_errors == []
     assert nova_held and made, 'both sides should have won some nodes'
     # Placement's side: one consumer per node, every node taken.
-    by_node = {node.uuid: holders(client, node.uuid) for node in nodes}
+    by_node = {node.uuid: holders(client, node.uuid) for node in fleet}
     assert all(len(held) == 1 for held in by_node.values()), by_node
-    assert len(nova_held) + len(made) == len(nodes)
+    assert len(nova_held) + len(made) == len(fleet)
     # ferrum's side: each allocation's node holds its consumer only, and
     # no node nova holds has a ferrum allocation.
     nova = set(nova_held)
@@ -121,9 +95,9 @@ def test_no_node_is_held_by_ferrum_and_a_foreign_consumer(backend, db,
     no_drift(gconf, db, client)
 
 
-def test_placement_killed_mid_run(backend, db, gconf, placement_process):
-    _nodes(db, 3)
-    manager = backend.manager
+def test_placement_killed_mid_run(gbackend, db, gconf, placement_process):
+    nodes(db, 3, timeout=60)
+    manager = gbackend.manager
     kept = manager.create_allocation({'resource_class': 'bm'}, [])
     assert kept.state == 'active'
     placement_process.kill()
@@ -199,7 +173,7 @@ def test_sigkill_mid_allocation_leaves_no_orphan(tmp_path, conf, db,
     conf.set_override('heartbeat_timeout', 2, group='conductor')
     first = service.ConductorService(conf, db=db)
     first.start(start_periodics=False)
-    _nodes(db, 40)
+    nodes(db, 40, timeout=60)
     first.stop()
     marker = tmp_path / 'stuck'
     proc = subprocess.Popen([sys.executable, '-c', _ALLOCATOR, str(path),

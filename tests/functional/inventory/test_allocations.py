@@ -2,12 +2,9 @@
 """The placement allocation backend against the real Placement, in-process:
 every allocation a consumer, every path keeping both sides equal."""
 
-import datetime
-import threading
 import uuid
 
 import pytest
-import sqlalchemy as sa
 
 from ferrum.allocation import takeover
 from ferrum.common import exception
@@ -16,90 +13,19 @@ from ferrum.inventory import client as client_mod
 from ferrum.inventory import consumer_audit
 from ferrum.inventory import consumers
 from ferrum.objects import allocation as allocation_obj
-from ferrum.objects import conductor as conductor_obj
 from ferrum.objects import node as node_obj
-from tests.conftest import wait_for
 from tests.functional.conductor.flows import settled
-from tests.functional.inventory.conftest import command_config
-from tests.functional.inventory.conftest import converged
-from tests.functional.inventory.conftest import reserved
-
-AVAILABLE = {'driver': 'fake-hardware', 'provision_state': 'available',
-             'power_state': 'power off', 'resource_class': 'bm',
-             **{'%s_interface' % kind: 'fake' for kind in (
-                 'power', 'management', 'boot', 'deploy', 'inspect',
-                 'vendor')}}
-RC = 'CUSTOM_BM'
-
-
-def no_drift(conf, db, client):
-    """Nodes and providers agree, and so do allocations and consumers."""
-    from ferrum.inventory import audit
-    assert audit.drift(db, client, deep=True, claims=True) == []
-    assert consumer_audit.drift(conf, db, client) == []
-
-
-def holders(client, node_uuid):
-    return set(client.consumers_of(node_uuid))
-
-
-def foreign_claim(client, node_uuid, consumer=None):
-    """A nova-style claim of one node by another service."""
-    consumer = consumer or str(uuid.uuid4())
-    client.claim(consumer, node_uuid, RC, 'nova-project', 'nova-user')
-    return consumer
-
-
-def change_inventory(client, node_uuid, **fields):
-    """Change a provider behind ferrum's back."""
-    url = '/resource_providers/%s/inventories' % node_uuid
-    inventories = client.get(url)
-    inventories['inventories'][RC].update(fields)
-    client.put(url, inventories)
-
-
-@pytest.fixture
-def one_call_at_a_time(monkeypatch):
-    """The in-process Placement is one in-memory connection: calls from
-    the sync worker and the conductor at once fail there with 500s, as
-    they never do under gunicorn, which serves one at a time. Serialise
-    them the same way."""
-    lock = threading.RLock()  # the version check calls _call inside
-    call = client_mod.PlacementClient._call
-
-    def serialised(self, *args, **kwargs):
-        with lock:
-            return call(self, *args, **kwargs)
-
-    monkeypatch.setattr(client_mod.PlacementClient, '_call', serialised)
-
-
-@pytest.fixture
-def backend(pconf, db, one_call_at_a_time):
-    """A conductor with the placement allocation backend."""
-    pconf.set_override('backend', 'placement', group='allocation')
-    svc = service.ConductorService(pconf, db=db)
-    svc.start(start_periodics=False)
-    yield svc
-    svc.stop()
-    consumers.uninstall(db)
-
-
-def dead_conductor(db, host):
-    """A conductor whose heartbeat stopped long ago."""
-    dead = conductor_obj.register(db, host, '', 60)
-    with db.writer() as conn:
-        conn.execute(sa.update(conductor_obj.TABLE).where(
-            conductor_obj.TABLE.c.id == dead.id).values(
-                heartbeat_at=datetime.datetime(2020, 1, 1)))
-    return dead
-
-
-def nodes(db, count, **values):
-    made = [node_obj.Node.create(db, dict(AVAILABLE, **values))
-            for _ in range(count)]
-    converged(db)
-    return made
+from tests.functional.inventory.deployment import command_config
+from tests.functional.inventory.scenario import RC
+from tests.functional.inventory.scenario import change_inventory
+from tests.functional.inventory.scenario import converged
+from tests.functional.inventory.scenario import dead_conductor
+from tests.functional.inventory.scenario import foreign_claim
+from tests.functional.inventory.scenario import holders
+from tests.functional.inventory.scenario import no_drift
+from tests.functional.inventory.scenario import nodes
+from tests.functional.inventory.scenario import reserved
+from tests.polling import wait_for
 
 
 def test_placement_backend_needs_placement(conf, db):

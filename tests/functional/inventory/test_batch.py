@@ -17,10 +17,10 @@ from ferrum.inventory import sync
 from ferrum.inventory import worker
 from ferrum.objects import base
 from ferrum.objects import node as node_obj
-from tests.functional.inventory.conftest import assert_no_drift
-from tests.functional.inventory.conftest import configure
-from tests.functional.inventory.conftest import provider
-from tests.functional.inventory.conftest import reserved
+from tests.functional.inventory.deployment import configure
+from tests.functional.inventory.scenario import assert_no_drift
+from tests.functional.inventory.scenario import provider
+from tests.functional.inventory.scenario import reserved
 
 
 def _pushed_nodes(pconf, db, pclient, count):

@@ -16,13 +16,13 @@ from ferrum.inventory import outbox
 from ferrum.inventory import worker
 from ferrum.objects import base
 from ferrum.objects import node as node_obj
-from tests.conftest import wait_for
-from tests.functional.inventory.conftest import PlacementProcess
-from tests.functional.inventory.conftest import assert_no_drift
-from tests.functional.inventory.conftest import configure
-from tests.functional.inventory.conftest import converged
-from tests.functional.inventory.conftest import provider
-from tests.functional.inventory.conftest import reserved
+from tests.functional.inventory.deployment import PlacementProcess
+from tests.functional.inventory.deployment import configure
+from tests.functional.inventory.scenario import assert_no_drift
+from tests.functional.inventory.scenario import converged
+from tests.functional.inventory.scenario import provider
+from tests.functional.inventory.scenario import reserved
+from tests.polling import wait_for
 
 
 def _claim_all(db, host, at):

@@ -16,18 +16,15 @@ from ferrum.inventory import status
 from ferrum.leases import engine
 from ferrum.objects import base
 from ferrum.objects import lease as lease_obj
-from tests.functional.inventory.conftest import command_config
-from tests.functional.inventory.conftest import converged
-from tests.functional.inventory.test_allocations import RC
-from tests.functional.inventory.test_allocations import backend  # noqa
-from tests.functional.inventory.test_allocations import foreign_claim
-from tests.functional.inventory.test_allocations import no_drift
-from tests.functional.inventory.test_allocations import nodes
-from tests.functional.inventory.test_allocations import one_call_at_a_time  # noqa
-from tests.functional.inventory.test_lease_flow import api  # noqa
-from tests.functional.inventory.test_lease_flow import classes
-from tests.functional.inventory.test_lease_flow import iso
-from tests.functional.inventory.test_lease_flow import resources
+from tests.functional.inventory.deployment import command_config
+from tests.functional.inventory.scenario import RC
+from tests.functional.inventory.scenario import classes
+from tests.functional.inventory.scenario import converged
+from tests.functional.inventory.scenario import foreign_claim
+from tests.functional.inventory.scenario import no_drift
+from tests.functional.inventory.scenario import nodes
+from tests.functional.inventory.scenario import resources
+from tests.functional.leases.sites import iso
 
 
 def lease_drift(conf, db, client):
@@ -47,7 +44,7 @@ def heal(conf, db, client):
     return placement_cmd._heal(conf, db, client, True, found)
 
 
-def book(api, count, hours=1):  # noqa: F811
+def book(api, count, hours=1):
     end = base.utcnow() + datetime.timedelta(hours=hours)
     resp = api.post('/v1/leases', json={
         'project': 'p1', 'resource_class': 'bm', 'count': count,
@@ -57,7 +54,7 @@ def book(api, count, hours=1):  # noqa: F811
 
 
 @pytest.fixture
-def running(backend, api, db, pclient, pconf):  # noqa: F811
+def running(backend, api, db, pclient, pconf):
     """An active lease of 2 of 3 nodes, synced: (lease, the free node)."""
     made = nodes(db, 3)
     lease_uuid = book(api, 2)
@@ -70,7 +67,7 @@ def running(backend, api, db, pclient, pconf):  # noqa: F811
 
 
 def test_a_running_lease_has_no_drift_and_its_consumer_is_kept(
-        running, backend, db, pclient, pconf):  # noqa: F811
+        running, backend, db, pclient, pconf):
     lease, _free = running
     # The consumer audit used to report the lease's consumer as an orphan
     # (its user is ferrum's, no allocation has its uuid), and --heal
@@ -130,7 +127,7 @@ def test_missing_node_held_by_a_foreign_consumer_is_reported_not_taken(
 
 def test_a_lease_consumer_of_another_user_is_never_touched(backend, api,
                                                            db, pclient,
-                                                           pconf):  # noqa
+                                                           pconf):
     (node,) = nodes(db, 1)
     lease_uuid = book(api, 1)  # pending until the engine runs
     foreign_claim(pclient, node.uuid, consumer=lease_uuid)
@@ -140,7 +137,7 @@ def test_a_lease_consumer_of_another_user_is_never_touched(backend, api,
 
 
 def test_classes_missing_and_orphan_are_healed(backend, api, db, pclient,
-                                               pconf):  # noqa: F811
+                                               pconf):
     nodes(db, 2)
     pending = book(api, 1)
     over = book(api, 1)
@@ -207,7 +204,7 @@ def test_audit_command_reports_and_heals_leases(running, db, pclient, pconf,
 
 
 def test_missing_allocation_consumer_under_a_lease_is_taken_from_it(
-        running, backend, db, pclient, pconf):  # noqa: F811
+        running, backend, db, pclient, pconf):
     lease, _free = running
     alloc = backend.manager.create_allocation(
         {'resource_class': 'bm', 'owner': 'p1'}, [])
@@ -238,7 +235,7 @@ def test_missing_allocation_consumer_under_a_lease_is_taken_from_it(
 
 
 def test_database_backend_lease_consumer_keeps_allocated_nodes(
-        synced, db, pclient, pconf, one_call_at_a_time):  # noqa: F811
+        synced, db, pclient, pconf, one_call_at_a_time):
     from ferrum.api import app as api_app
     nodes(db, 2)
     app = api_app.create_app(pconf, db, synced.manager)

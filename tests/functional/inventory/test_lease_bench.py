@@ -8,7 +8,7 @@ import pathlib
 import subprocess
 import sys
 
-from tests.conftest import require_real
+from tests.real import require_real
 
 ROOT = pathlib.Path(__file__).resolve().parents[3]
 

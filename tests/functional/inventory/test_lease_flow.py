@@ -11,34 +11,13 @@ from ferrum.leases import engine
 from ferrum.leases import placement as lease_placement
 from ferrum.objects import base
 from ferrum.objects import lease as lease_obj
-from tests.functional.inventory import test_allocations as allocations
-from tests.functional.inventory.conftest import converged
-from tests.functional.inventory.test_allocations import RC
-from tests.functional.inventory.test_allocations import nodes
-
-backend = allocations.backend
-one_call_at_a_time = allocations.one_call_at_a_time
-
-
-def resources(client, consumer):
-    return {p: v['resources'] for p, v in
-            client.consumer(consumer)['allocations'].items()}
-
-
-def classes(client):
-    return {rc['name'] for rc in client.get('/resource_classes')[
-        'resource_classes']}
-
-
-@pytest.fixture
-def api(backend, pconf, db):
-    app = api_app.create_app(pconf, db, backend.manager)
-    app.testing = True
-    return app.test_client()
-
-
-def iso(when):
-    return when.replace(microsecond=0).isoformat() + 'Z'
+from tests.functional.inventory.scenario import RC
+from tests.functional.inventory.scenario import classes
+from tests.functional.inventory.scenario import converged
+from tests.functional.inventory.scenario import foreign_claim
+from tests.functional.inventory.scenario import nodes
+from tests.functional.inventory.scenario import resources
+from tests.functional.leases.sites import iso
 
 
 def test_lease_in_placement_start_move_end(backend, api, db, pclient,
@@ -305,7 +284,6 @@ def test_a_lease_uuid_that_is_another_service_s_consumer(backend, api, db,
     """The lease's consumer has the lease's uuid: a uuid that is another
     service's consumer fails the start, and that consumer is never
     written."""
-    from tests.functional.inventory.test_allocations import foreign_claim
     taken, free = nodes(db, 2)
     instance = foreign_claim(pclient, taken.uuid)
     before = pclient.consumer(instance)

@@ -5,25 +5,17 @@ check, retired or given another resource class before the start is
 substituted, and the lease's consumer claims the substitute, or the
 start fails and claims nothing, as ``[lease] busy_node_policy`` says."""
 
-import datetime
-
 import pytest
 
-from ferrum.api import app as api_app
 from ferrum.leases import engine
-from ferrum.objects import base
 from ferrum.objects import lease as lease_obj
 from ferrum.objects import node as node_obj
-from tests.functional.inventory import test_allocations as allocations
-from tests.functional.inventory.conftest import converged
-from tests.functional.inventory.test_allocations import RC
-from tests.functional.inventory.test_allocations import nodes
-from tests.functional.inventory.test_lease_flow import iso
-from tests.functional.inventory.test_lease_flow import resources
-
-backend = allocations.backend
-one_call_at_a_time = allocations.one_call_at_a_time
-PROJECT = 'lessee-project'
+from tests.functional.inventory.scenario import RC
+from tests.functional.inventory.scenario import book
+from tests.functional.inventory.scenario import converged
+from tests.functional.inventory.scenario import lessees
+from tests.functional.inventory.scenario import nodes
+from tests.functional.inventory.scenario import resources
 
 
 def _deleted(node):
@@ -44,28 +36,13 @@ _CHANGES = {'deleted': _deleted, 'retired': _retired,
             'resource class': _reclassed}
 
 
-def _book(backend, pconf, db, count):
-    app = api_app.create_app(pconf, db, backend.manager)
-    app.testing = True
-    resp = app.test_client().post('/v1/leases', json={
-        'project': PROJECT, 'resource_class': 'bm', 'count': count,
-        'end': iso(base.utcnow() + datetime.timedelta(hours=1))})
-    assert resp.status_code == 201, resp.json
-    return resp.json['uuid'], list(resp.json['nodes'])
-
-
-def _lessees(db):
-    return {node.uuid for node in node_obj.Node.list(db)
-            if node.lessee == PROJECT}
-
-
 @pytest.mark.parametrize('policy', ['substitute', 'fail'])
 @pytest.mark.parametrize('change', sorted(_CHANGES))
 def test_a_lost_node_is_substituted_or_fails_the_start(
-        backend, db, pconf, pclient, policy, change):  # noqa: F811
+        backend, api, db, pconf, pclient, policy, change):
     pconf.set_override('busy_node_policy', policy, group='lease')
     nodes(db, 3)
-    lease_uuid, booked = _book(backend, pconf, db, 2)
+    lease_uuid, booked = book(api, 2)
     _CHANGES[change](node_obj.Node.get(db, booked[0]))
     converged(db)
     engine.run(backend.ctx)
@@ -75,19 +52,19 @@ def test_a_lost_node_is_substituted_or_fails_the_start(
         assert lease.status == 'active', lease.last_error
         assert len(lease.nodes) == 2 and booked[0] not in lease.nodes
         assert held == {node: {RC: 1} for node in lease.nodes}
-        assert _lessees(db) == set(lease.nodes)
+        assert lessees(db) == set(lease.nodes)
     else:
         assert lease.status == 'error', lease.last_error
         assert 'busy_node_policy is "fail"' in lease.last_error
         assert held == {}
-        assert _lessees(db) == set()
+        assert lessees(db) == set()
 
 
 @pytest.mark.parametrize('change', sorted(_CHANGES))
-def test_without_substitute_the_start_fails(backend, db, pconf, pclient,
-                                            change):  # noqa: F811
+def test_without_substitute_the_start_fails(backend, api, db, pclient,
+                                            change):
     nodes(db, 2)
-    lease_uuid, booked = _book(backend, pconf, db, 2)
+    lease_uuid, booked = book(api, 2)
     _CHANGES[change](node_obj.Node.get(db, booked[1]))
     converged(db)
     engine.run(backend.ctx)
@@ -95,4 +72,4 @@ def test_without_substitute_the_start_fails(backend, db, pconf, pclient,
     assert lease.status == 'error', lease.last_error
     assert 'no free matching node' in lease.last_error
     assert resources(pclient, lease_uuid) == {}
-    assert _lessees(db) == set()
+    assert lessees(db) == set()

@@ -4,155 +4,35 @@ busy-node policy "fail", and the order of the end with a foreign consumer
 of the lease's reservation class. The races run under gunicorn
 (test_lease_placement_processes)."""
 
-import datetime
-import random
-import threading
 import uuid
 
 import pytest
 
-from ferrum.api import app as api_app
 from ferrum.inventory import audit
 from ferrum.inventory import client as client_mod
 from ferrum.inventory import consumers
 from ferrum.inventory import reservations
 from ferrum.inventory import worker
 from ferrum.leases import engine
-from ferrum.objects import base
 from ferrum.objects import lease as lease_obj
 from ferrum.objects import lease_node
-from ferrum.objects import node as node_obj
-from tests.conftest import wait_for
-from tests.functional.inventory.conftest import converged
-from tests.functional.inventory.test_allocations import RC
-from tests.functional.inventory.test_allocations import backend  # noqa
-from tests.functional.inventory.test_allocations import foreign_claim
-from tests.functional.inventory.test_allocations import holders
-from tests.functional.inventory.test_allocations import nodes
-from tests.functional.inventory.test_allocations import one_call_at_a_time  # noqa
-from tests.functional.inventory.test_lease_flow import classes
-from tests.functional.inventory.test_lease_flow import iso
-from tests.functional.inventory.test_lease_flow import resources
-
-PROJECT = 'lessee-project'
-
-
-@pytest.fixture
-def calls(monkeypatch):
-    """Every request any PlacementClient sends: (method, path)."""
-    seen = []
-    call = client_mod.PlacementClient._call
-
-    def recorded(self, method, url, *args, **kwargs):
-        seen.append((method, url.split('?')[0]))
-        return call(self, method, url, *args, **kwargs)
-
-    monkeypatch.setattr(client_mod.PlacementClient, '_call', recorded)
-    return seen
-
-
-def claim_posts(calls, since=0):
-    """The ``POST /allocations`` sent since ``since`` (the only request
-    that moves claims between consumers)."""
-    return calls[since:].count(('POST', '/allocations'))
-
-
-def make_api(conf, db, manager):
-    app = api_app.create_app(conf, db, manager)
-    app.testing = True
-    return app.test_client()
-
-
-def book(api, count, project=PROJECT, hours=1):
-    """A lease of ``count`` nodes from now; (uuid, its nodes)."""
-    end = base.utcnow() + datetime.timedelta(hours=hours)
-    resp = api.post('/v1/leases', json={
-        'project': project, 'resource_class': 'bm', 'count': count,
-        'end': iso(end)})
-    assert resp.status_code == 201, resp.json
-    return resp.json['uuid'], list(resp.json['nodes'])
-
-
-def lessees(db, project=PROJECT):
-    return {node.uuid for node in node_obj.Node.list(db)
-            if node.lessee == project}
-
-
-def agrees(db, client, lease_uuid):
-    """ferrum's database and Placement tell the same about the lease: an
-    active lease's consumer holds exactly its nodes, which are exactly
-    the lessee's; a failed one holds nothing, and nothing is lessee's."""
-    lease = lease_obj.Lease.get(db, lease_uuid)
-    held = resources(client, lease_uuid)
-    if lease.status == 'active':
-        assert len(lease.nodes) == lease.count
-        assert held == {node: {RC: 1} for node in lease.nodes}
-        assert lessees(db, lease.project) == set(lease.nodes)
-    else:
-        assert lease.status == 'error', lease.last_error
-        assert held == {}
-        assert lessees(db, lease.project) == set()
-    return lease
-
-
-class Nova(threading.Thread):
-    """A foreign service claiming as nova does: ``GET
-    /allocation_candidates?resources=<class>:1``, then ``PUT
-    /allocations/{new uuid}`` with ``consumer_generation: null``; a
-    refusal (someone was faster) asks again.
-
-    :param prefer: nodes picked first when offered (the race's target).
-    :param limit: claims to win, at most.
-    """
-
-    def __init__(self, conf, resource_class=RC, prefer=(), limit=None,
-                 project='nova-project'):
-        super().__init__(daemon=True)
-        self.client = client_mod.PlacementClient(conf)
-        self.resource_class = resource_class
-        self.prefer = set(prefer)
-        self.limit = limit
-        self.project = project
-        self.held = {}  # consumer -> node
-        self.refused = 0
-        self.errors = []
-        self.stop = threading.Event()
-
-    def run(self):
-        while not self.stop.is_set() and (
-                self.limit is None or len(self.held) < self.limit):
-            try:
-                offered = self.client.allocation_candidates(
-                    self.resource_class)
-            except client_mod.PlacementRefused as exc:
-                self.errors.append(exc)
-                return
-            if not offered:
-                # Everything is taken: ask again a bit later.
-                self.stop.wait(0.01)
-                continue
-            wanted = sorted(self.prefer.intersection(offered)) or offered
-            node, consumer = random.choice(wanted), str(uuid.uuid4())
-            try:
-                self.client.claim(consumer, node, self.resource_class,
-                                  self.project, 'nova-user')
-            except client_mod.PlacementConflict:
-                self.refused += 1
-                continue
-            self.held[consumer] = node
-
-    def nodes(self):
-        return set(self.held.values())
-
-    def finish(self):
-        self.stop.set()
-        self.join(60)
-        assert not self.is_alive()
-        assert self.errors == []
+from tests.functional.inventory.scenario import PROJECT
+from tests.functional.inventory.scenario import RC
+from tests.functional.inventory.scenario import agrees
+from tests.functional.inventory.scenario import book
+from tests.functional.inventory.scenario import claim_posts
+from tests.functional.inventory.scenario import classes
+from tests.functional.inventory.scenario import converged
+from tests.functional.inventory.scenario import foreign_claim
+from tests.functional.inventory.scenario import holders
+from tests.functional.inventory.scenario import make_api
+from tests.functional.inventory.scenario import nodes
+from tests.functional.inventory.scenario import resources
+from tests.polling import wait_for
 
 
 def test_a_start_costs_one_claim_whatever_its_size(
-        backend, db, pconf, pclient, calls):  # noqa: F811
+        backend, db, pconf, pclient, calls):
     nodes(db, 41)
     api = make_api(pconf, db, backend.manager)
     posts = []
@@ -167,7 +47,7 @@ def test_a_start_costs_one_claim_whatever_its_size(
 
 
 def test_a_busy_node_fails_the_start_with_policy_fail(
-        backend, db, pconf, pclient, calls):  # noqa: F811
+        backend, db, pconf, pclient, calls):
     nodes(db, 4)
     pconf.set_override('busy_node_policy', 'fail', group='lease')
     api = make_api(pconf, db, backend.manager)
@@ -201,7 +81,7 @@ def test_a_busy_node_fails_the_start_with_policy_fail(
 
 
 def test_a_substitute_is_a_node_placement_has_free(
-        backend, db, pconf, pclient, calls):  # noqa: F811
+        backend, db, pconf, pclient, calls):
     made = nodes(db, 8)
     api = make_api(pconf, db, backend.manager)
     lease_uuid, booked = book(api, 2)
@@ -220,7 +100,7 @@ def test_a_substitute_is_a_node_placement_has_free(
 
 
 def test_a_give_back_racing_the_end_leaves_no_claim(
-        backend, db, pconf, pclient, monkeypatch):  # noqa: F811
+        backend, db, pconf, pclient, monkeypatch):
     nodes(db, 2)
     api = make_api(pconf, db, backend.manager)
     lease_uuid, _booked = book(api, 2)
@@ -255,7 +135,7 @@ def test_a_give_back_racing_the_end_leaves_no_claim(
 
 
 def test_a_take_racing_the_end_leaves_no_claim(
-        backend, db, pconf, pclient, monkeypatch):  # noqa: F811
+        backend, db, pconf, pclient, monkeypatch):
     nodes(db, 2)
     api = make_api(pconf, db, backend.manager)
     lease_uuid, _booked = book(api, 2)
@@ -290,7 +170,7 @@ def test_a_take_racing_the_end_leaves_no_claim(
 
 
 def test_a_node_missing_in_placement_holds_the_start_back(
-        backend, db, pconf, pclient, calls):  # noqa: F811
+        backend, db, pconf, pclient, calls):
     nodes(db, 3)
     api = make_api(pconf, db, backend.manager)
     over_uuid, _nodes = book(api, 1, project='other')
@@ -334,7 +214,7 @@ def left_behind(client, consumer):
 
 
 def test_a_take_claims_a_consumer_a_refused_write_left(
-        backend, db, pconf, pclient):  # noqa: F811
+        backend, db, pconf, pclient):
     nodes(db, 2)
     api = make_api(pconf, db, backend.manager)
     lease_uuid, _booked = book(api, 2)
@@ -361,7 +241,7 @@ def _usages(client, node):
 
 
 def test_the_end_order_with_a_foreign_consumer_of_the_class(
-        backend, db, pconf, pclient, calls):  # noqa: F811
+        backend, db, pconf, pclient, calls):
     nodes(db, 3)
     api = make_api(pconf, db, backend.manager)
     lease_uuid, _booked = book(api, 3)

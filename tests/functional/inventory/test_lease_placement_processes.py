@@ -17,24 +17,21 @@ from ferrum.objects import allocation as allocation_obj
 from ferrum.objects import base
 from ferrum.objects import lease as lease_obj
 from ferrum.objects import lease_node
-from tests.conftest import wait_for
-from tests.functional.inventory.conftest import converged
-from tests.functional.inventory.test_allocation_processes import _nodes
-from tests.functional.inventory.test_allocation_processes import backend  # noqa
-from tests.functional.inventory.test_allocation_processes import gconf  # noqa
-from tests.functional.inventory.test_allocations import RC
-from tests.functional.inventory.test_allocations import foreign_claim
-from tests.functional.inventory.test_allocations import holders
-from tests.functional.inventory.test_lease_flow import iso
-from tests.functional.inventory.test_lease_flow import resources
-from tests.functional.inventory.test_lease_placement import PROJECT
-from tests.functional.inventory.test_lease_placement import Nova
-from tests.functional.inventory.test_lease_placement import agrees
-from tests.functional.inventory.test_lease_placement import book
-from tests.functional.inventory.test_lease_placement import calls  # noqa
-from tests.functional.inventory.test_lease_placement import claim_posts
-from tests.functional.inventory.test_lease_placement import lessees
-from tests.functional.inventory.test_lease_placement import make_api
+from tests.functional.inventory.scenario import PROJECT
+from tests.functional.inventory.scenario import RC
+from tests.functional.inventory.scenario import Nova
+from tests.functional.inventory.scenario import agrees
+from tests.functional.inventory.scenario import book
+from tests.functional.inventory.scenario import claim_posts
+from tests.functional.inventory.scenario import converged
+from tests.functional.inventory.scenario import foreign_claim
+from tests.functional.inventory.scenario import holders
+from tests.functional.inventory.scenario import lessees
+from tests.functional.inventory.scenario import make_api
+from tests.functional.inventory.scenario import nodes
+from tests.functional.inventory.scenario import resources
+from tests.functional.leases.sites import iso
+from tests.polling import wait_for
 
 
 class Observer(threading.Thread):
@@ -60,15 +57,15 @@ class Observer(threading.Thread):
 
 
 @pytest.fixture
-def api(backend, gconf, db):  # noqa: F811
-    return make_api(gconf, db, backend.manager)
+def api(gbackend, gconf, db):
+    return make_api(gconf, db, gbackend.manager)
 
 
 @pytest.mark.parametrize('policy', ['substitute', 'fail'])
 def test_a_start_racing_nova_is_all_or_nothing(
-        policy, backend, api, db, gconf, calls):  # noqa: F811
+        policy, gbackend, api, db, gconf, calls):
     gconf.set_override('busy_node_policy', policy, group='lease')
-    made = _nodes(db, 30)
+    made = nodes(db, 30, timeout=60)
     client = client_mod.PlacementClient(gconf)
     lease_uuid, booked = book(api, 10)
     # Held by nova before the start: the first claim round is refused.
@@ -81,7 +78,7 @@ def test_a_start_racing_nova_is_all_or_nothing(
     observer.start()
     nova.start()
     since = len(calls)
-    engine.run(backend.ctx)
+    engine.run(gbackend.ctx)
     nova.finish()
     seen = observer.finish()
     lease = agrees(db, client, lease_uuid)
@@ -128,11 +125,11 @@ def _ferrum(manager, made, stop):
 
 
 def test_the_class_and_ferrum_allocations_never_share_a_node(
-        backend, api, db, gconf):  # noqa: F811
-    _nodes(db, 12)
+        gbackend, api, db, gconf):
+    nodes(db, 12, timeout=60)
     client = client_mod.PlacementClient(gconf)
     lease_uuid, _booked = book(api, 10)
-    engine.run(backend.ctx)
+    engine.run(gbackend.ctx)
     lease = agrees(db, client, lease_uuid)
     assert lease.status == 'active', lease.last_error
     converged(db, timeout=60)
@@ -143,7 +140,7 @@ def test_the_class_and_ferrum_allocations_never_share_a_node(
     stop = threading.Event()
     made = []
     ferrum = [threading.Thread(target=_ferrum, args=(
-        backend.manager, made, stop)) for _ in range(2)]
+        gbackend.manager, made, stop)) for _ in range(2)]
     for thread in [*flavors, *ferrum]:
         thread.start()
     for thread in ferrum:
@@ -177,8 +174,8 @@ def test_the_class_and_ferrum_allocations_never_share_a_node(
 
 
 def test_no_move_opens_a_gap_to_a_nova_claimer(
-        backend, api, db, gconf, calls):  # noqa: F811
-    made = _nodes(db, 14)
+        gbackend, api, db, gconf, calls):
+    made = nodes(db, 14, timeout=60)
     client = client_mod.PlacementClient(gconf)
     lease_uuid, booked = book(api, 4)
     early = foreign_claim(client, booked[0])
@@ -191,7 +188,7 @@ def test_no_move_opens_a_gap_to_a_nova_claimer(
     try:
         # A node substituted at the start.
         since = len(calls)
-        engine.run(backend.ctx)
+        engine.run(gbackend.ctx)
         starting.finish()
         nova.start()
         lease = agrees(db, client, lease_uuid)
@@ -208,7 +205,7 @@ def test_no_move_opens_a_gap_to_a_nova_claimer(
         for _round in range(3):
             # An allocation taken under the lease: one POST.
             since = len(calls)
-            alloc = backend.manager.create_allocation(
+            alloc = gbackend.manager.create_allocation(
                 {'resource_class': 'bm', 'owner': PROJECT}, [])
             assert alloc.state == 'active', alloc.last_error
             assert claim_posts(calls, since) == 1
@@ -216,7 +213,7 @@ def test_no_move_opens_a_gap_to_a_nova_claimer(
             # Deleted before the end: back to the lease's consumer, one
             # POST.
             since = len(calls)
-            backend.manager.destroy_allocation(alloc.uuid)
+            gbackend.manager.destroy_allocation(alloc.uuid)
             assert claim_posts(calls, since) == 1
             assert resources(client, lease_uuid) == {
                 node: {RC: 1} for node in lease.nodes}
@@ -228,7 +225,7 @@ def test_no_move_opens_a_gap_to_a_nova_claimer(
             resp = api.patch('/v1/leases/%s' % lease_uuid, json=[
                 {'op': 'replace', 'path': '/end', 'value': iso(end)}])
             assert resp.status_code == 200, resp.json
-            engine.run(backend.ctx)
+            engine.run(gbackend.ctx)
         assert claim_posts(calls, since) == 0
         assert client.consumer(lease_uuid) == held
     finally:
@@ -246,21 +243,21 @@ def test_no_move_opens_a_gap_to_a_nova_claimer(
 
 
 def test_placement_killed_during_a_start_and_an_end(
-        backend, api, db, gconf, placement_process):  # noqa: F811
-    _nodes(db, 3)
+        gbackend, api, db, gconf, placement_process):
+    nodes(db, 3, timeout=60)
     lease_uuid, _booked = book(api, 2)
     placement_process.kill()
-    engine.run(backend.ctx)
+    engine.run(gbackend.ctx)
     lease = lease_obj.Lease.get(db, lease_uuid)
     assert lease.status == 'starting'
     assert 'waiting for Placement' in lease.last_error
-    engine.run(backend.ctx)  # still away: still waiting, nothing undone
+    engine.run(gbackend.ctx)  # still away: still waiting, nothing undone
     assert lease_obj.Lease.get(db, lease_uuid).status == 'starting'
     placement_process.start()
     client = client_mod.PlacementClient(gconf)
 
     def started():
-        engine.run(backend.ctx)
+        engine.run(gbackend.ctx)
         return lease_obj.Lease.get(db, lease_uuid).status == 'active'
     wait_for(started, timeout=60, interval=0.2,
              what='the lease to start once Placement is back')
@@ -271,7 +268,7 @@ def test_placement_killed_during_a_start_and_an_end(
     # let go of the lease's claims.
     placement_process.kill()
     assert api.delete('/v1/leases/%s' % lease_uuid).status_code == 204
-    engine.run(backend.ctx)
+    engine.run(gbackend.ctx)
     lease = lease_obj.Lease.get(db, lease_uuid)
     assert lease.status == 'ending'
     assert 'Placement, to release the lease\'s claims' in lease.last_error
@@ -287,14 +284,14 @@ def test_placement_killed_during_a_start_and_an_end(
     placement_process.start()
 
     def ended():
-        engine.run(backend.ctx)
+        engine.run(gbackend.ctx)
         return lease_obj.Lease.get(db, lease_uuid).status == 'ended'
     wait_for(ended, timeout=60, interval=0.2,
              what='the lease to end once Placement is back')
     assert resources(client, lease_uuid) == {}
     assert lessees(db) == set()
     converged(db, timeout=60)
-    engine.run(backend.ctx)
+    engine.run(gbackend.ctx)
     assert reservations.class_name(lease_uuid) not in {
         rc['name'] for rc in client.get('/resource_classes')[
             'resource_classes']}

@@ -27,14 +27,14 @@ from ferrum.objects import allocation as allocation_obj
 from ferrum.objects import base
 from ferrum.objects import conductor as conductor_obj
 from ferrum.objects import lease as lease_obj
-from tests.conftest import wait_for
-from tests.functional.inventory.conftest import converged
-from tests.functional.inventory.conftest import killed_conductor_config
-from tests.functional.inventory.test_allocations import RC
-from tests.functional.inventory.test_allocations import no_drift
-from tests.functional.inventory.test_allocations import nodes
-from tests.functional.inventory.test_lease_flow import iso
-from tests.functional.inventory.test_lease_flow import resources
+from tests.functional.inventory.deployment import killed_conductor_config
+from tests.functional.inventory.scenario import RC
+from tests.functional.inventory.scenario import converged
+from tests.functional.inventory.scenario import no_drift
+from tests.functional.inventory.scenario import nodes
+from tests.functional.inventory.scenario import resources
+from tests.functional.leases.sites import iso
+from tests.polling import wait_for
 
 #: The conductor that dies: it runs one lease step (or an allocation
 #: under the lease) and hangs at the patched point, after writing the

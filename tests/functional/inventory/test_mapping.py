@@ -5,15 +5,15 @@ from ferrum.common import states
 from ferrum.inventory import mapping
 from ferrum.objects import node as node_obj
 from ferrum.objects import trait as trait_obj
-from tests.conftest import wait_for
 from tests.functional.conductor.flows import enroll
 from tests.functional.conductor.flows import resume
 from tests.functional.conductor.flows import settled
 from tests.functional.conductor.flows import to_state
-from tests.functional.inventory.conftest import assert_no_drift
-from tests.functional.inventory.conftest import converged
-from tests.functional.inventory.conftest import provider
-from tests.functional.inventory.conftest import reserved
+from tests.functional.inventory.scenario import assert_no_drift
+from tests.functional.inventory.scenario import converged
+from tests.functional.inventory.scenario import provider
+from tests.functional.inventory.scenario import reserved
+from tests.polling import wait_for
 
 
 def test_resource_class_names_are_nova_s():

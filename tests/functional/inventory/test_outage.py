@@ -15,12 +15,12 @@ from ferrum.inventory import outbox
 from ferrum.inventory import records
 from ferrum.objects import node as node_obj
 from tests import process
-from tests.conftest import wait_for
 from tests.functional.conductor.flows import to_state
-from tests.functional.inventory.conftest import assert_no_drift
-from tests.functional.inventory.conftest import configure
-from tests.functional.inventory.conftest import converged
-from tests.functional.inventory.conftest import reserved
+from tests.functional.inventory.deployment import configure
+from tests.functional.inventory.scenario import assert_no_drift
+from tests.functional.inventory.scenario import converged
+from tests.functional.inventory.scenario import reserved
+from tests.polling import wait_for
 
 BIN = os.path.dirname(sys.executable)
 

@@ -19,12 +19,13 @@ from ferrum.inventory import sync
 from ferrum.inventory import worker
 from ferrum.objects import node as node_obj
 from ferrum.objects import trait as trait_obj
-from tests.conftest import wait_for
 from tests.functional.conductor.flows import to_state
-from tests.functional.inventory.conftest import assert_no_drift
-from tests.functional.inventory.conftest import converged
-from tests.functional.inventory.conftest import provider
-from tests.functional.inventory.conftest import reserved
+from tests.functional.inventory.deployment import configure
+from tests.functional.inventory.scenario import assert_no_drift
+from tests.functional.inventory.scenario import converged
+from tests.functional.inventory.scenario import provider
+from tests.functional.inventory.scenario import reserved
+from tests.polling import wait_for
 
 
 def _foreign_provider(client, uuid, traits, rc='CUSTOM_BM'):
@@ -278,7 +279,6 @@ def test_bad_configuration_stops_start_up(conf, db, options, named):
 
 
 def test_unreachable_placement_does_not_stop_start_up(conf, db):
-    from tests.functional.inventory.conftest import configure
     configure(conf, 'http://127.0.0.1:9/placement')
     svc = service.ConductorService(conf, db=db)
     svc.start(start_periodics=False)
@@ -303,7 +303,6 @@ def test_an_old_placement_is_refused_naming_both_versions(conf):
         return [json.dumps({'versions': [{
             'id': 'v1.0', 'min_version': '1.0', 'max_version': '1.25',
             'status': 'CURRENT'}]}).encode()]
-    from tests.functional.inventory.conftest import configure
     url = 'http://old-placement.example:8778'
     configure(conf, url)
     with interceptor.RequestsInterceptor(lambda: old_placement, url=url):

@@ -8,8 +8,8 @@ import shutil
 
 import pytest
 
-from tests.conftest import require_real
 from tests.functional.ipmi.simulator import BmcSimulator
+from tests.real import require_real
 
 Bmc = collections.namedtuple('Bmc', 'port user password sim')
 _COUNT = 8

@@ -48,7 +48,7 @@ class BmcSimulator:
                 line, self._proc.stderr.read()[-2000:]))
         self.ports = [int(port) for port in line.split()[1:]]
         creds = self.bmcs + [(self.user, self.password)] * self.count
-        self.credentials = dict(zip(self.ports, creds))
+        self.credentials = dict(zip(self.ports, creds, strict=True))
 
     def stop(self, timeout: float = 10.0) -> None:
         if self._proc is None or self._proc.poll() is not None:

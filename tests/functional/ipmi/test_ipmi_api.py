@@ -5,8 +5,8 @@ with real ipmitool against the BMC simulator.
 
 import requests
 
-from tests.conftest import wait_for
 from tests.functional.server import running_ferrum
+from tests.polling import wait_for
 
 HEADERS = {'X-OpenStack-Ironic-API-Version': '1.65'}
 CONF = {

@@ -13,8 +13,8 @@ import pytest
 from ferrum.common import states
 from ferrum.conductor import service
 from ferrum.objects import node as node_obj
-from tests.conftest import wait_for
 from tests.functional.conductor.flows import settled
+from tests.polling import wait_for
 
 IPMI_CONF = {
     'DEFAULT': {'enabled_hardware_types': ['fake-hardware', 'ipmi'],

@@ -26,13 +26,13 @@ import requests
 import yaml
 from openstack import exceptions as sdk_exc
 
-from tests.conftest import require_real
-from tests.conftest import wait_for
 from tests.functional import server
-from tests.functional.clients.conftest import unique
-from tests.functional.clients.test_baremetal_cli import BAREMETAL
+from tests.functional.clients.session import BAREMETAL
+from tests.functional.clients.session import unique
 from tests.keystone import PERSONAS
 from tests.keystone import Keystone
+from tests.polling import wait_for
+from tests.real import require_real
 
 #: Seconds a lease's start or end may take to show: the engine runs every
 #: second; generous for a loaded machine.

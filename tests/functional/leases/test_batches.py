@@ -20,9 +20,11 @@ from ferrum.objects import base
 from ferrum.objects import lease as lease_obj
 from ferrum.objects import lease_node
 from ferrum.objects import node as node_obj
-from tests.conftest import wait_for
-from tests.functional.conductor.flows import resume, settled
-from tests.functional.leases.conftest import FAKE, iso, later
+from tests.functional.conductor.flows import resume
+from tests.functional.conductor.flows import settled
+from tests.functional.leases.sites import FAKE
+from tests.functional.leases.sites import later
+from tests.polling import wait_for
 
 _TABLE = lease_obj.TABLE
 

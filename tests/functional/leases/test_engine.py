@@ -9,8 +9,10 @@ from ferrum.allocation import allocator
 from ferrum.common import states
 from ferrum.leases import engine
 from ferrum.objects import node as node_obj
-from tests.functional.conductor.flows import resume, settled
-from tests.functional.leases.conftest import fault, later
+from tests.functional.conductor.flows import resume
+from tests.functional.conductor.flows import settled
+from tests.functional.leases.sites import fault
+from tests.functional.leases.sites import later
 
 
 def _lease(site, uuid):

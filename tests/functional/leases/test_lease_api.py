@@ -6,7 +6,9 @@ import datetime
 
 from ferrum.leases import engine
 from ferrum.objects import base
-from tests.functional.leases.conftest import fault, iso, later
+from tests.functional.leases.sites import fault
+from tests.functional.leases.sites import iso
+from tests.functional.leases.sites import later
 
 
 def test_all_or_nothing(site):

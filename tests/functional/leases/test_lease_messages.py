@@ -7,7 +7,9 @@ import logging
 
 from ferrum.leases import engine
 from ferrum.objects import base
-from tests.functional.leases.conftest import fault, iso, later
+from tests.functional.leases.sites import fault
+from tests.functional.leases.sites import iso
+from tests.functional.leases.sites import later
 
 
 def test_one_node_lease_logs_agree(site, caplog):

@@ -19,8 +19,8 @@ from ferrum.objects import lease as lease_obj
 from ferrum.objects import lease_node
 from ferrum.objects import node as node_obj
 from ferrum.objects import trait as trait_obj
-from tests.functional.leases.conftest import fault
-from tests.functional.leases.conftest import later
+from tests.functional.leases.sites import fault
+from tests.functional.leases.sites import later
 
 
 def _lease(site, uuid):

@@ -21,9 +21,9 @@ from ferrum.objects import base
 from ferrum.objects import conductor as conductor_obj
 from ferrum.objects import lease as lease_obj
 from ferrum.objects import node as node_obj
-from tests.conftest import wait_for
-from tests.functional.leases.conftest import FAKE
+from tests.functional.leases.sites import FAKE
 from tests.functional.rpc import cluster
+from tests.polling import wait_for
 
 HOSTS = ('lease-a', 'lease-b')
 HEARTBEAT_TIMEOUT = 3

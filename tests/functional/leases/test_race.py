@@ -9,7 +9,7 @@ import random
 import sqlalchemy as sa
 
 from ferrum.objects import base
-from tests.functional.leases.conftest import iso
+from tests.functional.leases.sites import iso
 
 THREADS = 8
 PER_THREAD = 12

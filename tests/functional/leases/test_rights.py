@@ -15,7 +15,7 @@ from ferrum.leases import engine
 from ferrum.objects import base
 from ferrum.objects import lease as lease_obj
 from ferrum.objects import node as node_obj
-from tests.functional.leases.conftest import later
+from tests.functional.leases.sites import later
 
 
 def _lease(site, ident):

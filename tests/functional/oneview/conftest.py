@@ -48,7 +48,8 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import require_real
+from ferrum.conductor import service
+from tests.real import require_real
 from tools.oneview_simulator.control import OneViewSimulator
 
 HARDWARE = 8
@@ -76,6 +77,20 @@ def oneview_client_config(sim: OneViewSimulator, **kwargs: Any
                           ) -> dict[str, Any]:
     """An hpOneView ``OneViewClient`` config dict for ``sim``."""
     return sim.client_config(**kwargs)
+
+
+@pytest.fixture
+def ov_conductor(conf, db, oneview_simulator):
+    """A started conductor (no periodic worker) with the oneview hardware
+    type on the simulator."""
+    # Imported here: driver.py skips its importer without hpOneView, and
+    # the simulator's own tests in this directory run without it.
+    from tests.functional.oneview.driver import apply_conf
+    apply_conf(conf, oneview_simulator)
+    svc = service.ConductorService(conf, db=db)
+    svc.start(start_periodics=False)
+    yield svc
+    svc.stop()
 
 
 @pytest.fixture

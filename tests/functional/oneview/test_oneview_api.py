@@ -8,9 +8,10 @@ deadline).
 
 import requests
 
-from tests.conftest import wait_for
-from tests.functional.oneview.fixtures import capabilities, oneview_options
+from tests.functional.oneview.driver import capabilities
+from tests.functional.oneview.driver import oneview_options
 from tests.functional.server import running_ferrum
+from tests.polling import wait_for
 
 HEADERS = {'X-OpenStack-Ironic-API-Version': '1.65'}
 

@@ -14,9 +14,9 @@ from ferrum.api import app as api_app
 from ferrum.common import exception
 from ferrum.conductor import service
 from ferrum.objects import node as node_obj
-from tests.conftest import wait_for
-from tests.functional.oneview.fixtures import apply_conf
-from tests.functional.oneview.fixtures import enroll
+from tests.functional.oneview.driver import apply_conf
+from tests.functional.oneview.driver import enroll
+from tests.polling import wait_for
 
 V = {'X-OpenStack-Ironic-API-Version': '1.65'}
 

@@ -24,16 +24,16 @@ import pytest
 from ferrum.conductor import recovery
 from ferrum.conductor import service
 from ferrum.objects import conductor as conductor_obj
-from tests.conftest import wait_for
-from tests.functional.oneview.fixtures import ENABLED
-from tests.functional.oneview.fixtures import act
-from tests.functional.oneview.fixtures import apply_conf
-from tests.functional.oneview.fixtures import enroll
-from tests.functional.oneview.fixtures import get
-from tests.functional.oneview.fixtures import oneview_options
-from tests.functional.oneview.fixtures import profiles
-from tests.functional.oneview.fixtures import quiet
-from tests.functional.oneview.fixtures import tasks
+from tests.functional.oneview.driver import ENABLED
+from tests.functional.oneview.driver import act
+from tests.functional.oneview.driver import apply_conf
+from tests.functional.oneview.driver import enroll
+from tests.functional.oneview.driver import get
+from tests.functional.oneview.driver import oneview_options
+from tests.functional.oneview.driver import profiles
+from tests.functional.oneview.driver import quiet
+from tests.functional.oneview.driver import tasks
+from tests.polling import wait_for
 
 APPLIED = 'applied_server_profile_uri'
 APPLYING = 'oneview_applying'

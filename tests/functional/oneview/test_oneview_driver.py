@@ -8,8 +8,13 @@ import pytest
 
 from ferrum.common import exception
 from ferrum.common import states
-from tests.functional.oneview.fixtures import (  # noqa: F401
-    act, allocation, enroll, get, ov_conductor, profiles, quiet, tasks)
+from tests.functional.oneview.driver import act
+from tests.functional.oneview.driver import allocation
+from tests.functional.oneview.driver import enroll
+from tests.functional.oneview.driver import get
+from tests.functional.oneview.driver import profiles
+from tests.functional.oneview.driver import quiet
+from tests.functional.oneview.driver import tasks
 
 APPLIED = 'applied_server_profile_uri'
 

@@ -9,8 +9,12 @@ import os
 import subprocess
 import sys
 
-from tests.functional.oneview.fixtures import (  # noqa: F401
-    act, enroll, get, oneview_options, ov_conductor, profiles, run_taken)
+from tests.functional.oneview.driver import act
+from tests.functional.oneview.driver import enroll
+from tests.functional.oneview.driver import get
+from tests.functional.oneview.driver import oneview_options
+from tests.functional.oneview.driver import profiles
+from tests.functional.oneview.driver import run_taken
 
 BIN = os.path.dirname(sys.executable)
 APPLIED = 'applied_server_profile_uri'

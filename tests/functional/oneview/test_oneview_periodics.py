@@ -7,9 +7,16 @@ deploy-versus-OneView race, their cost in requests, and their robustness.
 from ferrum.conductor import service
 from ferrum.conductor import task_manager
 from ferrum.periodic import worker
-from tests.functional.oneview.fixtures import (  # noqa: F401
-    act, allocation, deploy, enroll, get, ov_conductor, profiles, quiet,
-    run_cleanfail, run_freed, run_taken)
+from tests.functional.oneview.driver import act
+from tests.functional.oneview.driver import allocation
+from tests.functional.oneview.driver import deploy
+from tests.functional.oneview.driver import enroll
+from tests.functional.oneview.driver import get
+from tests.functional.oneview.driver import profiles
+from tests.functional.oneview.driver import quiet
+from tests.functional.oneview.driver import run_cleanfail
+from tests.functional.oneview.driver import run_freed
+from tests.functional.oneview.driver import run_taken
 
 REASON = 'node in use by OneView'
 

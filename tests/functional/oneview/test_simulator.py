@@ -10,7 +10,7 @@ import time
 
 import pytest
 
-from tests.conftest import wait_for
+from tests.polling import wait_for
 
 try:
     from hpOneView import exceptions

@@ -18,8 +18,8 @@ from typing import Any
 from ferrum.db import api as db_api
 from ferrum.objects import conductor as conductor_obj
 from tests import process
-from tests.conftest import wait_for
 from tests.functional import server
+from tests.polling import wait_for
 
 BIN = os.path.dirname(sys.executable)
 HEADERS = {'X-OpenStack-Ironic-API-Version': 'latest'}

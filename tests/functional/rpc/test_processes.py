@@ -11,8 +11,8 @@ import signal
 import pytest
 import requests
 
-from tests.conftest import wait_for
 from tests.functional.rpc import cluster
+from tests.polling import wait_for
 
 HEADERS = cluster.HEADERS
 HOSTS = ('conductor-1', 'conductor-2')

@@ -14,39 +14,21 @@ import bcrypt
 import pytest
 
 from ferrum import conf as ferrum_conf
-from ferrum.common import http_basic
-from ferrum.api import server
 from ferrum.common import exception
-from ferrum.conductor import service
+from ferrum.common import hash_ring
+from ferrum.common import http_basic
 from ferrum.objects import allocation as allocation_obj
 from ferrum.objects import conductor as conductor_obj
 from ferrum.objects import node as node_obj
 from ferrum.rpc import client
-from ferrum.common import hash_ring
 from ferrum.rpc import server as rpc_server
 from ferrum.rpc import wire
-
-
-@contextlib.contextmanager
-def _serving(conf, db, user_file=None):
-    conf.set_override('port', 0, group='json_rpc')
-    conf.set_override('node_locked_retry_attempts', 1, group='conductor')
-    conf.set_override('node_locked_retry_interval', 0, group='conductor')
-    svc = service.ConductorService(conf, db=db)
-    endpoint = server.APIServer(conf, group='json_rpc', what='JSON-RPC')
-    endpoint.start(rpc_server.Application(lambda: svc.manager, conf.host,
-                                          user_file))
-    svc.start(start_periodics=False, rpc_address=endpoint.url)
-    try:
-        yield svc, endpoint
-    finally:
-        svc.stop()
-        endpoint.stop()
+from tests.functional.rpc.endpoint import serving
 
 
 @pytest.fixture
 def remote(conf, db):
-    with _serving(conf, db) as (_svc, endpoint):
+    with serving(conf, db) as (_svc, endpoint):
         yield client.JsonRpcConductorAPI(conf, db), endpoint
 
 
@@ -182,8 +164,8 @@ def test_call_goes_to_the_next_owner_when_a_conductor_is_away(
     # The client keeps its view: only the retry can find the other one.
     conf.set_override('hash_ring_reset_interval', 600)
     conf.set_override('connect_timeout', 0.5, group='json_rpc')
-    with _serving(conf, db) as (first, endpoint), \
-            _serving(_second(tmp_path), db), \
+    with serving(conf, db) as (first, endpoint), \
+            serving(_second(tmp_path), db), \
             _silent_listener() as silent:
         rpc = client.JsonRpcConductorAPI(conf, db)
         node = _owned_by(rpc, db, conf.host)
@@ -232,7 +214,6 @@ def test_only_listed_methods_are_called():
     assert answer['error']['data']['code'] == 503
 
 
-
 def test_http_basic_refuses_calls_without_the_password(conf, db, tmp_path):
     users = tmp_path / 'htpasswd'
     users.write_text('api:%s\n' % bcrypt.hashpw(
@@ -240,7 +221,7 @@ def test_http_basic_refuses_calls_without_the_password(conf, db, tmp_path):
     conf.set_override('auth_strategy', 'http_basic', group='json_rpc')
     conf.set_override('http_basic_username', 'api', group='json_rpc')
     conf.set_override('http_basic_password', 'secret', group='json_rpc')
-    with _serving(conf, db, str(users)):
+    with serving(conf, db, str(users)):
         node = client.JsonRpcConductorAPI(conf, db).create_node(
             {'driver': 'fake-hardware'})
         assert node.driver == 'fake-hardware'

@@ -27,8 +27,8 @@ from ferrum.db import api as db_api
 from ferrum.drivers.fake import interfaces as fake
 from ferrum.objects import conductor as conductor_obj
 from ferrum.objects import node as node_obj
-from tests.conftest import wait_for
 from tests.functional.rpc import cluster
+from tests.polling import wait_for
 
 HOSTS = ('conductor-1', 'conductor-2', 'conductor-3')
 KILLED, STOPPED, LAST = HOSTS
@@ -138,10 +138,11 @@ def _enroll(client: Client) -> list[dict[str, Any]]:
 def _make_available(client: Client, uuids: list[str]) -> None:
     for action, state in (('manage', states.MANAGEABLE),
                           ('provide', states.AVAILABLE)):
-        codes = _in_threads(lambda u: client.provision(u, action).status_code,
-                            uuids)
+        codes = _in_threads(
+            lambda u, action=action: client.provision(u, action).status_code,
+            uuids)
         assert set(codes) == {202}, collections.Counter(codes)
-        _wait_nodes(client, lambda nodes: all(
+        _wait_nodes(client, lambda nodes, state=state: all(
             n['provision_state'] == state and n['reservation'] is None
             for n in nodes), 'every node %s' % state)
 

@@ -16,7 +16,7 @@ from ferrum.objects import conductor as conductor_obj
 from ferrum.rpc import client
 from tests import certificates
 from tests.functional.rpc import cluster
-from tests.functional.rpc.test_round_trip import _serving
+from tests.functional.rpc.endpoint import serving
 
 
 @pytest.fixture
@@ -40,7 +40,7 @@ def _registered(db):
 
 
 def test_calls_go_over_https_verified_against_cafile(tls_conf, db):
-    with _serving(tls_conf, db) as (_svc, endpoint):
+    with serving(tls_conf, db) as (_svc, endpoint):
         assert endpoint.url.startswith('https://127.0.0.1:')
         assert _registered(db) == {tls_conf.host: endpoint.url}
         rpc = client.JsonRpcConductorAPI(tls_conf, db)
@@ -54,7 +54,7 @@ def test_calls_go_over_https_verified_against_cafile(tls_conf, db):
 
 def test_a_wrong_ca_is_refused_with_the_option_to_fix(tls_conf, db, certs,
                                                       caplog):
-    with _serving(tls_conf, db):
+    with serving(tls_conf, db):
         tls_conf.set_override('cafile', str(certs.other_ca),
                               group='json_rpc')
         rpc = client.JsonRpcConductorAPI(tls_conf, db)
@@ -76,7 +76,7 @@ def test_a_wrong_ca_is_refused_with_the_option_to_fix(tls_conf, db, certs,
 
 def test_the_system_authorities_do_not_trust_a_private_ca(tls_conf, db):
     tls_conf.clear_override('cafile', group='json_rpc')
-    with _serving(tls_conf, db):
+    with serving(tls_conf, db):
         with pytest.raises(client.ConductorUnreachable,
                            match=r'\[json_rpc\] cafile'):
             client.JsonRpcConductorAPI(tls_conf, db).create_node(
@@ -85,7 +85,7 @@ def test_the_system_authorities_do_not_trust_a_private_ca(tls_conf, db):
 
 def test_conductor_asking_client_certificates(tls_conf, db, certs):
     tls_conf.set_override('ca_file', str(certs.ca), group='ssl')
-    with _serving(tls_conf, db):
+    with serving(tls_conf, db):
         with pytest.raises(client.ConductorUnreachable) as caught:
             client.JsonRpcConductorAPI(tls_conf, db).create_node(
                 {'driver': 'fake-hardware'})
@@ -118,7 +118,7 @@ def test_json_rpc_ca_file_asks_client_certificates_there_only(tls_conf,
         assert answer.status_code == 200
     finally:
         api.stop()
-    with _serving(tls_conf, db):
+    with serving(tls_conf, db):
         with pytest.raises(client.ConductorUnreachable,
                            match='certfile and keyfile'):
             client.JsonRpcConductorAPI(tls_conf, db).create_node(
@@ -142,7 +142,7 @@ def test_json_rpc_ca_file_is_checked_at_start(tls_conf, tmp_path):
 
 
 def test_use_ssl_never_calls_a_plain_http_conductor(conf, db, certs):
-    with _serving(conf, db) as (_svc, endpoint):
+    with serving(conf, db) as (_svc, endpoint):
         assert endpoint.url.startswith('http://')
         conf.set_override('use_ssl', True, group='json_rpc')
         with pytest.raises(client.ConductorUnreachable) as caught:

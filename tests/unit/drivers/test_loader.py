@@ -75,7 +75,8 @@ def test_third_party_hardware_type_loads_and_deploys(conf, db):
     svc = service.ConductorService(conf, db=db)
     svc.start(start_periodics=False)
     try:
-        from tests.functional.conductor.flows import settled, to_state
+        from tests.functional.conductor.flows import settled
+        from tests.functional.conductor.flows import to_state
         node = svc.manager.create_node({
             'driver': 'acme-hardware',
             'driver_info': {'acme_address': '10.0.0.1'}})

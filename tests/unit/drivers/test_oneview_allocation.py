@@ -7,7 +7,7 @@ import types
 
 import pytest
 
-from tests.conftest import require_real
+from tests.real import require_real
 
 
 @pytest.fixture

@@ -8,7 +8,7 @@ import sys
 import textwrap
 
 from ferrum.drivers import loader
-from tests.conftest import require_real
+from tests.real import require_real
 
 ONEVIEW = {'enabled_hardware_types': ['oneview'],
            'enabled_power_interfaces': ['oneview'],

@@ -1,5 +1,6 @@
 # SPDX-License-Identifier: Apache-2.0
-"""Conductor registrations as the API reads them: drivers, secrets, liveness."""
+"""Conductor registrations as the API reads them: drivers, secrets,
+liveness."""
 
 import datetime
 

@@ -4,7 +4,8 @@
 from ferrum.common import states
 from ferrum.objects import node as node_obj
 from ferrum.periodic import decorators
-from tests.functional.conductor.flows import enroll, to_state
+from tests.functional.conductor.flows import enroll
+from tests.functional.conductor.flows import to_state
 
 
 class Checker:

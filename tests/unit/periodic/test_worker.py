@@ -8,7 +8,7 @@ import pytest
 from ferrum.common import exception
 from ferrum.periodic import decorators
 from ferrum.periodic import worker
-from tests.conftest import wait_for
+from tests.polling import wait_for
 
 
 class FakeClock:

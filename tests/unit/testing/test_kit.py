@@ -50,7 +50,7 @@ def test_check_interface_lists_every_problem():
             pass
 
         def validate(self, task):
-            task.ctx.db  # reaching for the conductor in validate
+            _ = task.ctx.db  # reaching for the conductor in validate
 
     with pytest.raises(checks.ContractError) as info:
         checks.check_interface(Broken)

@@ -1,9 +1,11 @@
 # SPDX-License-Identifier: Apache-2.0
-"""Helpers for the oneview driver tests: config, enrolment, periodic runs.
+"""The oneview driver under test: its modules, its config, enrolment,
+provisioning to a quiet state, periodic runs, the simulator's records.
 
-A conductor runs in the test's process on the test's database; the real
-hpOneView client talks to the OneView simulator of ``conftest.py``.
-Periodic tasks are called directly with the conductor's context.
+A conductor (``ov_conductor`` in conftest.py) runs in the test's process
+on the test's database; the real hpOneView client talks to the OneView
+simulator of ``conftest.py``. Periodic tasks are called directly with the
+conductor's context.
 """
 
 import importlib
@@ -12,9 +14,8 @@ import os
 
 import pytest
 
-from ferrum.conductor import service
 from ferrum.objects import node as node_obj
-from tests.conftest import wait_for
+from tests.polling import wait_for
 
 if importlib.util.find_spec('hpOneView') is None:
     # At import, so the test modules using these helpers are skipped (or,
@@ -47,15 +48,6 @@ def apply_conf(conf, sim):
         conf.set_override(name, value)
     for name, value in oneview_options(sim).items():
         conf.set_override(name, value, 'oneview')
-
-
-@pytest.fixture
-def ov_conductor(conf, db, oneview_simulator):
-    apply_conf(conf, oneview_simulator)
-    svc = service.ConductorService(conf, db=db)
-    svc.start(start_periodics=False)
-    yield svc
-    svc.stop()
 
 
 def capabilities(template_uri):

@@ -1,0 +1,100 @@
+# SPDX-License-Identifier: Apache-2.0
+"""How the clients tests reach the session's ferrum (conftest.py starts
+one per database backend): names no other test uses, openstacksdk's
+connection, the ``baremetal`` CLI, and waiting on a loaded machine.
+"""
+
+import json
+import os
+import subprocess
+import sys
+import uuid
+from collections.abc import Callable
+from typing import Any
+
+import openstack
+import requests
+
+from tests.polling import wait_for
+
+#: How long a node may take for one state change on a loaded CI machine.
+WAIT_TIMEOUT = 60.0
+DRIVER = 'fake-hardware'
+BAREMETAL = os.path.join(os.path.dirname(sys.executable), 'baremetal')
+#: ``--wait`` timeout, seconds (the CLI polls every 2 s).
+WAIT = '60'
+
+
+def unique(prefix: str) -> str:
+    """A name no other test uses (resource classes, node names)."""
+    return '%s-%s' % (prefix, uuid.uuid4().hex[:10])
+
+
+def unique_mac() -> str:
+    """A MAC address no other port in the session has (ports are unique)."""
+    return '52:54:00:%s' % ':'.join(
+        '%02x' % b for b in uuid.uuid4().bytes[:3])
+
+
+def wait_until(predicate: Callable[[], Any], what: str,
+               timeout: float = WAIT_TIMEOUT) -> Any:
+    """Poll ``predicate`` until it returns something truthy, or fail."""
+    return wait_for(predicate, timeout, interval=0.02, what=what)
+
+
+def connect(url: str, **options: Any) -> openstack.connection.Connection:
+    """openstacksdk as a standalone user configures it: no Keystone."""
+    return openstack.connect(
+        load_yaml_config=False, load_envvars=False, auth_type='none',
+        baremetal_endpoint_override=url, **options)
+
+
+class Baremetal:
+    """Runs ``baremetal`` against one endpoint."""
+
+    def __init__(self, url: str, home: str) -> None:
+        self.url = url
+        self.env = {key: value for key, value in os.environ.items()
+                    if not key.startswith('OS_')}
+        self.env['HOME'] = home  # no ~/.config/openstack/clouds.yaml
+
+    def run(self, *args: str, retries: bool = True
+            ) -> subprocess.CompletedProcess[str]:
+        options = [] if retries else ['--max-retries', '0']
+        return subprocess.run(
+            [BAREMETAL, '--os-endpoint', self.url, '--os-auth-type', 'none',
+             *options, *args], check=False, env=self.env,
+            capture_output=True, text=True, timeout=180,
+            stdin=subprocess.DEVNULL)
+
+    def __call__(self, *args: str) -> str:
+        """Run a command that must succeed; its standard output."""
+        result = self.run(*args)
+        assert result.returncode == 0, (
+            'baremetal %s exited with %d:\n%s%s' % (
+                ' '.join(args), result.returncode, result.stdout,
+                result.stderr))
+        assert 'Traceback' not in result.stderr, result.stderr
+        return result.stdout
+
+    def json(self, *args: str) -> Any:
+        return json.loads(self(*args, '-f', 'json'))
+
+    def fails(self, *args: str) -> str:
+        """Run a command that must fail cleanly; its error output.
+
+        Without the CLI's retries: it retries a 409 five times, 2 s apart.
+        """
+        result = self.run(*args, retries=False)
+        assert result.returncode != 0, result.stdout
+        assert 'Traceback' not in result.stderr, result.stderr
+        return result.stderr
+
+    def node(self, uuid: str) -> dict[str, Any]:
+        """The node as the API shows it (faster than ``node show``)."""
+        response = requests.get(
+            '%s/v1/nodes/%s' % (self.url, uuid), timeout=30,
+            headers={'X-OpenStack-Ironic-API-Version': 'latest'})
+        assert response.status_code == 200, response.text
+        node: dict[str, Any] = response.json()
+        return node

@@ -1,0 +1,218 @@
+# SPDX-License-Identifier: Apache-2.0
+"""What the Placement tests make and check: ferrum's nodes, another
+service's claims (nova's), leases booked through the API, and whether
+ferrum and Placement agree (the fixtures are in conftest.py)."""
+
+import datetime
+import random
+import threading
+import uuid
+
+import sqlalchemy as sa
+
+from ferrum.api import app as api_app
+from ferrum.inventory import audit
+from ferrum.inventory import client as client_mod
+from ferrum.inventory import consumer_audit
+from ferrum.inventory import outbox
+from ferrum.objects import base
+from ferrum.objects import conductor as conductor_obj
+from ferrum.objects import lease as lease_obj
+from ferrum.objects import node as node_obj
+from tests.functional.leases.sites import iso
+from tests.polling import wait_for
+
+AVAILABLE = {'driver': 'fake-hardware', 'provision_state': 'available',
+             'power_state': 'power off', 'resource_class': 'bm',
+             **{'%s_interface' % kind: 'fake' for kind in (
+                 'power', 'management', 'boot', 'deploy', 'inspect',
+                 'vendor')}}
+RC = 'CUSTOM_BM'
+PROJECT = 'lessee-project'
+
+
+# ---- what ferrum holds, and whether Placement agrees ----------------------
+
+def converged(db, timeout=10.0):
+    """Wait until every queued change was pushed."""
+    wait_for(lambda: outbox.backlog(db).size == 0, timeout,
+             what='the Placement outbox to drain')
+
+
+def assert_no_drift(db, client):
+    """The audit finds nothing: ferrum and Placement agree node by node."""
+    assert audit.drift(db, client, deep=True) == []
+
+
+def no_drift(conf, db, client):
+    """Nodes and providers agree, and so do allocations and consumers."""
+    assert audit.drift(db, client, deep=True, claims=True) == []
+    assert consumer_audit.drift(conf, db, client) == []
+
+
+def provider(client, uuid):
+    """(inventories, traits) of a provider, or None."""
+    inventories = client.get('/resource_providers/%s/inventories' % uuid,
+                             not_found_ok=True)
+    if inventories is None:
+        return None
+    traits = client.get('/resource_providers/%s/traits' % uuid)
+    return inventories['inventories'], set(traits['traits'])
+
+
+def reserved(client, uuid):
+    inventories, _traits = provider(client, uuid)
+    (fields,) = inventories.values()
+    return fields['reserved']
+
+
+def holders(client, node_uuid):
+    return set(client.consumers_of(node_uuid))
+
+
+def resources(client, consumer):
+    return {p: v['resources'] for p, v in
+            client.consumer(consumer)['allocations'].items()}
+
+
+def classes(client):
+    return {rc['name'] for rc in client.get('/resource_classes')[
+        'resource_classes']}
+
+
+def claim_posts(calls, since=0):
+    """The ``POST /allocations`` sent since ``since`` (the only request
+    that moves claims between consumers)."""
+    return calls[since:].count(('POST', '/allocations'))
+
+
+def lessees(db, project=PROJECT):
+    return {node.uuid for node in node_obj.Node.list(db)
+            if node.lessee == project}
+
+
+def agrees(db, client, lease_uuid):
+    """ferrum's database and Placement tell the same about the lease: an
+    active lease's consumer holds exactly its nodes, which are exactly
+    the lessee's; a failed one holds nothing, and nothing is lessee's."""
+    lease = lease_obj.Lease.get(db, lease_uuid)
+    held = resources(client, lease_uuid)
+    if lease.status == 'active':
+        assert len(lease.nodes) == lease.count
+        assert held == {node: {RC: 1} for node in lease.nodes}
+        assert lessees(db, lease.project) == set(lease.nodes)
+    else:
+        assert lease.status == 'error', lease.last_error
+        assert held == {}
+        assert lessees(db, lease.project) == set()
+    return lease
+
+
+# ---- what ferrum is given --------------------------------------------------
+
+def nodes(db, count, timeout=10.0, **values):
+    """``count`` available nodes of class ``bm``, pushed to Placement
+    (within ``timeout`` seconds: the gunicorn Placement needs longer)."""
+    made = [node_obj.Node.create(db, dict(AVAILABLE, **values))
+            for _ in range(count)]
+    converged(db, timeout)
+    return made
+
+
+def dead_conductor(db, host):
+    """A conductor whose heartbeat stopped long ago."""
+    dead = conductor_obj.register(db, host, '', 60)
+    with db.writer() as conn:
+        conn.execute(sa.update(conductor_obj.TABLE).where(
+            conductor_obj.TABLE.c.id == dead.id).values(
+                heartbeat_at=datetime.datetime(2020, 1, 1)))
+    return dead
+
+
+def make_api(conf, db, manager):
+    app = api_app.create_app(conf, db, manager)
+    app.testing = True
+    return app.test_client()
+
+
+def book(api, count, project=PROJECT, hours=1):
+    """A lease of ``count`` nodes from now; (uuid, its nodes)."""
+    end = base.utcnow() + datetime.timedelta(hours=hours)
+    resp = api.post('/v1/leases', json={
+        'project': project, 'resource_class': 'bm', 'count': count,
+        'end': iso(end)})
+    assert resp.status_code == 201, resp.json
+    return resp.json['uuid'], list(resp.json['nodes'])
+
+
+# ---- another service in Placement ------------------------------------------
+
+def foreign_claim(client, node_uuid, consumer=None):
+    """A nova-style claim of one node by another service."""
+    consumer = consumer or str(uuid.uuid4())
+    client.claim(consumer, node_uuid, RC, 'nova-project', 'nova-user')
+    return consumer
+
+
+def change_inventory(client, node_uuid, **fields):
+    """Change a provider behind ferrum's back."""
+    url = '/resource_providers/%s/inventories' % node_uuid
+    inventories = client.get(url)
+    inventories['inventories'][RC].update(fields)
+    client.put(url, inventories)
+
+
+class Nova(threading.Thread):
+    """A foreign service claiming as nova does: ``GET
+    /allocation_candidates?resources=<class>:1``, then ``PUT
+    /allocations/{new uuid}`` with ``consumer_generation: null``; a
+    refusal (someone was faster) asks again.
+
+    :param prefer: nodes picked first when offered (the race's target).
+    :param limit: claims to win, at most.
+    """
+
+    def __init__(self, conf, resource_class=RC, prefer=(), limit=None,
+                 project='nova-project'):
+        super().__init__(daemon=True)
+        self.client = client_mod.PlacementClient(conf)
+        self.resource_class = resource_class
+        self.prefer = set(prefer)
+        self.limit = limit
+        self.project = project
+        self.held = {}  # consumer -> node
+        self.refused = 0
+        self.errors = []
+        self.stop = threading.Event()
+
+    def run(self):
+        while not self.stop.is_set() and (
+                self.limit is None or len(self.held) < self.limit):
+            try:
+                offered = self.client.allocation_candidates(
+                    self.resource_class)
+            except client_mod.PlacementRefused as exc:
+                self.errors.append(exc)
+                return
+            if not offered:
+                # Everything is taken: ask again a bit later.
+                self.stop.wait(0.01)
+                continue
+            wanted = sorted(self.prefer.intersection(offered)) or offered
+            node, consumer = random.choice(wanted), str(uuid.uuid4())
+            try:
+                self.client.claim(consumer, node, self.resource_class,
+                                  self.project, 'nova-user')
+            except client_mod.PlacementConflict:
+                self.refused += 1
+                continue
+            self.held[consumer] = node
+
+    def nodes(self):
+        return set(self.held.values())
+
+    def finish(self):
+        self.stop.set()
+        self.join(60)
+        assert not self.is_alive()
+        assert self.errors == []
