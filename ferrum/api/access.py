@@ -23,6 +23,7 @@ from typing import Any, cast
 
 import flask
 import yaml
+from oslo_config import cfg
 from oslo_context import context as context_mod
 
 from ferrum.api import auth
@@ -136,8 +137,10 @@ def _refresh(authorizer: authorizer_mod.Authorizer) -> None:
         authorizer.refresh()
     except authorizer_mod.StillUnusable:
         raise PolicyUnusable() from None  # logged when it was read
-    except (ValueError, TypeError, AttributeError, yaml.YAMLError) as exc:
-        # The parsers' errors for a file that is not a mapping of strings.
+    except (ValueError, TypeError, AttributeError, yaml.YAMLError,
+            cfg.Error, OSError) as exc:
+        # The parsers' errors for a file that is not a mapping of strings,
+        # and a file that cannot be read (permissions).
         LOG.error('API requests are refused until this is fixed: the policy '
                   'file %s is unusable: %s',
                   authorizer.enforcer.policy_path, exc)

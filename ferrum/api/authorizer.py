@@ -80,7 +80,12 @@ class Enforcer(policy.Enforcer):
     :func:`ferrum.api.policy.check_rules` reads them at start-up) and never
     re-reads the file itself: :meth:`check_file` does, once per request at
     most (:class:`Authorizer`), so a file changed on disk is in force
-    within a second, and never in the middle of a request's checks.
+    within a second.
+
+    oslo.policy builds a new rule set in steps (the file's rules, then
+    policy.d, then the defaults) on the enforcer itself: :attr:`lock` is
+    held while it reads, and every evaluation must hold it too
+    (:meth:`Authorizer.allowed` does), so that none sees half a rule set.
     """
 
     #: Seconds between two checks of the policy file's mtime.
@@ -92,10 +97,10 @@ class Enforcer(policy.Enforcer):
         _install_check()
         self.clock = clock
         self._checked_at: float | None = None
+        self._reads = 0
         self._failure: Exception | None = None
-        # Requests that find the check due at once read one after the
-        # other (oslo.policy's loading replaces its state in steps).
-        self._reading = threading.Lock()
+        # Reentrant: enforce() calls load_rules() while it is held.
+        self.lock = threading.RLock()
 
     def load_rules(self, force_reload: bool = False) -> None:
         """oslo.policy calls this before every evaluation: only the first
@@ -116,21 +121,31 @@ class Enforcer(policy.Enforcer):
             when it was read now.
         :raises StillUnusable: it did not parse when last read.
         """
-        if (self._checked_at is None
-                or self.clock() - self._checked_at >= self.CHECK_INTERVAL):
-            self._read(force_reload=self._failure is not None)
-        elif self._failure is not None:
+        reads, checked = self._reads, self._checked_at
+        if checked is None or self.clock() - checked >= self.CHECK_INTERVAL:
+            with self.lock:
+                # A request that waited for another's read must not read
+                # again (and miss the failure that read found).
+                if self._reads == reads:
+                    self._read(force_reload=self._failure is not None)
+                    return
+        if self._failure is not None:
             raise StillUnusable(str(self._failure))
 
     def _read(self, force_reload: bool) -> None:
-        with self._reading:
+        with self.lock:
             self._checked_at = self.clock()
             try:
                 super().load_rules(force_reload)
             except Exception as exc:
                 self._failure = exc
                 raise
-            self._failure = None
+            else:
+                self._failure = None
+            finally:
+                # Counted once done: a request that saw the count before
+                # waited for this read, and does not read again.
+                self._reads += 1
 
 
 # ---- the decisions ---------------------------------------------------------
@@ -157,9 +172,12 @@ class Authorizer:
     """The app's one Enforcer, and the decisions it made on its rules.
 
     A decision is a pure function of the rules, the rule's name, the target
-    and the caller's credentials. So decisions are remembered until the
-    rules change: :meth:`refresh` (once per request) checks the file
-    (:meth:`Enforcer.check_file`); a new rule set forgets every decision.
+    and the caller's credentials, when the rules use oslo.policy's own
+    checks only (not ``http:``, whose answer is another service's, nor an
+    operator's custom check). So decisions on such rules are remembered
+    until the rules change: :meth:`refresh` (once per request) checks the
+    file (:meth:`Enforcer.check_file`); a new rule set forgets every
+    decision.
     """
 
     #: Distinct (rule, target, credentials) remembered at most.
@@ -178,13 +196,12 @@ class Authorizer:
         self._config: dict[str, str] = (
             {} if service_project is None
             else {'config.service_project_name': service_project})
-        self._lock = threading.Lock()
         # The rules and the decisions made on them, replaced as one pair:
         # a decision made on rules that refresh() replaced meanwhile must
         # not land among the new rules' decisions (a revoked rule would go
         # on allowing). One attribute, so a lookup needs no lock.
-        self._state: tuple[object, dict[Hashable, bool]] = (enforcer.rules,
-                                                            {})
+        self._state: tuple[object, dict[Hashable, bool] | None] = (
+            enforcer.rules, _decisions_for(enforcer.rules))
 
     def refresh(self) -> None:
         """Re-read the file if it changed (at most once a second).
@@ -193,24 +210,47 @@ class Authorizer:
         :raises StillUnusable: see :meth:`Enforcer.check_file`.
         """
         self.enforcer.check_file()
-        rules = self.enforcer.rules
-        if rules is not self._state[0]:
-            with self._lock:
-                # Holding the rules keeps their identity from being reused.
-                self._state = (rules, {})
+        if self.enforcer.rules is not self._state[0]:
+            with self.enforcer.lock:
+                # Whole rules only (no read is under way while it is held);
+                # holding them keeps their identity from being reused.
+                rules = self.enforcer.rules
+                self._state = (rules, _decisions_for(rules))
 
     def allowed(self, rule: str, target: Mapping[str, Any],
                 caller: Caller) -> bool:
         key = (rule, caller.key, _frozen(target) if target else ())
-        rules, decisions = self._state
-        found = decisions.get(key)
+        decisions = self._state[1]
+        found = None if decisions is None else decisions.get(key)
         if found is None:
-            # enforce() adds to the credentials it is given: a copy.
-            found = bool(self.enforcer.enforce(
-                rule, {**target, **self._config}, dict(caller.values)))
-            with self._lock:
-                if self._state[0] is rules:
+            with self.enforcer.lock:
+                rules, decisions = self._state
+                # enforce() adds to the credentials it is given: a copy.
+                found = bool(self.enforcer.enforce(
+                    rule, {**target, **self._config}, dict(caller.values)))
+                if decisions is not None and self.enforcer.rules is rules:
                     if len(decisions) >= self.MAX_DECISIONS:
                         decisions.clear()
                     decisions[key] = found
         return found
+
+
+#: oslo.policy's checks whose answer depends on the rule, the target and
+#: the credentials alone.
+_PURE = (_checks.TrueCheck, _checks.FalseCheck, _checks.RoleCheck,
+         _checks.GenericCheck, _checks.RuleCheck, _checks.AndCheck,
+         _checks.OrCheck, _checks.NotCheck)
+
+
+def _decisions_for(rules: Mapping[str, Any]) -> dict[Hashable, bool] | None:
+    """An empty memory of decisions for ``rules``, or None if a decision on
+    them may change without them (an ``http:`` or a custom check)."""
+    pending = list(rules.values())
+    while pending:
+        check = pending.pop()
+        if type(check) not in _PURE:
+            return None
+        pending.extend(getattr(check, 'rules', ()))
+        if isinstance(check, _checks.NotCheck):
+            pending.append(check.rule)
+    return {}

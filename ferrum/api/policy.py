@@ -308,9 +308,11 @@ def _leases() -> list[policy.DocumentedRuleDefault]:
               'Book a lease for a project: a project member for its own '
               'project, a system member for any.', ('POST', '/leases')),
         _rule('baremetal:lease:create_restricted', SYSTEM_MEMBER,
-              'Book a lease from any nodes, whoever owns them; without '
-              'it, only from the nodes the caller\'s project owns and the '
-              'shared pool.', ('POST', '/leases')),
+              'Let a project-scoped caller book a lease from the nodes of '
+              'an owner other than its project (as Ironic\'s '
+              'baremetal:allocation:create_restricted); without it, only '
+              'from its project\'s nodes and the shared pool. A system-'
+              'scoped caller books from any nodes.', ('POST', '/leases')),
         _rule('baremetal:lease:create:shared_pool', '@',
               'Let a project-scoped lease take nodes that have no owner '
               '(the operator\'s shared pool) as well as nodes its project '

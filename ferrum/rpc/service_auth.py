@@ -18,6 +18,7 @@ settings as the calls to conductors (``[json_rpc] cafile``...), and
 keystoneauth keeps it until shortly before it expires.
 """
 
+import logging
 from typing import Any
 
 from keystoneauth1 import exceptions as ks_exc
@@ -29,6 +30,7 @@ from ferrum.common import exception
 from ferrum.common import tls
 from ferrum.conf import json_rpc as json_rpc_conf
 
+LOG = logging.getLogger(__name__)
 #: The role of OpenStack's service users (nova, ironic-inspector ...).
 SERVICE_ROLE = 'service'
 
@@ -90,6 +92,16 @@ class ServiceToken:
         if auth is None:
             raise ServiceAuthMissing(reason='[json_rpc] auth_type is unset')
         self._url = getattr(conf[group], 'auth_url', None) or '(unset)'
+        project = getattr(conf[group], 'project_name', None)
+        if project and project != conf.rbac_service_project_name:
+            # Conductors serve the service role in that project only.
+            LOG.warning('[json_rpc] project_name is "%(mine)s", but '
+                        'conductors serve the service role only in project '
+                        '"%(theirs)s" ([DEFAULT] rbac_service_project_name): '
+                        'set the same name in both, or every call to a '
+                        'conductor is refused.',
+                        {'mine': project,
+                         'theirs': conf.rbac_service_project_name})
         self._session = ks_session.Session(
             auth=auth, verify=verify, cert=cert,
             timeout=conf[group].timeout)

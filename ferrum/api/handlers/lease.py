@@ -179,22 +179,28 @@ def _check_identity(values: dict[str, Any]) -> None:
 
 
 def _check_project(values: dict[str, Any]) -> None:
-    """A project books for itself only, from the nodes it owns and, unless
-    ``baremetal:lease:create:shared_pool`` denies it, nodes without an
-    owner (Blazar's free pool); a system member (or the service role in
-    the service project) passes ``baremetal:lease:create_restricted`` and
-    books for any project, from any nodes.
+    """Who books for whom, from which nodes, as Ironic decides an
+    allocation's owner: a system-scoped caller that may create the lease
+    books for any project, from any nodes (or ``owner``'s); a
+    project-scoped one books from its own project's nodes, and names
+    another ``owner`` only with ``baremetal:lease:create_restricted``
+    (the elevated service role). A project's own lease also takes nodes
+    without an owner (Blazar's free pool) unless
+    ``baremetal:lease:create:shared_pool`` denies it.
 
     :raises Forbidden: another project, or another project's nodes.
     """
     access.check('baremetal:lease:create',
                  access.lease_target(values['project']))
-    if access.allowed('baremetal:lease:create_restricted'):
-        return
     ctx = access.context()
-    if values.get('owner', ctx.project_id) != ctx.project_id:
+    if ctx.system_scope == 'all':
+        return
+    asked = values.get('owner')
+    if asked is None:
+        values['owner'] = ctx.project_id
+    elif asked != ctx.project_id and not access.allowed(
+            'baremetal:lease:create_restricted'):
         raise access.Forbidden(rule='baremetal:lease:create_restricted')
-    values['owner'] = ctx.project_id
     values['shared_pool'] = access.allowed(
         'baremetal:lease:create:shared_pool',
         access.lease_target(values['project']))

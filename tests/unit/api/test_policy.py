@@ -6,6 +6,7 @@ file check oslo.policy makes on every call, made once)."""
 
 import inspect
 import os
+import threading
 
 import pytest
 from oslo_policy import _checks
@@ -229,3 +230,99 @@ def test_every_decision_is_oslo_policys(tmp_path, monkeypatch):
         for index, target in enumerate(TARGETS)}
     assert ours_decided == theirs_decided
     assert any(ours_decided.values()) and not all(ours_decided.values())
+
+
+class HookedClock(Clock):
+    """A clock that runs ``hook`` once, at the next read of the file: the
+    first call made while the enforcer's lock is held (another request
+    arriving then)."""
+
+    def __init__(self):
+        super().__init__()
+        self.hook = None
+        self.lock = None
+
+    def arm(self, hook, lock):
+        self.hook, self.lock = hook, lock
+
+    def __call__(self):
+        if self.hook is not None and self.lock._is_owned():
+            hook, self.hook = self.hook, None
+            hook()
+        return self.now
+
+
+def _other_request(target):
+    """``target`` in a thread of its own, started now; the thread."""
+    thread = threading.Thread(target=target, daemon=True)
+    thread.start()
+    return thread
+
+
+def test_a_read_under_way_is_never_seen_half_done(tmp_path):
+    """A request whose own check is not due, arriving while another reads
+    the changed file, waits for the whole new rule set (oslo.policy builds
+    it in steps on the enforcer) instead of deciding on part of it."""
+    clock = HookedClock()
+    authorizer, _evaluated = _authorizer(
+        tmp_path, '"baremetal:node:update": "role:admin"\n', clock)
+    authorizer.refresh()
+    assert authorizer.allowed('baremetal:node:get', NODE, LESSEE)
+    _edit(tmp_path / 'policy.yaml', '"baremetal:node:update": "role:x"\n')
+    clock.now += 1.0
+    seen, waited = [], []
+
+    def other():
+        authorizer.refresh()
+        seen.append(authorizer.allowed('baremetal:node:get', NODE, LESSEE))
+
+    def during_the_read():
+        thread = _other_request(other)
+        # It must wait for the read: bounded, it never ends meanwhile.
+        thread.join(0.5)
+        waited.append((thread.is_alive(), thread))
+    clock.arm(during_the_read, authorizer.enforcer.lock)
+    authorizer.refresh()
+    ((alive, thread),) = waited
+    thread.join(30)
+    assert alive, 'the other request decided during the read'
+    assert seen == [True]
+
+
+def test_a_request_waiting_on_a_failed_read_is_refused_too(tmp_path):
+    """Two requests find the check due at once; the first reads a broken
+    file: the second, which waited, is refused as well (it does not read
+    the unchanged file again and clear the failure)."""
+    clock = HookedClock()
+    authorizer, _evaluated = _authorizer(
+        tmp_path, '"baremetal:node:update": "role:admin"\n', clock)
+    authorizer.refresh()
+    _edit(tmp_path / 'policy.yaml', '"baremetal:node:get": [unclosed\n')
+    clock.now += 1.0
+    outcome = []
+
+    def second():
+        try:
+            authorizer.refresh()
+            outcome.append('served')
+        except authorizer_mod.StillUnusable:
+            outcome.append('refused')
+    threads = []
+    clock.arm(lambda: threads.append(_other_request(second)),
+              authorizer.enforcer.lock)
+    with pytest.raises(ValueError):
+        authorizer.refresh()
+    threads[0].join(30)
+    assert outcome == ['refused']
+    with pytest.raises(authorizer_mod.StillUnusable):
+        authorizer.refresh()
+
+
+def test_decisions_are_not_remembered_on_rules_with_an_http_check():
+    """An ``http:`` check asks another service: its answer may change
+    while the rules do not."""
+    pure = oslo_policy.Rules.from_dict({'a': 'role:x or (rule:b and not '
+                                             '@)', 'b': 'project_id:%(p)s'})
+    remote = oslo_policy.Rules.from_dict({'a': 'role:x or http://192.0.2.1/'})
+    assert authorizer_mod._decisions_for(pure) == {}
+    assert authorizer_mod._decisions_for(remote) is None
