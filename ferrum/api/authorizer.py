@@ -217,6 +217,12 @@ class Authorizer:
                 rules = self.enforcer.rules
                 self._state = (rules, _decisions_for(rules))
 
+    def forget(self) -> None:
+        """Forget every decision (the next check of each is evaluated)."""
+        with self.enforcer.lock:
+            rules, decisions = self._state
+            self._state = (rules, None if decisions is None else {})
+
     def allowed(self, rule: str, target: Mapping[str, Any],
                 caller: Caller) -> bool:
         key = (rule, caller.key, _frozen(target) if target else ())
