@@ -1,9 +1,9 @@
 # SPDX-License-Identifier: Apache-2.0
 """Issue 28 end to end: a real ``ferrum`` under ``auth_strategy =
 keystone``, the real Keystone of tests/keystone.py, and the unchanged
-clients (``baremetal``, its ``baremetal lease`` plugin, openstacksdk)
-authenticating with a user, a password and a scope, as operators' and
-tenants' openrc files do.
+clients (``baremetal``, its ``baremetal lease`` plugin, openstacksdk,
+metalsmith) authenticating with a user, a password and a scope, as
+operators' and tenants' openrc files do.
 
 The clients find ferrum through Keystone's catalog (a ``baremetal``
 service and endpoint registered by the system admin for this module, as an
@@ -21,6 +21,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import openstack
+import openstack.config
 import pytest
 import requests
 import yaml
@@ -127,18 +128,34 @@ class Cli:
         return result.stderr
 
 
-def sdk(keystone: Keystone, persona: str) -> openstack.connection.Connection:
-    """openstacksdk as a user configures it: auth URL, user, password and
-    scope; the endpoint from the catalog."""
+def _options(keystone: Keystone, persona: str) -> dict[str, Any]:
+    """openstacksdk's options as a user configures them: auth URL, user,
+    password and scope; the endpoint from the catalog."""
     user, project, _role = PERSONAS[persona]
     scope = ({'system_scope': 'all'} if project is None else
              {'project_name': project, 'project_domain_name': 'Default'})
-    return openstack.connect(
-        load_yaml_config=False, load_envvars=False, auth_type='password',
-        auth={'auth_url': keystone.auth_url, 'username': user,
-              'password': keystone.password, 'user_domain_name': 'Default',
-              **scope},
-        interface='public', baremetal_status_code_retries=0)
+    return {'load_yaml_config': False, 'load_envvars': False,
+            'auth_type': 'password',
+            'auth': {'auth_url': keystone.auth_url, 'username': user,
+                     'password': keystone.password,
+                     'user_domain_name': 'Default', **scope},
+            'interface': 'public', 'baremetal_status_code_retries': 0}
+
+
+def sdk(keystone: Keystone, persona: str) -> openstack.connection.Connection:
+    """An openstacksdk connection as ``persona``."""
+    return openstack.connect(**_options(keystone, persona))
+
+
+def provisioner(keystone: Keystone, persona: str) -> Any:
+    """metalsmith's ``Provisioner`` as ``persona``, from a cloud region
+    built of the same options (as ``metalsmith --os-auth-url ...`` does)."""
+    try:
+        import metalsmith
+    except ImportError:
+        require_real('metalsmith')
+    region = openstack.config.get_cloud_region(**_options(keystone, persona))
+    return metalsmith.Provisioner(cloud_region=region)
 
 
 def _at(hours: float) -> str:
@@ -356,3 +373,85 @@ def test_a_service_user_reads_every_node(keystone, ferrum):
     assert patched.status_code == 200, patched.text
     assert admin.delete(ferrum + '/v1/nodes/' + node, headers=VERSION,
                         raise_exc=False).status_code == 204
+
+
+def test_metalsmith_deploys_a_leased_node_as_the_lessee_admin(keystone,
+                                                               ferrum,
+                                                               tmp_path):
+    """metalsmith as a lessee project's admin (Ironic lets a lessee admin
+    provision: ``SYSTEM_OR_OWNER_MEMBER_AND_LESSEE_ADMIN``): its
+    allocation is its project's and lands on the node the project leases,
+    never on a free node of the same class beside it; a third project's
+    reservation finds nothing."""
+    from metalsmith import exceptions as ms_exc
+    from metalsmith import sources
+
+    admin = Cli(keystone, 'system-admin', str(tmp_path))
+    lessee_id = keystone.project_ids['lessee']
+    rc = unique('e2e-ms')
+    nodes = [admin.json('node', 'create', '--driver', 'fake-hardware',
+                        '--resource-class', rc, '--name', unique('e2e-ms'))
+             ['uuid'] for _ in range(2)]
+    admin('node', 'manage', *nodes, '--wait', WAIT)
+    admin('node', 'provide', *nodes, '--wait', WAIT)
+    # The operator books one for the lessee project; the other stays in
+    # the shared pool, available, of the same class: the decoy.
+    lease = admin.json('lease', 'create', '--project', lessee_id,
+                       '--resource-class', rc, '--count', '1',
+                       '--end-time', _at(1), '--name', unique('ms-lease'))
+    (leased,) = lease['nodes']
+    (decoy,) = set(nodes) - {leased}
+    wait_for(lambda: _as_admin(keystone, ferrum, '/v1/leases/%s'
+                               % lease['uuid'])['status'] == 'active',
+             ENGINE_TIMEOUT, what='the lease active')
+
+    lessee = provisioner(keystone, 'lessee-admin')
+    third = provisioner(keystone, 'third-admin')
+    try:
+        # A third project holds nothing of the class: its allocation
+        # matches no node (not one it then cannot see), and metalsmith
+        # deletes the failed allocation itself.
+        with pytest.raises(ms_exc.ReservationFailed) as refused:
+            third.reserve_node(rc)
+        assert 'No node matches this allocation' in str(refused.value)
+        assert '2 with another owner and lessee' in str(refused.value)
+        assert list(third.connection.baremetal.allocations(
+            resource_class=rc)) == []
+
+        hostname = unique('ms-host')
+        node = lessee.reserve_node(rc, hostname=hostname)
+        assert node.id == leased
+        allocation = lessee.connection.baremetal.get_allocation(hostname)
+        assert allocation.owner == lessee_id
+        assert allocation.state == 'active'
+        assert allocation.node_id == leased
+        assert _as_admin(keystone, ferrum, '/v1/nodes/%s'
+                         % decoy)['allocation_uuid'] is None
+
+        image = sources.HttpWholeDiskImage(
+            'http://127.0.0.1:9/image.qcow2',
+            checksum='0123456789abcdef0123456789abcdef')
+        lessee.provision_node(node, image, hostname=hostname,
+                              wait=ENGINE_TIMEOUT)
+        instance = lessee.show_instance(hostname)
+        assert instance.uuid == leased
+        assert instance.state.name == 'ACTIVE'
+        assert instance.allocation.owner == lessee_id
+        # Still nothing for the third project, the instance included.
+        with pytest.raises(ms_exc.InstanceNotFound):
+            third.show_instance(hostname)
+
+        lessee.unprovision_node(node, wait=ENGINE_TIMEOUT)
+        # Tear-down deleted the allocation; the node is the project's
+        # again until the lease ends.
+        assert list(lessee.connection.baremetal.allocations(
+            resource_class=rc)) == []
+        shown = _as_admin(keystone, ferrum, '/v1/nodes/%s' % leased)
+        assert shown['provision_state'] == 'available'
+        assert shown['lessee'] == lessee_id
+        assert _as_admin(keystone, ferrum, '/v1/nodes/%s'
+                         % decoy)['provision_state'] == 'available'
+    finally:
+        lessee.connection.close()
+        third.connection.close()
+    admin('lease', 'delete', lease['uuid'])
