@@ -454,6 +454,18 @@ def test_keystone_unreachable_is_503_never_500(keystone_conf, db,
 
 # ---- a lease gives its project the lessee's rights, for its time ---------
 
+def _leased_to_the_lessee(client, tokens, conductor):
+    """Node ``n`` leased to the lessee project by a system member, from
+    now; the lease started. Its uuid."""
+    response = client.post('/v1/leases', headers=headers(
+        tokens, 'system_member'), json={
+            'project': tenancy.LESSEE, 'candidate_nodes': ['n'],
+            'end': later(3600)})
+    assert response.status_code == 201
+    engine.run(conductor.ctx)
+    return response.get_json()['uuid']
+
+
 def test_a_lease_gives_its_project_lessee_rights_until_its_end(
         keystone_conf, db, conductor, ks_client, tokens):
     keystone_conf.set_override('guard_time', 0, 'lease')
@@ -463,13 +475,7 @@ def test_a_lease_gives_its_project_lessee_rights_until_its_end(
         driver_info={'ipmi_address': 'bmc-1'}))
     as_lessee = headers(tokens, 'lessee_member')
     assert ks_client.get('/v1/nodes/n', headers=as_lessee).status_code == 404
-    response = ks_client.post('/v1/leases', headers=headers(
-        tokens, 'system_member'), json={
-            'project': tenancy.LESSEE, 'candidate_nodes': ['n'],
-            'end': later(3600)})
-    assert response.status_code == 201
-    lease = response.get_json()['uuid']
-    engine.run(conductor.ctx)
+    lease = _leased_to_the_lessee(ks_client, tokens, conductor)
     assert node_obj.Node.get(db, node.id).lessee == tenancy.LESSEE
     assert ks_client.get('/v1/nodes/n', headers=as_lessee).status_code == 200
     assert ks_client.put('/v1/nodes/n/states/power', headers=as_lessee,
@@ -500,13 +506,7 @@ def test_a_lessee_that_holds_its_node_back_loses_its_rights_at_the_end(
     keystone_conf.set_override('cleaning_margin', 0, 'lease')
     node = node_obj.Node.create(db, dict(FAKE, name='n', owner=tenancy.OWNER))
     lessee = headers(tokens, 'lessee_admin')
-    response = ks_client.post('/v1/leases', headers=headers(
-        tokens, 'system_member'), json={
-            'project': tenancy.LESSEE, 'candidate_nodes': ['n'],
-            'end': later(3600)})
-    assert response.status_code == 201
-    lease = response.get_json()['uuid']
-    engine.run(conductor.ctx)
+    lease = _leased_to_the_lessee(ks_client, tokens, conductor)
     assert ks_client.put('/v1/nodes/n/maintenance', headers=lessee,
                          json={'reason': 'mine'}).status_code == 202
     assert ks_client.delete('/v1/leases/%s' % lease,

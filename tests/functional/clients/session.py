@@ -50,21 +50,22 @@ def connect(url: str, **options: Any) -> openstack.connection.Connection:
 
 
 class Baremetal:
-    """Runs ``baremetal`` against one endpoint."""
+    """Runs ``baremetal`` against one endpoint, without Keystone; a
+    subclass may authenticate otherwise (:attr:`auth`, :attr:`env`)."""
 
     def __init__(self, url: str, home: str) -> None:
         self.url = url
         self.env = {key: value for key, value in os.environ.items()
                     if not key.startswith('OS_')}
         self.env['HOME'] = home  # no ~/.config/openstack/clouds.yaml
+        self.auth = ['--os-endpoint', url, '--os-auth-type', 'none']
 
     def run(self, *args: str, retries: bool = True
             ) -> subprocess.CompletedProcess[str]:
         options = [] if retries else ['--max-retries', '0']
         return subprocess.run(
-            [BAREMETAL, '--os-endpoint', self.url, '--os-auth-type', 'none',
-             *options, *args], check=False, env=self.env,
-            capture_output=True, text=True, timeout=180,
+            [BAREMETAL, *self.auth, *options, *args], check=False,
+            env=self.env, capture_output=True, text=True, timeout=180,
             stdin=subprocess.DEVNULL)
 
     def __call__(self, *args: str) -> str:

@@ -13,7 +13,6 @@ its effects with a deadline.
 """
 
 import datetime
-import json
 import os
 import pathlib
 import subprocess
@@ -28,6 +27,7 @@ import yaml
 from openstack import exceptions as sdk_exc
 
 from tests.functional import server
+from tests.functional.clients import session
 from tests.functional.clients.session import BAREMETAL
 from tests.functional.clients.session import unique
 from tests.keystone import PERSONAS
@@ -83,15 +83,16 @@ def ferrum(keystone: Keystone, ferrum_dir: pathlib.Path) -> Iterator[str]:
             admin.delete(base + '/services/' + service['id'])
 
 
-class Cli:
+class Cli(session.Baremetal):
     """The unchanged ``baremetal`` command as one persona: ``OS_*``
-    variables as an openrc sets them, nothing else (no ``clouds.yaml``)."""
+    variables as an openrc sets them, nothing else (no ``clouds.yaml``);
+    the endpoint from Keystone's catalog."""
 
     def __init__(self, keystone: Keystone, persona: str, home: str) -> None:
+        super().__init__('', home)
+        self.auth = []
         user, project, _role = PERSONAS[persona]
-        self.env = {key: value for key, value in os.environ.items()
-                    if not key.startswith('OS_')}
-        self.env.update(HOME=home, OS_AUTH_URL=keystone.auth_url,
+        self.env.update(OS_AUTH_URL=keystone.auth_url,
                         OS_IDENTITY_API_VERSION='3', OS_USERNAME=user,
                         OS_PASSWORD=keystone.password,
                         OS_USER_DOMAIN_NAME='Default',
@@ -102,30 +103,10 @@ class Cli:
             self.env.update(OS_PROJECT_NAME=project,
                             OS_PROJECT_DOMAIN_NAME='Default')
 
-    def run(self, *args: str) -> subprocess.CompletedProcess[str]:
+    def run(self, *args: str, retries: bool = False
+            ) -> subprocess.CompletedProcess[str]:
         # No retries: the CLI retries a 409 five times, 2 s apart.
-        return subprocess.run([BAREMETAL, '--max-retries', '0', *args],
-                              check=False, env=self.env, capture_output=True,
-                              text=True, timeout=180,
-                              stdin=subprocess.DEVNULL)
-
-    def __call__(self, *args: str) -> str:
-        result = self.run(*args)
-        assert result.returncode == 0, (
-            'baremetal %s exited with %d:\n%s%s' % (
-                ' '.join(args), result.returncode, result.stdout,
-                result.stderr))
-        return result.stdout
-
-    def json(self, *args: str) -> Any:
-        return json.loads(self(*args, '-f', 'json'))
-
-    def fails(self, *args: str) -> str:
-        """A command that must fail cleanly: its error output."""
-        result = self.run(*args)
-        assert result.returncode != 0, result.stdout
-        assert 'Traceback' not in result.stderr, result.stderr
-        return result.stderr
+        return super().run(*args, retries=retries)
 
 
 def _options(keystone: Keystone, persona: str) -> dict[str, Any]:
