@@ -34,6 +34,25 @@ def _node(db, name, **values):
         values, driver='fake-hardware', name=name))
 
 
+def _policy_file(conf, tmp_path, text):
+    """``[oslo_policy] policy_file`` with ``text``; its path."""
+    path = tmp_path / 'policy.yaml'
+    path.write_text(text)
+    conf.set_override('policy_file', str(path), group='oslo_policy')
+    return path
+
+
+def _rewrite(path, text):
+    """An edit of the policy file, its mtime a second later."""
+    path.write_text(text)
+    stat = os.stat(path)
+    os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns + 10**9))
+
+
+def _client(conf, db, conductor):
+    return api_app.create_app(conf, db, conductor.manager).test_client()
+
+
 # ---- identity headers a client sends never count -------------------------
 
 def test_noauth_caller_is_a_system_admin_whatever_headers_it_sends(
@@ -53,7 +72,7 @@ def test_http_basic_caller_is_a_system_admin_whatever_headers_it_sends(
         b'pw', bcrypt.gensalt(4)).decode())
     conf.set_override('auth_strategy', 'http_basic')
     conf.set_override('http_basic_auth_user_file', str(users))
-    basic = api_app.create_app(conf, db, conductor.manager).test_client()
+    basic = _client(conf, db, conductor)
     _node(db, 'theirs', owner=tenancy.OTHER)
     response = basic.get('/v1/nodes/theirs', headers=dict(
         tenancy.V, Authorization='Basic b3BzOnB3', **SPOOFED))
@@ -298,12 +317,9 @@ def test_a_project_books_for_itself_from_its_nodes_and_the_shared_pool(
 
 def test_policy_can_take_the_shared_pool_from_projects(
         keystone_conf, db, conductor, tokens, tmp_path):
-    path = tmp_path / 'policy.yaml'
-    path.write_text('"baremetal:lease:create:shared_pool": "!"\n')
-    keystone_conf.set_override('policy_file', str(path),
-                               group='oslo_policy')
-    client = api_app.create_app(keystone_conf, db,
-                                conductor.manager).test_client()
+    _policy_file(keystone_conf, tmp_path,
+                 '"baremetal:lease:create:shared_pool": "!"\n')
+    client = _client(keystone_conf, db, conductor)
     _node(db, 'free', resource_class='gold')
     response = _lease(client, tokens, 'owner_member',
                       project=tenancy.OWNER, resource_class='gold')
@@ -333,20 +349,15 @@ def test_calendar_hides_other_projects_leases(ks_client, tokens, db):
 
 def test_policy_file_overrides_and_is_reread_on_change(
         keystone_conf, db, conductor, tokens, tmp_path):
-    path = tmp_path / 'policy.yaml'
-    path.write_text('"baremetal:node:get": "role:admin"\n')
-    keystone_conf.set_override('policy_file', str(path),
-                               group='oslo_policy')
-    client = api_app.create_app(keystone_conf, db,
-                                conductor.manager).test_client()
+    path = _policy_file(keystone_conf, tmp_path,
+                        '"baremetal:node:get": "role:admin"\n')
+    client = _client(keystone_conf, db, conductor)
     _node(db, 'n', owner=tenancy.OWNER)
     assert client.get('/v1/nodes/n', headers=headers(
         tokens, 'owner_reader')).status_code == 404
     assert client.get('/v1/nodes/n', headers=headers(
         tokens, 'owner_admin')).status_code == 200
-    path.write_text('"baremetal:node:get": "role:reader"\n')
-    stat = os.stat(path)
-    os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns + 10**9))
+    _rewrite(path, '"baremetal:node:get": "role:reader"\n')
     # The file is checked once a second at most.
     wait_for(lambda: client.get('/v1/nodes/n', headers=headers(
         tokens, 'owner_reader')).status_code == 200,
@@ -360,15 +371,13 @@ def test_the_service_role_is_elevated_only_when_configured(
     the option, its ``service_role`` makes it a system member."""
     _node(db, 'n', owner=tenancy.OWNER)
     service = headers(tokens, 'service')
-    client = api_app.create_app(keystone_conf, db,
-                                conductor.manager).test_client()
+    client = _client(keystone_conf, db, conductor)
     assert client.get('/v1/nodes', headers=service).get_json() == {
         'nodes': []}
     assert client.get('/v1/nodes/n', headers=service).status_code == 404
     assert client.get('/v1/conductors', headers=service).status_code == 403
     keystone_conf.set_override('rbac_service_role_elevated_access', True)
-    client = api_app.create_app(keystone_conf, db,
-                                conductor.manager).test_client()
+    client = _client(keystone_conf, db, conductor)
     assert client.get('/v1/nodes/n', headers=service).status_code == 200
     assert client.get('/v1/conductors', headers=service).status_code == 200
     assert client.patch('/v1/nodes/n', headers=service, json=[
@@ -387,10 +396,7 @@ def test_the_service_role_is_elevated_only_when_configured(
 ])
 def test_a_policy_file_that_does_not_parse_stops_start_up(
         keystone_conf, db, conductor, tmp_path, text, reason):
-    path = tmp_path / 'policy.yaml'
-    path.write_text(text)
-    keystone_conf.set_override('policy_file', str(path),
-                               group='oslo_policy')
+    path = _policy_file(keystone_conf, tmp_path, text)
     with pytest.raises(policy.PolicyFileInvalid) as raised:
         api_app.create_app(keystone_conf, db, conductor.manager)
     message = str(raised.value)
@@ -402,16 +408,11 @@ def test_a_policy_file_that_does_not_parse_stops_start_up(
 
 def test_a_policy_file_broken_later_answers_503_not_500(
         keystone_conf, db, conductor, tokens, tmp_path):
-    path = tmp_path / 'policy.yaml'
-    path.write_text('"baremetal:node:get": "role:reader"\n')
-    keystone_conf.set_override('policy_file', str(path),
-                               group='oslo_policy')
-    client = api_app.create_app(keystone_conf, db,
-                                conductor.manager).test_client()
+    path = _policy_file(keystone_conf, tmp_path,
+                        '"baremetal:node:get": "role:reader"\n')
+    client = _client(keystone_conf, db, conductor)
     _node(db, 'n', owner=tenancy.OWNER)
-    path.write_text('"baremetal:node:get": [unclosed\n')
-    stat = os.stat(path)
-    os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns + 10**9))
+    _rewrite(path, '"baremetal:node:get": [unclosed\n')
     response = wait_for(lambda: _status(client.get('/v1/nodes/n', headers=(
         headers(tokens, 'owner_reader'))), 503), interval=0.05,
                         what='a 503')
@@ -444,8 +445,7 @@ def test_keystone_unreachable_is_503_never_500(keystone_conf, db,
                         ('project_domain_name', 'Default'),
                         ('http_request_max_retries', 0)):
         keystone_conf.set_override(name, value, group=group)
-    client = api_app.create_app(keystone_conf, db,
-                                conductor.manager).test_client()
+    client = _client(keystone_conf, db, conductor)
     response = client.get('/v1/nodes', headers=dict(
         tenancy.V, **{'X-Auth-Token': 'never-seen'}))
     assert response.status_code == 503
