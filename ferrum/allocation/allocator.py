@@ -36,9 +36,9 @@ from ferrum.allocation import placement_backend
 from ferrum.common import exception
 from ferrum.common import plural
 from ferrum.conductor import context as context_mod
-from ferrum.inventory import client as client_mod
 from ferrum.objects import allocation as allocation_obj
 from ferrum.objects import node as node_obj
+from ferrum.placement import client as client_mod
 
 LOG = logging.getLogger(__name__)
 

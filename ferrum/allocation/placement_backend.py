@@ -27,7 +27,7 @@ Outages. Placement unreachable during a claim fails the allocation at once
 release, in case the claim reached Placement before the answer was lost.
 Releases are queued in the transaction that deletes an allocation and
 done at once when Placement answers, later by the sync worker
-(:mod:`ferrum.inventory.consumers`). While the sync worker knows
+(:mod:`ferrum.placement.consumers`). While the sync worker knows
 Placement is away, claims fail and releases are queued without a call
 (no timeout waited for on the API's path).
 """
@@ -39,13 +39,13 @@ from collections.abc import Callable
 
 from ferrum.common import exception
 from ferrum.conductor import context as context_mod
-from ferrum.inventory import client as client_mod
-from ferrum.inventory import consumers
-from ferrum.inventory import mapping
-from ferrum.inventory import reservations
-from ferrum.inventory import sync
 from ferrum.objects import allocation as allocation_obj
 from ferrum.objects import lease_node
+from ferrum.placement import client as client_mod
+from ferrum.placement import consumers
+from ferrum.placement import mapping
+from ferrum.placement import reservations
+from ferrum.placement import sync
 
 LOG = logging.getLogger(__name__)
 

@@ -23,7 +23,7 @@ from ferrum.common import exception
 from ferrum.conductor import rpcapi
 from ferrum.conf import placement as placement_conf
 from ferrum.db import api as db_api
-from ferrum.inventory import outbox
+from ferrum.placement import outbox
 from ferrum.rpc import registry
 
 

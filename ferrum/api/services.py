@@ -13,7 +13,7 @@ from oslo_config import cfg
 from ferrum.conductor import rpcapi
 from ferrum.conf import placement as placement_conf
 from ferrum.db import api as db_api
-from ferrum.inventory import client as client_mod
+from ferrum.placement import client as client_mod
 from ferrum.rpc import registry as registry_mod
 
 

@@ -8,9 +8,9 @@
   and prints the drift node by node, like ``nova-manage placement audit``;
   ``--heal`` pushes each node that drifted. It compares the leases in
   Placement with their consumers and reservation classes (see
-  :mod:`ferrum.inventory.lease_audit`), and with ``[allocation] backend
+  :mod:`ferrum.placement.lease_audit`), and with ``[allocation] backend
   = placement`` the allocations with their consumers (see
-  :mod:`ferrum.inventory.consumer_audit`), and heals those too. Exit
+  :mod:`ferrum.placement.consumer_audit`), and heals those too. Exit
   status 0 when there is no drift (left), 3 when there is, 2 when
   Placement cannot be reached, 4 when sync is not configured.
 
@@ -38,12 +38,12 @@ from ferrum.conf import placement as placement_conf
 from ferrum.conf import validation
 from ferrum.db import api as db_api
 from ferrum.db import migration
-from ferrum.inventory import audit
-from ferrum.inventory import client as client_mod
-from ferrum.inventory import consumer_audit
-from ferrum.inventory import lease_audit
-from ferrum.inventory import status
-from ferrum.inventory import sync
+from ferrum.placement import audit
+from ferrum.placement import client as client_mod
+from ferrum.placement import consumer_audit
+from ferrum.placement import lease_audit
+from ferrum.placement import status
+from ferrum.placement import sync
 
 
 def _add_commands(subparsers: object) -> None:

@@ -13,8 +13,8 @@ from ferrum.conductor import inflight as inflight_mod
 from ferrum.conductor import workers
 from ferrum.db import api as db_api
 from ferrum.drivers import loader
-from ferrum.inventory import consumers
 from ferrum.objects import base
+from ferrum.placement import consumers
 
 
 class Runner(Protocol):

@@ -48,12 +48,12 @@ from ferrum.conf import allocation as allocation_conf
 from ferrum.db import api as db_api
 from ferrum.db import migration
 from ferrum.drivers import loader
-from ferrum.inventory import client as client_mod
-from ferrum.inventory import consumers
-from ferrum.inventory import worker as placement_sync
 from ferrum.objects import base
 from ferrum.objects import conductor as conductor_obj
 from ferrum.periodic import worker as periodic_worker
+from ferrum.placement import client as client_mod
+from ferrum.placement import consumers
+from ferrum.placement import worker as placement_sync
 
 LOG = logging.getLogger(__name__)
 

@@ -238,7 +238,7 @@ class PlacementOutbox(Base):
     """A node whose resource provider may need a push to Placement.
 
     Written in the same transaction as the node change (see
-    :mod:`ferrum.inventory.outbox`); deleted once a conductor pushed the
+    :mod:`ferrum.placement.outbox`); deleted once a conductor pushed the
     node's state. No foreign key: a deleted node's row is what deletes its
     provider.
     """
@@ -286,7 +286,7 @@ class PlacementProvider(Base):
 class PlacementRelease(Base):
     """A Placement consumer to delete: an allocation's, written in the
     transaction that deleted the allocation (see
-    :mod:`ferrum.inventory.consumers`); deleted once Placement let go."""
+    :mod:`ferrum.placement.consumers`); deleted once Placement let go."""
 
     __tablename__ = 'placement_releases'
 

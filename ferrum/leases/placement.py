@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: Apache-2.0
 """The lease engine's steps in Placement, for leases created while
 ``[placement]`` was configured (``placement_class``); the mapping itself
-is :mod:`ferrum.inventory.reservations`.
+is :mod:`ferrum.placement.reservations`.
 
 - **Start**: one request claims every node of the lease for the lease's
   consumer (:func:`claim_start`), after ferrum's database gave them to
@@ -25,15 +25,15 @@ from typing import Any
 
 from ferrum.common import lease_statuses as statuses
 from ferrum.conductor import context as context_mod
-from ferrum.inventory import client as client_mod
-from ferrum.inventory import consumers
-from ferrum.inventory import mapping
-from ferrum.inventory import outbox
-from ferrum.inventory import reservations
 from ferrum.objects import allocation as allocation_obj
 from ferrum.objects import lease as lease_obj
 from ferrum.objects import lease_class
 from ferrum.objects import lease_node
+from ferrum.placement import client as client_mod
+from ferrum.placement import consumers
+from ferrum.placement import mapping
+from ferrum.placement import outbox
+from ferrum.placement import reservations
 
 LOG = logging.getLogger(__name__)
 _TABLE = lease_obj.TABLE

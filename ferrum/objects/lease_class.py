@@ -2,7 +2,7 @@
 """Which leases have a reservation class in Placement, and their SQL.
 
 A lease booked with ``placement_class`` gets a custom resource class
-(``CUSTOM_RESERVATION_<uuid>``, :mod:`ferrum.inventory.reservations`)
+(``CUSTOM_RESERVATION_<uuid>``, :mod:`ferrum.placement.reservations`)
 that a flavor can name. Two columns of the lease row track it:
 ``placement_class`` (the lease wants one, until it is deleted after the
 lease is over) and ``class_created`` (it exists in Placement, so the API

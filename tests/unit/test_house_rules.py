@@ -54,22 +54,22 @@ LAYERS = {
     'objects': {'common', 'db'},
     'periodic': {'common'},
     'drivers': {'common', 'conf', 'db', 'objects', 'periodic'},
-    'inventory': {'common', 'conf', 'db', 'objects', 'periodic'},
+    'placement': {'common', 'conf', 'db', 'objects', 'periodic'},
     'conductor': {'allocation', 'common', 'conf', 'db', 'drivers',
-                  'inventory', 'objects', 'periodic'},
-    # inventory: the placement allocation backend claims through the one
+                  'placement', 'objects', 'periodic'},
+    # placement: the placement allocation backend claims through the one
     # Placement client and queues consumer releases there (issue 21).
-    'allocation': {'common', 'conductor', 'db', 'inventory', 'objects',
+    'allocation': {'common', 'conductor', 'db', 'placement', 'objects',
                    'periodic'},
     'rpc': {'common', 'conductor', 'conf', 'db', 'objects'},
     # Above the conductor: its engine drives conductor verbs, and the
     # programs that start a conductor hand it the engine's periodic task.
-    'leases': {'allocation', 'common', 'conductor', 'inventory', 'objects',
+    'leases': {'allocation', 'common', 'conductor', 'placement', 'objects',
                'periodic'},
-    'api': {'common', 'conductor', 'conf', 'db', 'drivers', 'inventory',
+    'api': {'common', 'conductor', 'conf', 'db', 'drivers', 'placement',
             'leases', 'objects', 'rpc'},
     'cmd': {'api', 'common', 'conductor', 'conf', 'db', 'drivers',
-            'inventory', 'leases', 'objects', 'rpc'},
+            'placement', 'leases', 'objects', 'rpc'},
     'testing': {'common', 'conductor', 'conf', 'db', 'drivers', 'objects',
                 'periodic'},
     'ferrum': set(),  # ferrum/__init__.py

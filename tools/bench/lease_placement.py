@@ -85,11 +85,11 @@ from ferrum.api import app as api_app
 from ferrum.conductor import service
 from ferrum.db import api as db_api
 from ferrum.db import migration
-from ferrum.inventory import client as client_mod
-from ferrum.inventory import outbox
 from ferrum.leases import engine
 from ferrum.objects import lease as lease_obj
 from ferrum.objects import node as node_obj
+from ferrum.placement import client as client_mod
+from ferrum.placement import outbox
 
 SIZES = (1, 10, 100)
 _UUID = re.compile('[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-'

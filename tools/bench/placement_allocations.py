@@ -62,12 +62,12 @@ from ferrum.api import app as api_app  # noqa: E402
 from ferrum.conductor import service  # noqa: E402
 from ferrum.db import api as db_api  # noqa: E402
 from ferrum.db import migration  # noqa: E402
-from ferrum.inventory import audit  # noqa: E402
-from ferrum.inventory import consumer_audit  # noqa: E402
-from ferrum.inventory import mapping  # noqa: E402
-from ferrum.inventory import outbox  # noqa: E402
 from ferrum.objects import node as node_obj  # noqa: E402
 from ferrum.objects import trait as trait_obj  # noqa: E402
+from ferrum.placement import audit  # noqa: E402
+from ferrum.placement import consumer_audit  # noqa: E402
+from ferrum.placement import mapping  # noqa: E402
+from ferrum.placement import outbox  # noqa: E402
 
 RC = 'CUSTOM_BENCH'
 TRAIT = 'CUSTOM_BENCH'

@@ -47,11 +47,11 @@ from ferrum.api import app as api_app  # noqa: E402
 from ferrum.conductor import service  # noqa: E402
 from ferrum.db import api as db_api  # noqa: E402
 from ferrum.db import migration  # noqa: E402
-from ferrum.inventory import audit  # noqa: E402
-from ferrum.inventory import mapping  # noqa: E402
-from ferrum.inventory import outbox  # noqa: E402
-from ferrum.inventory import worker  # noqa: E402
 from ferrum.objects import node as node_obj  # noqa: E402
+from ferrum.placement import audit  # noqa: E402
+from ferrum.placement import mapping  # noqa: E402
+from ferrum.placement import outbox  # noqa: E402
+from ferrum.placement import worker  # noqa: E402
 from tools import placement_server  # noqa: E402
 
 HEADERS = {'X-Auth-Token': 'admin',

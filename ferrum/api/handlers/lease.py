@@ -27,13 +27,13 @@ from ferrum.api.views import lease as lease_view
 from ferrum.common import exception
 from ferrum.common import lease_statuses as statuses
 from ferrum.common import plural
-from ferrum.inventory import client as client_mod
-from ferrum.inventory import reservations
 from ferrum.leases import selection
 from ferrum.leases import windows
 from ferrum.objects import allocation as allocation_obj
 from ferrum.objects import base
 from ferrum.objects import lease as lease_obj
+from ferrum.placement import client as client_mod
+from ferrum.placement import reservations
 
 LOG = logging.getLogger(__name__)
 

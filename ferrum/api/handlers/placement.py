@@ -9,7 +9,7 @@ from typing import Any
 
 from ferrum.api import access
 from ferrum.api import services
-from ferrum.inventory import status
+from ferrum.placement import status
 
 
 def get_status() -> dict[str, Any]:

@@ -5,9 +5,9 @@ from collections.abc import Collection
 from typing import Any
 
 from ferrum.api import listing
-from ferrum.inventory import reservations
 from ferrum.leases import windows
 from ferrum.objects import lease as lease_obj
+from ferrum.placement import reservations
 
 #: API field -> the lease attribute it shows.
 _ATTRIBUTES: dict[str, str] = {

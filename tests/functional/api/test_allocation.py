@@ -9,11 +9,11 @@ import pytest
 
 from ferrum.api import app as api_app
 from ferrum.conductor import service
-from ferrum.inventory import consumers
-from ferrum.inventory import outbox
 from ferrum.objects import allocation as allocation_obj
 from ferrum.objects import node as node_obj
 from ferrum.objects import trait as trait_obj
+from ferrum.placement import consumers
+from ferrum.placement import outbox
 from tests.functional.conductor.flows import busy_workers
 from tests.functional.conductor.flows import settled
 from tests.functional.conductor.flows import to_state
@@ -383,7 +383,7 @@ def backend_client(request, conf, db):
     param; placement is the real one, in-process, with every node synced
     to it before the test allocates."""
     if request.param == 'placement':
-        from tests.functional.inventory.deployment import configure
+        from tests.functional.placement.deployment import configure
         try:
             from placement.tests.functional.fixtures import placement
         except ImportError:

@@ -4,7 +4,7 @@
 ``placement_outbox`` holds the nodes whose resource provider may need a
 push, written in the node change's own transaction; ``placement_providers``
 what ferrum last wrote to each provider, ``placement_status`` each
-conductor's view of Placement (see ferrum/inventory/).
+conductor's view of Placement (see ferrum/placement/).
 
 Revision ID: 0005
 Revises: 0004

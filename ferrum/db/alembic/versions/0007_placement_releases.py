@@ -3,7 +3,7 @@
 
 ``placement_releases`` holds the consumers whose allocation was deleted
 (or failed while Placement was away), written in that transaction and
-deleted once Placement let go of them (see ferrum/inventory/consumers.py).
+deleted once Placement let go of them (see ferrum/placement/consumers.py).
 Only the placement backend writes it, so switching backends needs no
 migration of its own.
 

@@ -6,7 +6,7 @@
 is created with ``[placement]`` configured, cleared once the class is
 deleted after the lease's end. ``placement_providers`` remembers the
 reservation inventory ferrum last wrote to each node's provider, next to
-its resource class (see ferrum/inventory/reservations.py).
+its resource class (see ferrum/placement/reservations.py).
 
 Revision ID: 0008
 Revises: 0007

@@ -3,7 +3,7 @@
 their reservation classes (part of ``ferrum-placement audit``).
 
 The reservation inventory on each node's provider is the node audit's
-(:mod:`ferrum.inventory.audit`): it wants what the sync pushes, the
+(:mod:`ferrum.placement.audit`): it wants what the sync pushes, the
 lease's class included, so a missing or stale reservation unit is an
 ``inventory`` finding there. What is left is found here, with one GET
 per lease in Placement plus one listing of the classes:
@@ -45,13 +45,13 @@ from oslo_config import cfg
 from ferrum.common import lease_statuses as statuses
 from ferrum.db import api as db_api
 from ferrum.db import models
-from ferrum.inventory import client as client_mod
-from ferrum.inventory import mapping
-from ferrum.inventory import reservations
 from ferrum.objects import base
 from ferrum.objects import lease as lease_obj
 from ferrum.objects import lease_class
 from ferrum.objects import lease_node
+from ferrum.placement import client as client_mod
+from ferrum.placement import mapping
+from ferrum.placement import reservations
 
 CONSUMER_MISSING = 'lease-consumer-missing'
 CONSUMER_ORPHAN = 'lease-consumer-orphan'

@@ -2,17 +2,17 @@
 """Every mapping rule, against the real Placement (in-process)."""
 
 from ferrum.common import states
-from ferrum.inventory import mapping
 from ferrum.objects import node as node_obj
 from ferrum.objects import trait as trait_obj
+from ferrum.placement import mapping
 from tests.functional.conductor.flows import enroll
 from tests.functional.conductor.flows import resume
 from tests.functional.conductor.flows import settled
 from tests.functional.conductor.flows import to_state
-from tests.functional.inventory.scenario import assert_no_drift
-from tests.functional.inventory.scenario import converged
-from tests.functional.inventory.scenario import provider
-from tests.functional.inventory.scenario import reserved
+from tests.functional.placement.scenario import assert_no_drift
+from tests.functional.placement.scenario import converged
+from tests.functional.placement.scenario import provider
+from tests.functional.placement.scenario import reserved
 from tests.polling import wait_for
 
 

@@ -11,14 +11,14 @@ import uuid
 import sqlalchemy as sa
 
 from ferrum.api import app as api_app
-from ferrum.inventory import audit
-from ferrum.inventory import client as client_mod
-from ferrum.inventory import consumer_audit
-from ferrum.inventory import outbox
 from ferrum.objects import base
 from ferrum.objects import conductor as conductor_obj
 from ferrum.objects import lease as lease_obj
 from ferrum.objects import node as node_obj
+from ferrum.placement import audit
+from ferrum.placement import client as client_mod
+from ferrum.placement import consumer_audit
+from ferrum.placement import outbox
 from tests.functional.leases.sites import iso
 from tests.polling import wait_for
 

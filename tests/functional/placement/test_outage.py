@@ -10,16 +10,16 @@ import textwrap
 
 from ferrum.common import states
 from ferrum.conductor import service
-from ferrum.inventory import client as client_mod
-from ferrum.inventory import outbox
-from ferrum.inventory import records
 from ferrum.objects import node as node_obj
+from ferrum.placement import client as client_mod
+from ferrum.placement import outbox
+from ferrum.placement import records
 from tests import process
 from tests.functional.conductor.flows import to_state
-from tests.functional.inventory.deployment import configure
-from tests.functional.inventory.scenario import assert_no_drift
-from tests.functional.inventory.scenario import converged
-from tests.functional.inventory.scenario import reserved
+from tests.functional.placement.deployment import configure
+from tests.functional.placement.scenario import assert_no_drift
+from tests.functional.placement.scenario import converged
+from tests.functional.placement.scenario import reserved
 from tests.polling import wait_for
 
 BIN = os.path.dirname(sys.executable)
@@ -31,7 +31,7 @@ def _lines(caplog, text):
 
 def test_placement_killed_and_restarted_mid_stream(conf, db, caplog,
                                                    placement_process):
-    caplog.set_level(logging.INFO, logger='ferrum.inventory')
+    caplog.set_level(logging.INFO, logger='ferrum.placement')
     configure(conf, placement_process.endpoint)
     conf.set_override('poll_interval', 0.02, group='placement')
     conf.set_override('outage_retry_interval', 1, group='placement')
@@ -97,7 +97,7 @@ def test_conductor_sigkill_with_pending_changes(tmp_path, conf, db,
                  what='the conductor to start its sync')
         placement_process.kill()
         # Changes made while the conductor cannot push them...
-        from ferrum.inventory import outbox as outbox_mod
+        from ferrum.placement import outbox as outbox_mod
         outbox_mod.install(db)
         nodes = [node_obj.Node.create(db, {
             'driver': 'fake-hardware', 'resource_class': 'bm',

@@ -17,23 +17,23 @@ from ferrum.allocation import takeover
 from ferrum.api import app as api_app
 from ferrum.cmd import placement as placement_cmd
 from ferrum.conductor import service
-from ferrum.inventory import client as client_mod
-from ferrum.inventory import consumer_audit
-from ferrum.inventory import consumers
-from ferrum.inventory import lease_audit
-from ferrum.inventory import reservations
 from ferrum.leases import engine
 from ferrum.objects import allocation as allocation_obj
 from ferrum.objects import base
 from ferrum.objects import conductor as conductor_obj
 from ferrum.objects import lease as lease_obj
-from tests.functional.inventory.deployment import killed_conductor_config
-from tests.functional.inventory.scenario import RC
-from tests.functional.inventory.scenario import converged
-from tests.functional.inventory.scenario import no_drift
-from tests.functional.inventory.scenario import nodes
-from tests.functional.inventory.scenario import resources
+from ferrum.placement import client as client_mod
+from ferrum.placement import consumer_audit
+from ferrum.placement import consumers
+from ferrum.placement import lease_audit
+from ferrum.placement import reservations
 from tests.functional.leases.sites import iso
+from tests.functional.placement.deployment import killed_conductor_config
+from tests.functional.placement.scenario import RC
+from tests.functional.placement.scenario import converged
+from tests.functional.placement.scenario import no_drift
+from tests.functional.placement.scenario import nodes
+from tests.functional.placement.scenario import resources
 from tests.polling import wait_for
 
 #: The conductor that dies: it runs one lease step (or an allocation
@@ -43,8 +43,8 @@ _CONDUCTOR = '''
 import sys, threading
 from ferrum import conf as ferrum_conf
 from ferrum.conductor import service
-from ferrum.inventory import consumers
-from ferrum.inventory import reservations
+from ferrum.placement import consumers
+from ferrum.placement import reservations
 from ferrum.leases import engine
 from ferrum.objects import allocation as allocation_obj
 

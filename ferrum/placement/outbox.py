@@ -4,7 +4,7 @@ node change's own transaction, and claimed by exactly one conductor.
 
 Recording. :func:`install` hooks the engine (``before_execute``), so every
 INSERT, UPDATE or DELETE of ``nodes`` that sets a column the provider
-depends on (:data:`ferrum.inventory.mapping.COLUMNS`), and every change of
+depends on (:data:`ferrum.placement.mapping.COLUMNS`), and every change of
 ``node_traits``, first inserts one outbox row per node it touches, on the
 same connection and therefore in the same transaction. A hook rather than
 a call at each write site because nodes are written from many places
@@ -36,8 +36,8 @@ from sqlalchemy.sql import visitors
 
 from ferrum.db import api as db_api
 from ferrum.db import models
-from ferrum.inventory import mapping
 from ferrum.objects import base
+from ferrum.placement import mapping
 
 LOG = logging.getLogger(__name__)
 

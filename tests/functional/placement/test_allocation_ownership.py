@@ -11,20 +11,20 @@ from ferrum.allocation import placement_backend
 from ferrum.allocation import takeover
 from ferrum.common import exception
 from ferrum.conductor import service
-from ferrum.inventory import audit
-from ferrum.inventory import client as client_mod
-from ferrum.inventory import consumer_audit
-from ferrum.inventory import consumers
-from ferrum.inventory import worker
 from ferrum.objects import allocation as allocation_obj
+from ferrum.placement import audit
+from ferrum.placement import client as client_mod
+from ferrum.placement import consumer_audit
+from ferrum.placement import consumers
+from ferrum.placement import worker
 from tests.functional.conductor.flows import settled
-from tests.functional.inventory.scenario import converged
-from tests.functional.inventory.scenario import dead_conductor
-from tests.functional.inventory.scenario import foreign_claim
-from tests.functional.inventory.scenario import holders
-from tests.functional.inventory.scenario import no_drift
-from tests.functional.inventory.scenario import nodes
-from tests.functional.inventory.scenario import reserved
+from tests.functional.placement.scenario import converged
+from tests.functional.placement.scenario import dead_conductor
+from tests.functional.placement.scenario import foreign_claim
+from tests.functional.placement.scenario import holders
+from tests.functional.placement.scenario import no_drift
+from tests.functional.placement.scenario import nodes
+from tests.functional.placement.scenario import reserved
 
 
 def test_a_uuid_that_is_another_service_s_consumer_is_refused(

@@ -8,11 +8,11 @@ differ (nova learnt the same). Writes carry the generation just read: when
 someone else changed the provider meanwhile (409
 ``placement.concurrent_update``) the push re-reads and tries again, a
 bounded number of times with a random, growing wait. Any other refusal is
-recorded against the node (see :mod:`ferrum.inventory.records`) and not
+recorded against the node (see :mod:`ferrum.placement.records`) and not
 retried until the node changes again or the reconcile looks at it.
 
 A provider is changed only when it is ferrum's: it carries
-:data:`~ferrum.inventory.mapping.MANAGED`, or it is an empty shell with no
+:data:`~ferrum.placement.mapping.MANAGED`, or it is an empty shell with no
 traits and no inventory (what a push that died between creating the
 provider and marking it leaves). Another service's provider (nova marks
 its own ``OWNER_NOVA``) is a clash: reported, never adopted.
@@ -36,12 +36,12 @@ from ferrum.common import lease_statuses
 from ferrum.conf import allocation as allocation_conf
 from ferrum.db import api as db_api
 from ferrum.db import models
-from ferrum.inventory import client as client_mod
-from ferrum.inventory import mapping
-from ferrum.inventory import records
-from ferrum.inventory import reservations
 from ferrum.objects import lease_node
 from ferrum.objects import trait as trait_obj
+from ferrum.placement import client as client_mod
+from ferrum.placement import mapping
+from ferrum.placement import records
+from ferrum.placement import reservations
 
 LOG = logging.getLogger(__name__)
 
@@ -400,7 +400,7 @@ class Pusher:
     def unreserve(self, node_uuid: str) -> None:
         """Write the provider of ``node_uuid`` with ``reserved`` 0 whatever
         the rule says, for the claim of a node in use that follows at
-        once (:func:`ferrum.inventory.consumers.claim_in_use`); the next
+        once (:func:`ferrum.placement.consumers.claim_in_use`); the next
         push writes the rule's value back.
 
         :raises PlacementUnavailable: Placement is away.

@@ -16,10 +16,10 @@ from oslo_config import cfg
 
 from ferrum.conf import placement as placement_conf
 from ferrum.db import api as db_api
-from ferrum.inventory import consumers
-from ferrum.inventory import lease_audit
-from ferrum.inventory import outbox
-from ferrum.inventory import records
+from ferrum.placement import consumers
+from ferrum.placement import lease_audit
+from ferrum.placement import outbox
+from ferrum.placement import records
 
 #: Most nodes listed under "problems"; the count is always exact.
 MAX_PROBLEMS = 100

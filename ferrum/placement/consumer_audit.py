@@ -21,7 +21,7 @@ Each node's provider is asked who holds it (one GET per node). Then:
 
 Allocations still ``allocating`` are in flight and left alone. The
 consumers of leases in Placement (uuid = the lease's) are the lease
-audit's (:mod:`ferrum.inventory.lease_audit`).
+audit's (:mod:`ferrum.placement.lease_audit`).
 """
 
 from __future__ import annotations
@@ -35,12 +35,12 @@ from oslo_config import cfg
 from ferrum.common import lease_statuses
 from ferrum.db import api as db_api
 from ferrum.db import models
-from ferrum.inventory import client as client_mod
-from ferrum.inventory import consumers
-from ferrum.inventory import mapping
-from ferrum.inventory import reservations
-from ferrum.inventory import sync
 from ferrum.objects import lease_node
+from ferrum.placement import client as client_mod
+from ferrum.placement import consumers
+from ferrum.placement import mapping
+from ferrum.placement import reservations
+from ferrum.placement import sync
 
 LOG = logging.getLogger(__name__)
 

@@ -15,8 +15,8 @@ from oslo_db import exception as db_exc
 
 from ferrum.db import api as db_api
 from ferrum.db import models
-from ferrum.inventory import mapping
 from ferrum.objects import base
+from ferrum.placement import mapping
 
 PROVIDERS: sa.Table = models.PlacementProvider.__table__  # type: ignore[assignment]
 STATUS: sa.Table = models.PlacementStatus.__table__  # type: ignore[assignment]

@@ -7,7 +7,7 @@ consumer must go too, whichever way it went: an explicit delete, a
 tear-down, an ``instance_uuid`` PATCH, the node's deletion, a lease's end.
 
 Recording. :func:`install` hooks the engine (``before_execute``) like the
-node outbox (:mod:`ferrum.inventory.outbox`), for the same reason: every
+node outbox (:mod:`ferrum.placement.outbox`), for the same reason: every
 DELETE of ``allocations`` first inserts one ``placement_releases`` row per
 allocation it deletes, on the same connection and so in the same
 transaction; a deletion path that forgot a call cannot leak a consumer.
@@ -38,14 +38,14 @@ from oslo_config import cfg
 
 from ferrum.db import api as db_api
 from ferrum.db import models
-from ferrum.inventory import client as client_mod
-from ferrum.inventory import mapping
-from ferrum.inventory import outbox
-from ferrum.inventory import records
-from ferrum.inventory import reservations
-from ferrum.inventory import sync
 from ferrum.objects import base
 from ferrum.objects import lease_node
+from ferrum.placement import client as client_mod
+from ferrum.placement import mapping
+from ferrum.placement import outbox
+from ferrum.placement import records
+from ferrum.placement import reservations
+from ferrum.placement import sync
 
 LOG = logging.getLogger(__name__)
 
@@ -281,7 +281,7 @@ class _Queued(NamedTuple):
 
 class OutageState(Protocol):
     """The conductor's sync thread's view of Placement
-    (:class:`ferrum.inventory.worker.Outage`)."""
+    (:class:`ferrum.placement.worker.Outage`)."""
 
     down: str | None
 

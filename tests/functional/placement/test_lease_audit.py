@@ -8,23 +8,23 @@ import uuid
 
 import pytest
 
-from ferrum.inventory import audit
-from ferrum.inventory import consumer_audit
-from ferrum.inventory import lease_audit
-from ferrum.inventory import reservations
-from ferrum.inventory import status
 from ferrum.leases import engine
 from ferrum.objects import base
 from ferrum.objects import lease as lease_obj
-from tests.functional.inventory.deployment import command_config
-from tests.functional.inventory.scenario import RC
-from tests.functional.inventory.scenario import classes
-from tests.functional.inventory.scenario import converged
-from tests.functional.inventory.scenario import foreign_claim
-from tests.functional.inventory.scenario import no_drift
-from tests.functional.inventory.scenario import nodes
-from tests.functional.inventory.scenario import resources
+from ferrum.placement import audit
+from ferrum.placement import consumer_audit
+from ferrum.placement import lease_audit
+from ferrum.placement import reservations
+from ferrum.placement import status
 from tests.functional.leases.sites import iso
+from tests.functional.placement.deployment import command_config
+from tests.functional.placement.scenario import RC
+from tests.functional.placement.scenario import classes
+from tests.functional.placement.scenario import converged
+from tests.functional.placement.scenario import foreign_claim
+from tests.functional.placement.scenario import no_drift
+from tests.functional.placement.scenario import nodes
+from tests.functional.placement.scenario import resources
 
 
 def lease_drift(conf, db, client):

@@ -24,10 +24,10 @@ import sqlalchemy as sa
 
 from ferrum.db import api as db_api
 from ferrum.db import models
-from ferrum.inventory import client as client_mod
-from ferrum.inventory import mapping
-from ferrum.inventory import records
-from ferrum.inventory import sync
+from ferrum.placement import client as client_mod
+from ferrum.placement import mapping
+from ferrum.placement import records
+from ferrum.placement import sync
 
 _NODES: sa.Table = models.Node.__table__  # type: ignore[assignment]
 

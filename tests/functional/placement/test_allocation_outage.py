@@ -6,11 +6,11 @@ Placement."""
 
 import threading
 
-from ferrum.inventory import client as client_mod
-from ferrum.inventory import consumer_audit
-from ferrum.inventory import consumers
-from tests.functional.inventory.scenario import holders
-from tests.functional.inventory.scenario import nodes
+from ferrum.placement import client as client_mod
+from ferrum.placement import consumer_audit
+from ferrum.placement import consumers
+from tests.functional.placement.scenario import holders
+from tests.functional.placement.scenario import nodes
 from tests.polling import wait_for
 
 

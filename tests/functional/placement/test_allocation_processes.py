@@ -17,18 +17,18 @@ import sqlalchemy as sa
 
 from ferrum.allocation import takeover
 from ferrum.conductor import service
-from ferrum.inventory import client as client_mod
-from ferrum.inventory import consumers
-from ferrum.inventory import status
 from ferrum.objects import allocation as allocation_obj
 from ferrum.objects import conductor as conductor_obj
 from ferrum.objects import node as node_obj
-from tests.functional.inventory.deployment import killed_conductor_config
-from tests.functional.inventory.scenario import RC
-from tests.functional.inventory.scenario import converged
-from tests.functional.inventory.scenario import holders
-from tests.functional.inventory.scenario import no_drift
-from tests.functional.inventory.scenario import nodes
+from ferrum.placement import client as client_mod
+from ferrum.placement import consumers
+from ferrum.placement import status
+from tests.functional.placement.deployment import killed_conductor_config
+from tests.functional.placement.scenario import RC
+from tests.functional.placement.scenario import converged
+from tests.functional.placement.scenario import holders
+from tests.functional.placement.scenario import no_drift
+from tests.functional.placement.scenario import nodes
 from tests.polling import wait_for
 
 

@@ -15,7 +15,7 @@ move from nova's Ironic driver to ferrum and keep its providers' meaning.
   says ferrum manages the provider.
 - While a lease holds the node (from its start to the node's return), it
   also has one unit of the lease's class ``CUSTOM_RESERVATION_<UUID>``
-  (see :mod:`ferrum.inventory.reservations`), reserved by the same rule,
+  (see :mod:`ferrum.placement.reservations`), reserved by the same rule,
   and always reserved once the lease is ending: only consumers that know
   the lease claim it, and nobody new after its end.
 """
@@ -65,7 +65,7 @@ def reserved(node: Mapping[str, Any], claims: bool = False) -> bool:
     deployment, and a node in use whose consumer is missing (an
     allocation made with the database backend, a crash between a
     backfill's two writes) is still fenced. When the allocation goes, its
-    release pushes the provider first (:mod:`ferrum.inventory.consumers`),
+    release pushes the provider first (:mod:`ferrum.placement.consumers`),
     so a node still cleaning is reserved before its unit is free.
     """
     if (claims and node['allocation_id'] is not None

@@ -10,17 +10,17 @@ import logging
 import pytest
 import sqlalchemy as sa
 
-from ferrum.inventory import audit
-from ferrum.inventory import client as client_mod
-from ferrum.inventory import outbox
-from ferrum.inventory import sync
-from ferrum.inventory import worker
 from ferrum.objects import base
 from ferrum.objects import node as node_obj
-from tests.functional.inventory.deployment import configure
-from tests.functional.inventory.scenario import assert_no_drift
-from tests.functional.inventory.scenario import provider
-from tests.functional.inventory.scenario import reserved
+from ferrum.placement import audit
+from ferrum.placement import client as client_mod
+from ferrum.placement import outbox
+from ferrum.placement import sync
+from ferrum.placement import worker
+from tests.functional.placement.deployment import configure
+from tests.functional.placement.scenario import assert_no_drift
+from tests.functional.placement.scenario import provider
+from tests.functional.placement.scenario import reserved
 
 
 def _pushed_nodes(pconf, db, pclient, count):
@@ -136,7 +136,7 @@ def test_a_reshaper_refused_by_policy_falls_back_once(pconf, db, pclient,
     nodes = _pushed_nodes(pconf, db, pclient, 6)
     client = client_mod.PlacementClient(pconf)
     sync_worker = worker.SyncWorker(pconf, db, 'c1', client)
-    caplog.set_level(logging.WARNING, logger='ferrum.inventory')
+    caplog.set_level(logging.WARNING, logger='ferrum.placement')
     for half in (nodes[:3], nodes[3:]):
         _maintenance(db, half)
         assert sync_worker.drain_once() == 3

@@ -10,21 +10,21 @@ import pytest
 from ferrum.api import app as api_app
 from ferrum.cmd import placement as placement_cmd
 from ferrum.conductor import service
-from ferrum.inventory import audit
-from ferrum.inventory import client as client_mod
-from ferrum.inventory import mapping
-from ferrum.inventory import outbox
-from ferrum.inventory import records
-from ferrum.inventory import sync
-from ferrum.inventory import worker
 from ferrum.objects import node as node_obj
 from ferrum.objects import trait as trait_obj
+from ferrum.placement import audit
+from ferrum.placement import client as client_mod
+from ferrum.placement import mapping
+from ferrum.placement import outbox
+from ferrum.placement import records
+from ferrum.placement import sync
+from ferrum.placement import worker
 from tests.functional.conductor.flows import to_state
-from tests.functional.inventory.deployment import configure
-from tests.functional.inventory.scenario import assert_no_drift
-from tests.functional.inventory.scenario import converged
-from tests.functional.inventory.scenario import provider
-from tests.functional.inventory.scenario import reserved
+from tests.functional.placement.deployment import configure
+from tests.functional.placement.scenario import assert_no_drift
+from tests.functional.placement.scenario import converged
+from tests.functional.placement.scenario import provider
+from tests.functional.placement.scenario import reserved
 from tests.polling import wait_for
 
 

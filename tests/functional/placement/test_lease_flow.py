@@ -6,18 +6,18 @@ import datetime
 import pytest
 
 from ferrum.api import app as api_app
-from ferrum.inventory import reservations
 from ferrum.leases import engine
 from ferrum.leases import placement as lease_placement
 from ferrum.objects import base
 from ferrum.objects import lease as lease_obj
-from tests.functional.inventory.scenario import RC
-from tests.functional.inventory.scenario import classes
-from tests.functional.inventory.scenario import converged
-from tests.functional.inventory.scenario import foreign_claim
-from tests.functional.inventory.scenario import nodes
-from tests.functional.inventory.scenario import resources
+from ferrum.placement import reservations
 from tests.functional.leases.sites import iso
+from tests.functional.placement.scenario import RC
+from tests.functional.placement.scenario import classes
+from tests.functional.placement.scenario import converged
+from tests.functional.placement.scenario import foreign_claim
+from tests.functional.placement.scenario import nodes
+from tests.functional.placement.scenario import resources
 
 
 def test_lease_in_placement_start_move_end(backend, api, db, pclient,
@@ -125,7 +125,7 @@ def test_lease_in_placement_with_the_database_backend(db_backend, db,
 def test_a_lease_created_while_placement_is_away_gets_its_class_at_start(
         backend, api, db, pclient, monkeypatch):
     from ferrum.api import services
-    from ferrum.inventory import client as client_mod
+    from ferrum.placement import client as client_mod
     away = client_mod.PlacementClient(
         backend.conf, timeout=services.PLACEMENT_TIMEOUT)
     # Nothing listens on port 9 of loopback: connection refused.
@@ -155,7 +155,7 @@ def test_a_pending_lease_booked_while_placement_is_away_gets_its_class(
     """At the engine's next run, long before its start: from then on the
     lease shows it and a flavor can name it."""
     from ferrum.api import services
-    from ferrum.inventory import client as client_mod
+    from ferrum.placement import client as client_mod
     away = client_mod.PlacementClient(
         backend.conf, timeout=services.PLACEMENT_TIMEOUT)
     away._adapter.endpoint_override = 'http://127.0.0.1:9'
@@ -181,7 +181,7 @@ def test_a_class_placement_refuses_holds_back_no_later_lease(
     """The sweep takes the oldest lease first: one Placement keeps
     refusing is warned about and skipped, the later ones get theirs."""
     from ferrum.api import services
-    from ferrum.inventory import client as client_mod
+    from ferrum.placement import client as client_mod
     away = client_mod.PlacementClient(
         backend.conf, timeout=services.PLACEMENT_TIMEOUT)
     away._adapter.endpoint_override = 'http://127.0.0.1:9'

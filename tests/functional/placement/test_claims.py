@@ -11,17 +11,17 @@ import sqlalchemy as sa
 
 from ferrum.conductor import service
 from ferrum.db import api as db_api
-from ferrum.inventory import client as client_mod
-from ferrum.inventory import outbox
-from ferrum.inventory import worker
 from ferrum.objects import base
 from ferrum.objects import node as node_obj
-from tests.functional.inventory.deployment import PlacementProcess
-from tests.functional.inventory.deployment import configure
-from tests.functional.inventory.scenario import assert_no_drift
-from tests.functional.inventory.scenario import converged
-from tests.functional.inventory.scenario import provider
-from tests.functional.inventory.scenario import reserved
+from ferrum.placement import client as client_mod
+from ferrum.placement import outbox
+from ferrum.placement import worker
+from tests.functional.placement.deployment import PlacementProcess
+from tests.functional.placement.deployment import configure
+from tests.functional.placement.scenario import assert_no_drift
+from tests.functional.placement.scenario import converged
+from tests.functional.placement.scenario import provider
+from tests.functional.placement.scenario import reserved
 from tests.polling import wait_for
 
 

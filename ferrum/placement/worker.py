@@ -3,10 +3,10 @@
 the periodic reconcile.
 
 Draining. The thread claims the queued nodes' head rows (see
-:mod:`ferrum.inventory.outbox`) and pushes them: what ferrum's records
+:mod:`ferrum.placement.outbox`) and pushes them: what ferrum's records
 settle in one batch (no request for an unchanged node, one ``POST
 /reshaper`` for the inventory-only changes: see
-:meth:`ferrum.inventory.sync.Pusher.push_batch`), the rest one node at a
+:meth:`ferrum.placement.sync.Pusher.push_batch`), the rest one node at a
 time on a small thread pool; then it deletes the rows it pushed. Rounds
 follow each other at once while there is work, so a change waits at most
 for the round in progress; the queue is polled every ``[placement]
@@ -15,7 +15,7 @@ other processes too (the API), so no in-process signal would see them all.
 
 Consumers. Each round first releases the Placement consumers of deleted
 allocations that could not be released at once (the placement allocation
-backend, :mod:`ferrum.inventory.consumers`).
+backend, :mod:`ferrum.placement.consumers`).
 
 Outages. Placement down, failing or refusing the credentials is one state
 of the whole worker, not of each node: the first failure logs one warning
@@ -26,7 +26,7 @@ once that Placement is back. Node operations never wait for any of this:
 they only wrote outbox rows.
 
 Reconcile. Every ``[placement] sync_interval`` seconds the conductor compares
-ferrum's nodes with Placement (:func:`ferrum.inventory.audit.drift`, one
+ferrum's nodes with Placement (:func:`ferrum.placement.audit.drift`, one
 listing of the providers plus ferrum's own records) and queues the nodes
 that drifted; a node whose provider did not change is not queued, so a
 quiet cloud costs no write. With the placement allocation backend it
@@ -50,15 +50,15 @@ from ferrum.common import exception
 from ferrum.common import plural
 from ferrum.conf import placement as placement_conf
 from ferrum.db import api as db_api
-from ferrum.inventory import audit
-from ferrum.inventory import client as client_mod
-from ferrum.inventory import consumer_audit
-from ferrum.inventory import consumers
-from ferrum.inventory import outbox
-from ferrum.inventory import records
-from ferrum.inventory import sync
 from ferrum.objects import base
 from ferrum.periodic import decorators
+from ferrum.placement import audit
+from ferrum.placement import client as client_mod
+from ferrum.placement import consumer_audit
+from ferrum.placement import consumers
+from ferrum.placement import outbox
+from ferrum.placement import records
+from ferrum.placement import sync
 
 LOG = logging.getLogger(__name__)
 #: A resource class read (and never found) to see whether Placement is back.
@@ -197,7 +197,7 @@ class SyncWorker:
 
     def _release_consumers(self) -> int:
         """Release the queued consumers of deleted allocations (see
-        :mod:`ferrum.inventory.consumers`; none unless the placement
+        :mod:`ferrum.placement.consumers`; none unless the placement
         allocation backend queued some)."""
         try:
             return self.consumers.drain(

@@ -9,22 +9,22 @@ import pytest
 from ferrum.allocation import takeover
 from ferrum.common import exception
 from ferrum.conductor import service
-from ferrum.inventory import client as client_mod
-from ferrum.inventory import consumer_audit
-from ferrum.inventory import consumers
 from ferrum.objects import allocation as allocation_obj
 from ferrum.objects import node as node_obj
+from ferrum.placement import client as client_mod
+from ferrum.placement import consumer_audit
+from ferrum.placement import consumers
 from tests.functional.conductor.flows import settled
-from tests.functional.inventory.deployment import command_config
-from tests.functional.inventory.scenario import RC
-from tests.functional.inventory.scenario import change_inventory
-from tests.functional.inventory.scenario import converged
-from tests.functional.inventory.scenario import dead_conductor
-from tests.functional.inventory.scenario import foreign_claim
-from tests.functional.inventory.scenario import holders
-from tests.functional.inventory.scenario import no_drift
-from tests.functional.inventory.scenario import nodes
-from tests.functional.inventory.scenario import reserved
+from tests.functional.placement.deployment import command_config
+from tests.functional.placement.scenario import RC
+from tests.functional.placement.scenario import change_inventory
+from tests.functional.placement.scenario import converged
+from tests.functional.placement.scenario import dead_conductor
+from tests.functional.placement.scenario import foreign_claim
+from tests.functional.placement.scenario import holders
+from tests.functional.placement.scenario import no_drift
+from tests.functional.placement.scenario import nodes
+from tests.functional.placement.scenario import reserved
 from tests.polling import wait_for
 
 

@@ -10,12 +10,12 @@ import pytest
 from ferrum.leases import engine
 from ferrum.objects import lease as lease_obj
 from ferrum.objects import node as node_obj
-from tests.functional.inventory.scenario import RC
-from tests.functional.inventory.scenario import book
-from tests.functional.inventory.scenario import converged
-from tests.functional.inventory.scenario import lessees
-from tests.functional.inventory.scenario import nodes
-from tests.functional.inventory.scenario import resources
+from tests.functional.placement.scenario import RC
+from tests.functional.placement.scenario import book
+from tests.functional.placement.scenario import converged
+from tests.functional.placement.scenario import lessees
+from tests.functional.placement.scenario import nodes
+from tests.functional.placement.scenario import resources
 
 
 def _deleted(node):

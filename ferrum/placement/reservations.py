@@ -7,7 +7,7 @@ The mapping (see ``doc/placement.md`` for the diagram):
   (:func:`class_name`, as in Blazar), created with the lease and deleted
   after its end.
 - **Inventory.** While the lease holds a node, the node's provider offers
-  one unit of that class (:mod:`ferrum.inventory.mapping`): what a nova
+  one unit of that class (:mod:`ferrum.placement.mapping`): what a nova
   flavor with ``resources:CUSTOM_RESERVATION_<UUID>=1`` asks for.
 - **The lease's consumer** (uuid = the lease's) holds the one unit of
   ``CUSTOM_<RC>`` of every leased node nobody uses under the lease, so
@@ -38,8 +38,8 @@ import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from ferrum.inventory import client as client_mod
 from ferrum.objects import base
+from ferrum.placement import client as client_mod
 
 PREFIX = 'CUSTOM_RESERVATION_'
 #: Tries of a write whose consumer generations moved meanwhile.

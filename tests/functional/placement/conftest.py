@@ -13,11 +13,11 @@ import threading
 import pytest
 
 from ferrum.conductor import service
-from ferrum.inventory import client as client_mod
-from ferrum.inventory import consumers
-from tests.functional.inventory.deployment import PlacementProcess
-from tests.functional.inventory.deployment import configure
-from tests.functional.inventory.scenario import make_api
+from ferrum.placement import client as client_mod
+from ferrum.placement import consumers
+from tests.functional.placement.deployment import PlacementProcess
+from tests.functional.placement.deployment import configure
+from tests.functional.placement.scenario import make_api
 from tests.real import require_real
 
 

@@ -9,28 +9,28 @@ import threading
 
 import pytest
 
-from ferrum.inventory import audit
-from ferrum.inventory import client as client_mod
-from ferrum.inventory import reservations
 from ferrum.leases import engine
 from ferrum.objects import allocation as allocation_obj
 from ferrum.objects import base
 from ferrum.objects import lease as lease_obj
 from ferrum.objects import lease_node
-from tests.functional.inventory.scenario import PROJECT
-from tests.functional.inventory.scenario import RC
-from tests.functional.inventory.scenario import Nova
-from tests.functional.inventory.scenario import agrees
-from tests.functional.inventory.scenario import book
-from tests.functional.inventory.scenario import claim_posts
-from tests.functional.inventory.scenario import converged
-from tests.functional.inventory.scenario import foreign_claim
-from tests.functional.inventory.scenario import holders
-from tests.functional.inventory.scenario import lessees
-from tests.functional.inventory.scenario import make_api
-from tests.functional.inventory.scenario import nodes
-from tests.functional.inventory.scenario import resources
+from ferrum.placement import audit
+from ferrum.placement import client as client_mod
+from ferrum.placement import reservations
 from tests.functional.leases.sites import iso
+from tests.functional.placement.scenario import PROJECT
+from tests.functional.placement.scenario import RC
+from tests.functional.placement.scenario import Nova
+from tests.functional.placement.scenario import agrees
+from tests.functional.placement.scenario import book
+from tests.functional.placement.scenario import claim_posts
+from tests.functional.placement.scenario import converged
+from tests.functional.placement.scenario import foreign_claim
+from tests.functional.placement.scenario import holders
+from tests.functional.placement.scenario import lessees
+from tests.functional.placement.scenario import make_api
+from tests.functional.placement.scenario import nodes
+from tests.functional.placement.scenario import resources
 from tests.polling import wait_for
 
 
