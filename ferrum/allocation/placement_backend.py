@@ -45,6 +45,7 @@ from ferrum.placement import client as client_mod
 from ferrum.placement import consumers
 from ferrum.placement import mapping
 from ferrum.placement import reservations
+from ferrum.placement import service
 from ferrum.placement import sync
 
 LOG = logging.getLogger(__name__)
@@ -58,7 +59,7 @@ REFUSED = 'refused'
 TAKEN = 'taken'
 
 
-def _placement(ctx: context_mod.ConductorContext) -> consumers.Consumers:
+def _placement(ctx: context_mod.ConductorContext) -> service.PlacementService:
     if ctx.placement is None:  # pragma: no cover - callers check
         raise RuntimeError('the placement allocation backend is off')
     return ctx.placement

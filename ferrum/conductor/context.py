@@ -14,7 +14,7 @@ from ferrum.conductor import workers
 from ferrum.db import api as db_api
 from ferrum.drivers import loader
 from ferrum.objects import base
-from ferrum.placement import consumers
+from ferrum.placement import service
 
 
 class Runner(Protocol):
@@ -73,8 +73,8 @@ class ConductorContext:
     sleep: Callable[[float], None] = time.sleep
     inflight: inflight_mod.InFlight = dataclasses.field(
         default_factory=inflight_mod.InFlight)
-    placement: consumers.Consumers | None = None
-    inventory: consumers.Consumers | None = None
+    placement: service.PlacementService | None = None
+    inventory: service.PlacementService | None = None
 
     def each_node(self, purpose: str, func: Callable[[Any], None], *,
                   columns: Iterable[str] = (),

@@ -53,14 +53,15 @@ from ferrum.objects import conductor as conductor_obj
 from ferrum.periodic import worker as periodic_worker
 from ferrum.placement import client as client_mod
 from ferrum.placement import consumers
+from ferrum.placement import service
 from ferrum.placement import worker as placement_sync
 
 LOG = logging.getLogger(__name__)
 
 
 def _claims(conf: cfg.ConfigOpts, db: db_api.Database,
-            link: consumers.Consumers | None
-            ) -> consumers.Consumers | None:
+            link: service.PlacementService | None
+            ) -> service.PlacementService | None:
     """The Placement side of allocations with ``[allocation] backend =
     placement`` (``link``), None with the database backend.
 
@@ -112,7 +113,7 @@ class ConductorService:
         drivers.check_configuration(self.conf)
         placement = placement_sync.check_config(self.conf)
         link = (None if placement is None
-                else consumers.Consumers(self.conf, db, placement))
+                else service.PlacementService(self.conf, db, placement))
         claims = _claims(self.conf, db, link)
         me = conductor_obj.register(
             db, self.conf.host, ownership.group_of(self.conf),

@@ -30,10 +30,10 @@ from ferrum.objects import lease as lease_obj
 from ferrum.objects import lease_class
 from ferrum.objects import lease_node
 from ferrum.placement import client as client_mod
-from ferrum.placement import consumers
 from ferrum.placement import mapping
 from ferrum.placement import outbox
 from ferrum.placement import reservations
+from ferrum.placement import service
 
 LOG = logging.getLogger(__name__)
 _TABLE = lease_obj.TABLE
@@ -56,7 +56,7 @@ class Collision(Exception):
 
 
 def link(ctx: context_mod.ConductorContext,
-         lease: lease_obj.Lease) -> consumers.Consumers | None:
+         lease: lease_obj.Lease) -> service.PlacementService | None:
     """Placement, when the lease is in it and this conductor talks to it.
 
     :raises PlacementUnavailable: the lease is in Placement but this

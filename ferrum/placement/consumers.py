@@ -16,10 +16,11 @@ Code that fails an allocation whose claim may have reached Placement
 transaction.
 
 Releasing. The path that deleted the allocation releases its consumer at
-once after the commit (:meth:`Consumers.release_now`), so both sides agree
-before the API answers; when Placement cannot be reached the row stays,
-and the conductor's sync worker drains it (:meth:`Consumers.drain`, rows
-older than :data:`GRACE`) once Placement answers.
+once after the commit (:meth:`ferrum.placement.service.PlacementService.
+release_now`), so both sides agree before the API answers; when Placement
+cannot be reached the row stays, and the conductor's sync worker drains
+it (``PlacementService.drain``, rows older than :data:`GRACE`) once
+Placement answers.
 A consumer is released only while no live allocation (``allocating`` or
 ``active``) of that uuid exists, so a row recorded too eagerly (a
 statement that matched nothing, or was refused) does no harm.
@@ -27,11 +28,9 @@ statement that matched nothing, or was refused) does no harm.
 
 from __future__ import annotations
 
-import datetime
-import functools
 import logging
 from collections.abc import Callable, Iterable
-from typing import Any, NamedTuple, Protocol
+from typing import Any
 
 import sqlalchemy as sa
 from oslo_config import cfg
@@ -43,14 +42,13 @@ from ferrum.objects import lease_node
 from ferrum.placement import client as client_mod
 from ferrum.placement import mapping
 from ferrum.placement import outbox
-from ferrum.placement import records
 from ferrum.placement import reservations
 from ferrum.placement import sync
 
 LOG = logging.getLogger(__name__)
 
 TABLE: sa.Table = models.PlacementRelease.__table__  # type: ignore[assignment]
-_ALLOCATIONS: sa.Table = models.Allocation.__table__  # type: ignore[assignment]
+ALLOCATIONS: sa.Table = models.Allocation.__table__  # type: ignore[assignment]
 _NODES: sa.Table = models.Node.__table__  # type: ignore[assignment]
 _LEASES: sa.Table = models.Lease.__table__  # type: ignore[assignment]
 #: The recording INSERT of each DELETE statement (by identity).
@@ -62,7 +60,7 @@ _NOW = 'ferrum_release_now'
 #: do not send the same release.
 GRACE = 2.0
 #: Allocation states whose consumer is legitimately held.
-_LIVE = ('allocating', 'active')
+LIVE = ('allocating', 'active')
 
 
 # ---- recording --------------------------------------------------------------
@@ -96,10 +94,10 @@ def _recorder(statement: sa.Delete) -> sa.Insert:
     if cached is not None and cached[0] is statement:
         return cached[1]
     select = sa.select(
-        _ALLOCATIONS.c.uuid, _NODES.c.uuid,
+        ALLOCATIONS.c.uuid, _NODES.c.uuid,
         sa.bindparam(_NOW, type_=sa.DateTime)).select_from(
-            _ALLOCATIONS.outerjoin(_NODES,
-                                   _NODES.c.id == _ALLOCATIONS.c.node_id))
+            ALLOCATIONS.outerjoin(_NODES,
+                                   _NODES.c.id == ALLOCATIONS.c.node_id))
     where = _where(statement)
     if where is not None:
         select = select.where(where)
@@ -113,7 +111,7 @@ def _recorder(statement: sa.Delete) -> sa.Insert:
 
 def _before_execute(conn: sa.Connection, clause: Any, multiparams: Any,
                     params: Any, _options: Any) -> None:
-    if not isinstance(clause, sa.Delete) or clause.table is not _ALLOCATIONS:
+    if not isinstance(clause, sa.Delete) or clause.table is not ALLOCATIONS:
         return
     insert = _recorder(clause)
     now = base.utcnow()
@@ -270,146 +268,6 @@ def _live_lease(db: db_api.Database, current: dict[str, Any]
             if lease_uuid is not None and project is not None:
                 return lease_uuid, project
     return None
-
-
-# ---- releasing --------------------------------------------------------------
-
-class _Queued(NamedTuple):
-    ids: list[int]
-    node_uuids: set[str]
-
-
-class OutageState(Protocol):
-    """The conductor's sync thread's view of Placement
-    (:class:`ferrum.placement.worker.Outage`)."""
-
-    down: str | None
-
-    def failed(self, exc: Exception) -> bool: ...
-
-
-class Consumers:
-    """Releases queued consumers through one client (thread-safe).
-
-    :ivar client: the Placement client, also the allocation backend's.
-    :ivar outage: the sync thread's outage state, once it runs. While it
-        says Placement is away, nothing here waits for Placement's
-        timeout: claims fail at once (:meth:`check_up`), releases stay
-        queued for the sync thread, which probes Placement every
-        ``[placement] outage_retry_interval`` seconds.
-    """
-
-    def __init__(self, conf: cfg.ConfigOpts, db: db_api.Database,
-                 client: client_mod.PlacementClient,
-                 pusher: sync.Pusher | None = None) -> None:
-        self.conf = conf
-        self.db = db
-        self.client = client
-        self.pusher = pusher or sync.Pusher(conf, db, client)
-        self.outage: OutageState | None = None
-        client.on_allocations = functools.partial(records.bump_generations,
-                                                  db)
-
-    def check_up(self) -> None:
-        """Fail fast while the sync thread finds Placement away.
-
-        :raises PlacementUnavailable: it is away.
-        """
-        outage = self.outage
-        if outage is not None and outage.down is not None:
-            raise client_mod.PlacementUnavailable(reason=(
-                'this conductor\'s Placement sync thread found it %s and '
-                'tries again every [placement] outage_retry_interval '
-                'seconds' % outage.down))
-
-    def failed(self, exc: Exception) -> None:
-        """Tell the sync thread Placement is away (later claims then fail
-        at once, until its probe finds Placement back)."""
-        if self.outage is not None:
-            self.outage.failed(exc)
-
-    def _queued(self, consumer_uuids: list[str] | None,
-                limit: int) -> dict[str, _Queued]:
-        query = sa.select(TABLE).order_by(TABLE.c.id).limit(limit)
-        if consumer_uuids is not None:
-            query = query.where(TABLE.c.consumer_uuid.in_(consumer_uuids))
-        else:
-            # Fresh rows are the deleting path's to release at once.
-            query = query.where(TABLE.c.created_at < base.utcnow()
-                                - datetime.timedelta(seconds=GRACE))
-        found: dict[str, _Queued] = {}
-        with self.db.reader() as conn:
-            for row in conn.execute(query):
-                entry = found.setdefault(row.consumer_uuid,
-                                         _Queued([], set()))
-                entry.ids.append(row.id)
-                if row.node_uuid:
-                    entry.node_uuids.add(row.node_uuid)
-        return found
-
-    def _live(self, consumer_uuids: list[str]) -> set[str]:
-        with self.db.reader() as conn:
-            return set(conn.execute(sa.select(_ALLOCATIONS.c.uuid).where(
-                _ALLOCATIONS.c.uuid.in_(consumer_uuids),
-                _ALLOCATIONS.c.state.in_(_LIVE))).scalars())
-
-    def _release(self, queued: dict[str, _Queued]) -> None:
-        """Release the queued consumers, each after pushing its node.
-
-        :raises PlacementUnavailable: the rows not yet done stay queued.
-        """
-        if not queued:
-            return
-        live = self._live(sorted(queued))
-        for consumer, entry in queued.items():
-            if consumer not in live:
-                for node_uuid in sorted(entry.node_uuids):
-                    # Reserved first (a node still cleaning), then free.
-                    self.pusher.push(node_uuid, delete=False)
-                try:
-                    release(self.conf, self.client, consumer, self.db)
-                except client_mod.PlacementRefused as exc:
-                    # Trying again would meet the same refusal each round;
-                    # the audit reports the consumer (consumer-orphan).
-                    LOG.warning('Placement consumer %(consumer)s: release '
-                                'refused, left to the audit: %(error)s',
-                                {'consumer': consumer, 'error': exc})
-            with self.db.writer() as conn:
-                conn.execute(sa.delete(TABLE).where(TABLE.c.id.in_(
-                    entry.ids)))
-
-    def release_now(self, consumer_uuids: Iterable[str]) -> bool:
-        """Release consumers just recorded, once their transaction
-        committed.
-
-        Returns False when Placement could not be reached: the rows stay
-        for the sync worker, and the caller's operation still succeeded.
-        """
-        wanted = sorted({u for u in consumer_uuids if u})
-        if not wanted:
-            return True
-        try:
-            self.check_up()
-            self._release(self._queued(wanted, 100))
-        except client_mod.PlacementUnavailable as exc:
-            LOG.warning('Placement consumers %(consumers)s: release queued '
-                        'while Placement is away: %(error)s',
-                        {'consumers': ', '.join(wanted), 'error': exc})
-            return False
-        return True
-
-    def drain(self, limit: int = 100) -> int:
-        """Release the oldest queued consumers; how many were handled.
-
-        Several conductors may drain at once: releasing a consumer twice
-        is harmless (the second DELETE finds nothing).
-
-        :raises PlacementUnavailable: Placement is away; the rest stay
-            queued.
-        """
-        queued = self._queued(None, limit)
-        self._release(queued)
-        return len(queued)
 
 
 def backlog(db: db_api.Database) -> int:

@@ -55,9 +55,9 @@ from ferrum.periodic import decorators
 from ferrum.placement import audit
 from ferrum.placement import client as client_mod
 from ferrum.placement import consumer_audit
-from ferrum.placement import consumers
 from ferrum.placement import outbox
 from ferrum.placement import records
+from ferrum.placement import service
 from ferrum.placement import sync
 
 LOG = logging.getLogger(__name__)
@@ -113,7 +113,8 @@ class SyncWorker:
         self.host = host
         self.client = client
         self.pusher = sync.Pusher(conf, db, client)
-        self.consumers = consumers.Consumers(conf, db, client, self.pusher)
+        self.consumers = service.PlacementService(conf, db, client,
+                                                  self.pusher)
         self.outage = Outage(db, host)
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None

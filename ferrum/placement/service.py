@@ -1,0 +1,171 @@
+# SPDX-License-Identifier: Apache-2.0
+"""The conductor's Placement handle: one per conductor, ``ctx.placement``.
+
+It holds the one client, the pusher (:mod:`ferrum.placement.sync`) and
+the sync thread's outage state, and releases the consumers queued in
+``placement_releases`` (:mod:`ferrum.placement.consumers`).
+"""
+
+from __future__ import annotations
+
+import datetime
+import functools
+import logging
+from collections.abc import Iterable
+from typing import NamedTuple, Protocol
+
+import sqlalchemy as sa
+from oslo_config import cfg
+
+from ferrum.db import api as db_api
+from ferrum.objects import base
+from ferrum.placement import client as client_mod
+from ferrum.placement import consumers
+from ferrum.placement import records
+from ferrum.placement import sync
+
+LOG = logging.getLogger(__name__)
+#: The queue of consumers to release (``placement_releases``).
+TABLE = consumers.TABLE
+
+
+class _Queued(NamedTuple):
+    ids: list[int]
+    node_uuids: set[str]
+
+
+class OutageState(Protocol):
+    """The conductor's sync thread's view of Placement
+    (:class:`ferrum.placement.worker.Outage`)."""
+
+    down: str | None
+
+    def failed(self, exc: Exception) -> bool: ...
+
+
+class PlacementService:
+    """The conductor's Placement handle (``ctx.placement``), thread-safe:
+    the client, the pusher, the sync thread's outage state, and the
+    release of queued consumers.
+
+    :ivar client: the Placement client, also the allocation backend's.
+    :ivar outage: the sync thread's outage state, once it runs. While it
+        says Placement is away, nothing here waits for Placement's
+        timeout: claims fail at once (:meth:`check_up`), releases stay
+        queued for the sync thread, which probes Placement every
+        ``[placement] outage_retry_interval`` seconds.
+    """
+
+    def __init__(self, conf: cfg.ConfigOpts, db: db_api.Database,
+                 client: client_mod.PlacementClient,
+                 pusher: sync.Pusher | None = None) -> None:
+        self.conf = conf
+        self.db = db
+        self.client = client
+        self.pusher = pusher or sync.Pusher(conf, db, client)
+        self.outage: OutageState | None = None
+        client.on_allocations = functools.partial(records.bump_generations,
+                                                  db)
+
+    def check_up(self) -> None:
+        """Fail fast while the sync thread finds Placement away.
+
+        :raises PlacementUnavailable: it is away.
+        """
+        outage = self.outage
+        if outage is not None and outage.down is not None:
+            raise client_mod.PlacementUnavailable(reason=(
+                'this conductor\'s Placement sync thread found it %s and '
+                'tries again every [placement] outage_retry_interval '
+                'seconds' % outage.down))
+
+    def failed(self, exc: Exception) -> None:
+        """Tell the sync thread Placement is away (later claims then fail
+        at once, until its probe finds Placement back)."""
+        if self.outage is not None:
+            self.outage.failed(exc)
+
+    def _queued(self, consumer_uuids: list[str] | None,
+                limit: int) -> dict[str, _Queued]:
+        query = sa.select(TABLE).order_by(TABLE.c.id).limit(limit)
+        if consumer_uuids is not None:
+            query = query.where(TABLE.c.consumer_uuid.in_(consumer_uuids))
+        else:
+            # Fresh rows are the deleting path's to release at once.
+            query = query.where(TABLE.c.created_at < base.utcnow()
+                                - datetime.timedelta(seconds=consumers.GRACE))
+        found: dict[str, _Queued] = {}
+        with self.db.reader() as conn:
+            for row in conn.execute(query):
+                entry = found.setdefault(row.consumer_uuid,
+                                         _Queued([], set()))
+                entry.ids.append(row.id)
+                if row.node_uuid:
+                    entry.node_uuids.add(row.node_uuid)
+        return found
+
+    def _live(self, consumer_uuids: list[str]) -> set[str]:
+        with self.db.reader() as conn:
+            allocations = consumers.ALLOCATIONS
+            return set(conn.execute(sa.select(allocations.c.uuid).where(
+                allocations.c.uuid.in_(consumer_uuids),
+                allocations.c.state.in_(consumers.LIVE))).scalars())
+
+    def _release(self, queued: dict[str, _Queued]) -> None:
+        """Release the queued consumers, each after pushing its node.
+
+        :raises PlacementUnavailable: the rows not yet done stay queued.
+        """
+        if not queued:
+            return
+        live = self._live(sorted(queued))
+        for consumer, entry in queued.items():
+            if consumer not in live:
+                for node_uuid in sorted(entry.node_uuids):
+                    # Reserved first (a node still cleaning), then free.
+                    self.pusher.push(node_uuid, delete=False)
+                try:
+                    consumers.release(self.conf, self.client, consumer,
+                                      self.db)
+                except client_mod.PlacementRefused as exc:
+                    # Trying again would meet the same refusal each round;
+                    # the audit reports the consumer (consumer-orphan).
+                    LOG.warning('Placement consumer %(consumer)s: release '
+                                'refused, left to the audit: %(error)s',
+                                {'consumer': consumer, 'error': exc})
+            with self.db.writer() as conn:
+                conn.execute(sa.delete(TABLE).where(TABLE.c.id.in_(
+                    entry.ids)))
+
+    def release_now(self, consumer_uuids: Iterable[str]) -> bool:
+        """Release consumers just recorded, once their transaction
+        committed.
+
+        Returns False when Placement could not be reached: the rows stay
+        for the sync worker, and the caller's operation still succeeded.
+        """
+        wanted = sorted({u for u in consumer_uuids if u})
+        if not wanted:
+            return True
+        try:
+            self.check_up()
+            self._release(self._queued(wanted, 100))
+        except client_mod.PlacementUnavailable as exc:
+            LOG.warning('Placement consumers %(consumers)s: release queued '
+                        'while Placement is away: %(error)s',
+                        {'consumers': ', '.join(wanted), 'error': exc})
+            return False
+        return True
+
+    def drain(self, limit: int = 100) -> int:
+        """Release the oldest queued consumers; how many were handled.
+
+        Several conductors may drain at once: releasing a consumer twice
+        is harmless (the second DELETE finds nothing).
+
+        :raises PlacementUnavailable: Placement is away; the rest stay
+            queued.
+        """
+        queued = self._queued(None, limit)
+        self._release(queued)
+        return len(queued)
