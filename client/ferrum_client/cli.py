@@ -216,7 +216,7 @@ class SetLease(_LeaseCommand, command.Command):
                               'value': getattr(parsed_args, name)})
         if not patch:
             raise exceptions.CommandError('Nothing to set; give --name, '
-                                          '--end or --extra.')
+                                          '--end-time or --extra.')
         self.call('update', parsed_args.lease, patch)
 
 

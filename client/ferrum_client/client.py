@@ -1,7 +1,6 @@
 # SPDX-License-Identifier: Apache-2.0
 """A small client for ferrum's lease API, on a keystoneauth1 adapter.
 
-    from keystoneauth1 import session
     from ferrum_client import client
     leases = client.LeaseClient.for_endpoint('http://127.0.0.1:6385')
     lease = leases.create(project='demo', resource_class='gold', count=3,

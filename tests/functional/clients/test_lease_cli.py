@@ -64,6 +64,10 @@ def test_lease_commands(cli):
     assert name in [entry['name'] for entry in listed]
     # One instant: computed twice, a minute can turn in between.
     end = _at(27)
+    # The refusal names the options as the CLI spells them (the parser
+    # would take --end for an abbreviation of --os-endpoint).
+    assert ('give --name, --end-time or --extra'
+            in cli.fails('lease', 'set', name))
     cli('lease', 'set', name, '--end-time', end, '--extra', 'owner=ops')
     shown = cli.json('lease', 'show', name)
     assert shown['end'] == end
