@@ -42,6 +42,7 @@ from ferrum.db import migration
 from ferrum.drivers.oneview import allocation
 from ferrum.drivers.oneview import client as client_mod
 from ferrum.drivers.oneview import driver_info
+from ferrum.drivers.oneview import errors
 from ferrum.objects import node as node_obj
 
 _CLI_OPTS = [
@@ -153,7 +154,7 @@ def migrate(conf: cfg.ConfigOpts, db: db_api.Database,
         if apply and plan.action != KEEP:
             try:
                 _apply(db, ov, host, node, plan)
-            except (exception.FerrumException, client_mod.OneViewError) as exc:
+            except (exception.FerrumException, errors.OneViewError) as exc:
                 outcome, note = 'failed', ': FAILED: %s' % exc
         counts[outcome] += 1
         verb = ('leave' if plan.action == KEEP else 'would' if not apply
@@ -224,7 +225,7 @@ def _main(argv: list[str] | None) -> int:
             return 2
         ov = client_mod.get_client(conf)
         return migrate(conf, db, ov, sys.stdout, sys.stderr)
-    except client_mod.OneViewError as exc:
+    except errors.OneViewError as exc:
         print('ferrum-oneview-migrate: %s' % exc, file=sys.stderr)
         return 2
     finally:

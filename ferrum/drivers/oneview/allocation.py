@@ -18,6 +18,7 @@ from ferrum.common import exception
 from ferrum.common import states
 from ferrum.drivers.oneview import client as client_mod
 from ferrum.drivers.oneview import driver_info
+from ferrum.drivers.oneview import errors
 
 if TYPE_CHECKING:
     from ferrum.drivers.base import Task
@@ -50,7 +51,7 @@ _SETTLE_POLL_S = 0.5
 POWER_OFF = {'powerState': 'Off', 'powerControl': 'PressAndHold'}
 
 
-class HardwareInUse(client_mod.OneViewError):
+class HardwareInUse(errors.OneViewError):
     msg_fmt = ('Server hardware %(hardware)s of node %(node)s is in use by '
                'OneView (it has server profile %(profile)s, which ferrum did '
                'not apply). Free it in OneView; a periodic task then makes '
@@ -83,7 +84,7 @@ def owner(task: 'Task', hardware: dict[str, Any],
         return who
     try:
         name = ov.get_profile(str(profile)).get('name')
-    except client_mod.OneViewNotFound:
+    except errors.OneViewNotFound:
         return who  # removed meanwhile: not ours to know about
     if not driver_info.named_for(name, task.node.uuid):
         return who
@@ -116,7 +117,7 @@ def _settled(task: 'Task', ov: client_mod.Client, uri: str,
               'state': hardware.get('state')})
     while hardware.get('state') in _IN_FLUX:
         if deadline is not None and clock() > deadline:
-            raise client_mod.OneViewTaskError(
+            raise errors.OneViewTaskError(
                 action='waiting for %s' % uri,
                 reason='its profile is still %s after %ss ([oneview] '
                        'task_timeout)' % (hardware.get('state'), limit))
@@ -210,7 +211,7 @@ def allocate(task: 'Task', profile_name: str) -> str:
         uri = ov.create_profile(
             node.server_profile_template_uri, node.server_hardware_uri,
             profile_name, first_boot_device=BOOT_DEVICES.get(wanted or ''))
-    except client_mod.OneViewError:
+    except errors.OneViewError:
         _adopt_half_applied(task, ov, node.server_hardware_uri)
         raise
     _set_applied(task, uri)
@@ -230,7 +231,7 @@ def _adopt_half_applied(task: 'Task', ov: client_mod.Client,
         hardware = ov.get_server_hardware(hardware_uri)
         if owner(task, hardware, ov) == driver_info.FREE:
             _set_applied(task, None)
-    except client_mod.OneViewError as exc:
+    except errors.OneViewError as exc:
         LOG.warning('Node %(node)s: could not check for a half-applied '
                     'profile: %(error)s', {'node': task.node.uuid,
                                           'error': exc})
@@ -298,7 +299,7 @@ def forget_if_removed(task: 'Task', ov: client_mod.Client) -> None:
         return
     try:
         ov.get_profile(applied)
-    except client_mod.OneViewNotFound:
+    except errors.OneViewNotFound:
         LOG.info('Node %(node)s: server profile %(profile)s is already '
                  'gone from OneView (a removal that finished after its '
                  'conductor stopped); forgetting it',

@@ -38,6 +38,7 @@ from ferrum.drivers import base
 from ferrum.drivers.oneview import allocation
 from ferrum.drivers.oneview import client as client_mod
 from ferrum.drivers.oneview import driver_info
+from ferrum.drivers.oneview import errors
 
 LOG = logging.getLogger(__name__)
 
@@ -76,7 +77,7 @@ class _Run:
                 ov = client_mod.get_client(self.ctx.conf)
                 listed = ov.list_server_hardware(
                     self.ctx.conf.oneview.page_size)
-            except client_mod.OneViewError as exc:
+            except errors.OneViewError as exc:
                 LOG.error('OneView periodic task "%(purpose)s" skipped this '
                           'run: %(error)s',
                           {'purpose': self.purpose, 'error': exc})

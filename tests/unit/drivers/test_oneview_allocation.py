@@ -7,6 +7,7 @@ import types
 
 import pytest
 
+from ferrum.drivers.oneview import errors
 from tests.real import require_real
 
 
@@ -55,7 +56,7 @@ def test_it_gives_up_after_task_timeout_naming_it(allocation):
     def sleep(seconds):
         now[0] += seconds
     ov = _Appliance(['RemovingProfile'] * 100, task_timeout=2)
-    with pytest.raises(allocation.client_mod.OneViewTaskError) as caught:
+    with pytest.raises(errors.OneViewTaskError) as caught:
         allocation._settled(_task(), ov, '/rest/server-hardware/1',
                             {'state': 'RemovingProfile'}, sleep=sleep,
                             clock=lambda: now[0])

@@ -1,12 +1,14 @@
 # SPDX-License-Identifier: Apache-2.0
-"""The OneView client module without an appliance: [oneview] settings, the
-per-conductor client cache, and how hpOneView's failures are translated
-(hpOneView's client class is replaced, the process boundary)."""
+"""The OneView client without an appliance: [oneview] settings, the
+per-conductor client cache, and how the session translates hpOneView's
+failures (hpOneView's client class is replaced, the process boundary)."""
 
 import importlib.util
 
 import pytest
 
+from ferrum.drivers.oneview import errors
+from ferrum.drivers.oneview import settings as ov_settings
 from tests.real import require_real
 
 
@@ -26,8 +28,8 @@ def client():
     ('127.0.0.1:40000', '127.0.0.1:40000'),
     ('[::1]:443', '[::1]:443'),
 ])
-def test_manager_url_becomes_what_hponeview_wants(client, url, address):
-    assert client.address_of(url) == address
+def test_manager_url_becomes_what_hponeview_wants(url, address):
+    assert ov_settings.address_of(url) == address
 
 
 def _oneview_conf(conf, **values):
@@ -39,30 +41,30 @@ def _oneview_conf(conf, **values):
     return conf
 
 
-def test_settings_need_a_ca_file_unless_insecure(client, conf):
-    with pytest.raises(client.OneViewConfigError) as caught:
-        client.settings_from(_oneview_conf(conf, tls_cacert_file=None))
+def test_settings_need_a_ca_file_unless_insecure(conf):
+    with pytest.raises(errors.OneViewConfigError) as caught:
+        ov_settings.settings_from(_oneview_conf(conf, tls_cacert_file=None))
     assert 'tls_cacert_file' in str(caught.value)
-    insecure = client.settings_from(_oneview_conf(
+    insecure = ov_settings.settings_from(_oneview_conf(
         conf, allow_insecure_connections=True))
     assert insecure.ca_file is None
     assert insecure.hponeview_config['ssl_certificate'] is False
 
 
-def test_settings_always_carry_a_timeout_and_hide_the_password(client, conf):
-    settings = client.settings_from(_oneview_conf(conf))
+def test_settings_always_carry_a_timeout_and_hide_the_password(conf):
+    settings = ov_settings.settings_from(_oneview_conf(conf))
     config = settings.hponeview_config
     assert config['timeout'] == 60.0
     assert config['ssl_certificate'] == '/etc/ca.pem'
     assert 'secret-pw' not in repr(settings)
     assert settings.wait == 600
     conf.set_override('task_timeout', 0, 'oneview')
-    assert client.settings_from(conf).wait == -1
+    assert ov_settings.settings_from(conf).wait == -1
 
 
-def test_missing_options_are_named(client, conf):
-    with pytest.raises(client.OneViewConfigError) as caught:
-        client.settings_from(conf)
+def test_missing_options_are_named(conf):
+    with pytest.raises(errors.OneViewConfigError) as caught:
+        ov_settings.settings_from(conf)
     assert 'manager_url, username, password' in str(caught.value)
 
 
@@ -88,7 +90,7 @@ def _client_with(client, conf, sessions):
         assert config['timeout'] == 60.0 and config['ssl_certificate']
         made.append(config)
         return sessions[len(made) - 1]
-    return client.Client(client.settings_from(_oneview_conf(conf)),
+    return client.Client(ov_settings.settings_from(_oneview_conf(conf)),
                          factory=factory), made
 
 
@@ -106,7 +108,7 @@ def test_an_expired_session_logs_in_again_once(client, conf):
     ov, made = _client_with(client, conf, [_Session(run) for _ in range(3)])
     assert ov.call('test', run) == 'ok'
     assert len(made) == 2
-    with pytest.raises(client.OneViewError, match='session expired'):
+    with pytest.raises(errors.OneViewError, match='session expired'):
         ov.call('test', run)       # the retry is expired too: no loop
     assert len(made) == 3
 
@@ -133,10 +135,10 @@ def test_failures_become_ferrum_errors(client, conf, raised, error, words):
     def run(session):
         raise made
     ov, _made = _client_with(client, conf, [_Session(run)])
-    with pytest.raises(getattr(client, error)) as caught:
+    with pytest.raises(getattr(errors, error)) as caught:
         ov.call('test', run, not_found=('Thing', '/rest/x'))
     assert words in str(caught.value)
-    assert isinstance(caught.value, client.OneViewError)
+    assert isinstance(caught.value, errors.OneViewError)
 
 
 def test_login_failures_name_the_cause(client, conf):
@@ -151,10 +153,10 @@ def test_login_failures_name_the_cause(client, conf):
         raise ov_exc.HPOneViewException({'errorCode': 'AUTHN_AUTH_FAIL',
                                          'message': 'Invalid user name or '
                                                     'password.'})
-    settings = client.settings_from(_oneview_conf(conf))
-    with pytest.raises(client.OneViewUnreachable, match='Errno 111'):
+    settings = ov_settings.settings_from(_oneview_conf(conf))
+    with pytest.raises(errors.OneViewUnreachable, match='Errno 111'):
         client.Client(settings, factory=refused).call('x', lambda s: s)
-    with pytest.raises(client.OneViewLoginError) as caught:
+    with pytest.raises(errors.OneViewLoginError) as caught:
         client.Client(settings, factory=bad_password).call('x', lambda s: s)
     assert 'Check [oneview] username and password' in str(caught.value)
     assert caught.value.code == 400  # fix the configuration; no retry
@@ -163,6 +165,8 @@ def test_login_failures_name_the_cause(client, conf):
 
 def test_refused_logins_back_off(client, conf):
     from hpOneView import exceptions as ov_exc
+
+    from ferrum.drivers.oneview import session
     attempts = []
 
     def bad_password(config):
@@ -170,21 +174,21 @@ def test_refused_logins_back_off(client, conf):
         raise ov_exc.HPOneViewException({'errorCode': 'AUTHN_AUTH_FAIL',
                                          'message': 'Invalid password.'})
     now = [1000.0]
-    ov = client.Client(client.settings_from(_oneview_conf(conf)),
+    ov = client.Client(ov_settings.settings_from(_oneview_conf(conf)),
                        factory=bad_password, clock=lambda: now[0])
     for _ in range(5):
-        with pytest.raises(client.OneViewLoginError):
+        with pytest.raises(errors.OneViewLoginError):
             ov.call('x', lambda s: s)
     assert len(attempts) == 1  # the account is spared
-    with pytest.raises(client.OneViewLoginError, match='paused for 30'):
+    with pytest.raises(errors.OneViewLoginError, match='paused for 30'):
         ov.call('x', lambda s: s)
-    now[0] += client.LOGIN_BACKOFF_S
-    with pytest.raises(client.OneViewLoginError):
+    now[0] += session.LOGIN_BACKOFF_S
+    with pytest.raises(errors.OneViewLoginError):
         ov.call('x', lambda s: s)
     assert len(attempts) == 2
     # The next pause doubles.
-    now[0] += client.LOGIN_BACKOFF_S
-    with pytest.raises(client.OneViewLoginError, match='paused'):
+    now[0] += session.LOGIN_BACKOFF_S
+    with pytest.raises(errors.OneViewLoginError, match='paused'):
         ov.call('x', lambda s: s)
     assert len(attempts) == 2
 
@@ -217,9 +221,9 @@ def test_login_failures_get_their_status(client, conf, raised, error, code,
 
     def factory(config):
         raise made
-    ov = client.Client(client.settings_from(_oneview_conf(conf)),
+    ov = client.Client(ov_settings.settings_from(_oneview_conf(conf)),
                        factory=factory)
-    with pytest.raises(getattr(client, error)) as caught:
+    with pytest.raises(getattr(errors, error)) as caught:
         ov.call('x', lambda s: s)
     assert caught.value.code == code
     assert words in str(caught.value)
@@ -232,7 +236,7 @@ def test_a_missing_resource_is_a_400_naming_the_key(client, conf):
         raise ov_exc.HPOneViewException({'errorCode': 'RESOURCE_NOT_FOUND',
                                          'message': 'gone'})
     ov, _made = _client_with(client, conf, [_Session(run)])
-    with pytest.raises(client.OneViewNotFound) as caught:
+    with pytest.raises(errors.OneViewNotFound) as caught:
         ov.call('reading', run, not_found=('Server hardware', '/rest/sh/9'))
     assert caught.value.code == 400
     assert 'driver_info server_hardware_uri' in str(caught.value)
