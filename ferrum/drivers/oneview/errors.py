@@ -1,10 +1,12 @@
 # SPDX-License-Identifier: Apache-2.0
 """What a failed OneView operation becomes: ferrum exceptions with a status.
 
-:mod:`ferrum.drivers.oneview.session` raises these, and nothing else of
-hpOneView's reaches the rest of the package. Each class's ``code`` is the
-HTTP status a client gets when the API waits for the call. Importing this
-module needs no hpOneView.
+:mod:`ferrum.drivers.oneview.session` turns every failure of hpOneView
+into one of these (nothing else of hpOneView's reaches the rest of the
+package), and the settings and the driver raise them too. Each class's
+``code`` is the HTTP status a client gets when the API waits for the call.
+:func:`error_code` and :func:`reason` read hpOneView's failures for their
+messages. Importing this module needs no hpOneView.
 """
 
 from ferrum.common import exception
@@ -80,7 +82,7 @@ def reason(exc: BaseException) -> str:
     """A one-line reason: hpOneView puts whole tracebacks in some messages."""
     text = (getattr(exc, 'msg', None) or str(exc) or type(exc).__name__)
     lines = [line.strip() for line in str(text).splitlines() if line.strip()]
-    reason = lines[-1] if lines else type(exc).__name__
+    last = lines[-1] if lines else type(exc).__name__
     code = error_code(exc) if isinstance(exc, Exception) else ''
-    return ('%s (%s)' % (reason, code) if code and code not in reason
-            else reason)[:500]
+    return ('%s (%s)' % (last, code) if code and code not in last
+            else last)[:500]

@@ -240,3 +240,16 @@ def test_a_missing_resource_is_a_400_naming_the_key(client, conf):
         ov.call('reading', run, not_found=('Server hardware', '/rest/sh/9'))
     assert caught.value.code == 400
     assert 'driver_info server_hardware_uri' in str(caught.value)
+
+
+def test_a_ca_file_must_be_readable_and_hold_a_certificate(tmp_path):
+    with pytest.raises(errors.OneViewConfigError,
+                       match='is not a readable file'):
+        ov_settings.check_ca_file(str(tmp_path / 'missing.pem'))
+    garbage = tmp_path / 'garbage.pem'
+    garbage.write_text('not a certificate\n')
+    with pytest.raises(errors.OneViewConfigError,
+                       match='holds no CA certificate') as caught:
+        ov_settings.check_ca_file(str(garbage))
+    assert caught.value.code == 400
+    assert '\n' not in str(caught.value)
