@@ -78,7 +78,7 @@ def create(ctx: context_mod.ConductorContext, values: dict[str, Any],
     requirements = candidates_mod.requirements(
         values.get('resource_class'), traits, values.get('candidate_nodes'),
         values.get('owner'), ctx.conf.lease.guard_time)
-    if ctx.placement is not None:
+    if ctx.allocations.in_placement:
         # No HTTP inside a write transaction: the row is committed first.
         allocation = allocation_obj.Allocation.create(ctx.db, values, traits)
         if _first_tries_in_placement(ctx, allocation, requirements):
@@ -179,21 +179,18 @@ def _claim(ctx: context_mod.ConductorContext,
            requirements: candidates_mod.Requirements,
            candidate: candidates_mod.Candidate,
            refused: set[int] | None = None) -> bool:
-    """Take ``candidate``; with the placement backend, Placement first
-    (a node it refuses is added to ``refused``)."""
+    """Take ``candidate`` through the allocation backend (a node its
+    fence refuses is added to ``refused``)."""
     def reserve() -> bool:
         return allocation.claim(
             ctx.conductor_id, candidate.id, candidate.uuid,
             requirements.statements.claim,
             candidates_mod.claim_params(requirements, candidate, allocation))
 
-    if ctx.placement is None:
-        return reserve()
-    outcome = placement_backend.claim(ctx, allocation, candidate.uuid,
-                                      reserve)
-    if outcome == placement_backend.REFUSED and refused is not None:
+    outcome = ctx.allocations.claim(ctx, allocation, candidate.uuid, reserve)
+    if outcome == context_mod.Claim.REFUSED and refused is not None:
         refused.add(candidate.id)
-    return outcome == placement_backend.CLAIMED
+    return outcome == context_mod.Claim.CLAIMED
 
 
 def _log_success(allocation: allocation_obj.Allocation) -> None:
@@ -217,15 +214,8 @@ def resume(ctx: context_mod.ConductorContext, allocation_id: int) -> None:
         return
     if allocation.state != allocation_obj.ALLOCATING:
         return
-    if ctx.placement is not None:
-        # A claim the previous run made but never recorded in the
-        # database: removed before starting again.
-        try:
-            placement_backend.forget(ctx, allocation.uuid)
-        except client_mod.PlacementUnavailable as exc:
-            placement_backend.fail(ctx, allocation, exc)
-            return
-    do_allocate(ctx, allocation)
+    if ctx.allocations.forget_unrecorded(ctx, allocation):
+        do_allocate(ctx, allocation)
 
 
 def do_allocate(ctx: context_mod.ConductorContext,

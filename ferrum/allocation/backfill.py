@@ -4,15 +4,14 @@
 Used to adopt nodes deployed without an allocation (by Nova, or by hand).
 Unlike a normal allocation it runs at once, under the node's lock, and
 either creates the allocation ``active`` or refuses with every reason the
-node does not match; nothing is created on a refusal. With the placement
-backend the allocation's consumer is created for the node too, or the
-allocation is undone.
+node does not match; nothing is created on a refusal. The allocation
+backend then claims the node (with the placement backend, the
+allocation's consumer is created for it), or the allocation is undone.
 """
 
 import logging
 from typing import Any
 
-from ferrum.allocation import placement_backend
 from ferrum.allocation import release
 from ferrum.common import exception
 from ferrum.common import states
@@ -55,8 +54,7 @@ def backfill(ctx: context_mod.ConductorContext, node_ident: int | str,
         instance_uuid = node.instance_uuid
         allocation = allocation_obj.Allocation.create_active(
             ctx.db, values, traits, node)
-        if ctx.placement is not None:
-            _claim_or_undo(task, allocation, instance_uuid)
+        _claim_or_undo(task, allocation, instance_uuid)
     LOG.info('Allocation %(alloc)s backfilled for node %(node)s',
              {'alloc': allocation.uuid, 'node': node.uuid})
     return allocation
@@ -65,16 +63,18 @@ def backfill(ctx: context_mod.ConductorContext, node_ident: int | str,
 def _claim_or_undo(task: task_manager.Task,
                    allocation: allocation_obj.Allocation,
                    instance_uuid: str | None) -> None:
-    """The placement backend: the allocation's consumer, or no allocation.
+    """The backend's claim of the node, or no allocation.
 
-    Unlike a normal allocation the database comes first: the node is in
-    use and stays reserved in Placement, so a crash before the claim
-    leaves an active allocation on a reserved node, which the audit
-    reports (consumer-missing) and heals. Any failure of the claim comes
-    as AllocationFailed (see placement_backend.backfill_claim).
+    Unlike a normal allocation the database comes first: with the
+    placement backend the node is in use and stays reserved in Placement,
+    so a crash before the claim leaves an active allocation on a reserved
+    node, which the audit reports (consumer-missing) and heals. Any
+    failure of the claim comes as AllocationFailed (see
+    placement_backend.backfill_claim).
     """
     try:
-        placement_backend.backfill_claim(task.ctx, allocation, task.node.uuid)
+        task.ctx.allocations.claim_active(task.ctx, allocation,
+                                          task.node.uuid)
     except exception.AllocationFailed:
         release.detach(task)
         if instance_uuid is not None:

@@ -3,7 +3,8 @@
 OpenStack Placement, so that nova, Blazar or another ferrum sharing the
 nodes never hand out a node ferrum gave away, nor ferrum theirs.
 
-On with ``[allocation] backend = placement`` (``ctx.placement`` is set).
+On with ``[allocation] backend = placement``
+(:class:`ferrum.allocation.backends.PlacementBackend` calls it).
 
 The claim. The allocation process picks candidates with ferrum's own
 filters (:mod:`ferrum.allocation.candidates`: fast, and they explain a
@@ -245,10 +246,9 @@ def fail(ctx: context_mod.ConductorContext,
 def queue_release(ctx: context_mod.ConductorContext,
                   allocation_ids: list[int]) -> None:
     """Queue the release of these allocations' consumers (joining the
-    caller's transaction); nothing with the database backend."""
-    if ctx.placement is not None:
-        consumers.record(ctx.db, allocation_obj.uuids_by_id(
-            ctx.db, allocation_ids).values())
+    caller's transaction)."""
+    consumers.record(ctx.db, allocation_obj.uuids_by_id(
+        ctx.db, allocation_ids).values())
 
 
 def refused_note(count: int) -> str:
@@ -268,8 +268,7 @@ def released(ctx: context_mod.ConductorContext,
     """Release the consumers of allocations just deleted (their release
     rows were written with the deletion); Placement away leaves them to
     the sync worker."""
-    if ctx.placement is not None:
-        ctx.placement.release_now(allocation_uuids)
+    _placement(ctx).release_now(allocation_uuids)
 
 
 def backfill_claim(ctx: context_mod.ConductorContext,

@@ -10,16 +10,16 @@ allocation in the same transaction that clears the node's
 ``allocation_id`` and ``instance_uuid``. The implicit ways already hold
 the node's lock; an explicit delete does not take it (three write
 transactions) but locks the node's row for one transaction and refuses
-while anyone holds the node's lock. With the placement backend the
-consumer's release is queued by the deletion itself and done right after
-it (:func:`ferrum.allocation.placement_backend.released`).
+while anyone holds the node's lock. The allocation backend releases the
+claim once the deletion committed (``ctx.allocations.released``; with
+the placement backend the deletion itself queued the consumer's
+release).
 """
 
 import logging
 from collections.abc import Mapping
 from typing import Any
 
-from ferrum.allocation import placement_backend
 from ferrum.common import exception
 from ferrum.common import states
 from ferrum.conductor import context as context_mod
@@ -66,7 +66,7 @@ def destroy(ctx: context_mod.ConductorContext, ident: int | str) -> None:
             LOG.info('Allocation %(alloc)s deleted; node %(node)s released',
                      {'alloc': released.allocation_uuid,
                       'node': released.node_uuid})
-            placement_backend.released(ctx, [released.allocation_uuid])
+            ctx.allocations.released(ctx, [released.allocation_uuid])
             return
         if attempt + 1 < conf.node_locked_retry_attempts:
             ctx.sleep(conf.node_locked_retry_interval)
@@ -85,8 +85,7 @@ def detach(task: task_manager.Task) -> None:
     if node.allocation_id is None:
         return
     allocation_id = node.allocation_id
-    uuids = (allocation_obj.uuids_by_id(task.ctx.db, [allocation_id])
-             if task.ctx.placement is not None else {})
+    uuids = allocation_obj.uuids_by_id(task.ctx.db, [allocation_id])
     node.instance_info = allocation_obj.released_node_values(
         node.instance_info)['instance_info']
     node.allocation_id = None
@@ -98,4 +97,4 @@ def detach(task: task_manager.Task) -> None:
     LOG.info('Node %(node)s: its allocation %(alloc)d was deleted '
              '(%(purpose)s)', {'node': node.uuid, 'alloc': allocation_id,
                                'purpose': task.purpose})
-    placement_backend.released(task.ctx, list(uuids.values()))
+    task.ctx.allocations.released(task.ctx, list(uuids.values()))

@@ -16,7 +16,6 @@ import logging
 from collections.abc import Collection
 
 from ferrum.allocation import allocator
-from ferrum.allocation import placement_backend
 from ferrum.common import exception
 from ferrum.common import plural
 from ferrum.conductor import context as context_mod
@@ -72,7 +71,7 @@ def resume_own(ctx: context_mod.ConductorContext,
                     'Could not resume this allocation after a conductor '
                     'restart (%s); delete it and try again.' % exc)
                 # A claim the previous run made may be in Placement.
-                placement_backend.queue_release(ctx, [allocation_id])
+                ctx.allocations.queue_release(ctx, [allocation_id])
     if ids:
         LOG.info('Resumed %s left allocating',
                  plural.count(len(ids), 'allocation'))

@@ -3,8 +3,9 @@
 
 import dataclasses
 import datetime
+import enum
 import time
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping
 from typing import Any, Protocol
 
 from oslo_config import cfg
@@ -13,6 +14,7 @@ from ferrum.conductor import inflight as inflight_mod
 from ferrum.conductor import workers
 from ferrum.db import api as db_api
 from ferrum.drivers import loader
+from ferrum.objects import allocation as allocation_obj
 from ferrum.objects import base
 from ferrum.placement import service
 
@@ -40,6 +42,88 @@ class Runner(Protocol):
         """Visit this conductor's nodes (see ``ConductorContext``)."""
 
 
+class Claim(enum.Enum):
+    """What claiming one candidate node came to
+    (:meth:`AllocationBackend.claim`)."""
+
+    #: The node is the allocation's.
+    CLAIMED = 'claimed'
+    #: Placement refused the node (another consumer holds it, it is
+    #: reserved there, or not synced yet): not tried again for this
+    #: allocation, and counted in its ``last_error``.
+    REFUSED = 'refused'
+    #: ferrum's database did not give it (another allocation or a task
+    #: took or locked the node meanwhile); anything claimed elsewhere was
+    #: removed.
+    TAKEN = 'taken'
+
+
+class AllocationBackend(Protocol):
+    """Where an allocation's claim lives, ``[allocation] backend``.
+
+    Chosen once, when the conductor starts
+    (:func:`ferrum.allocation.backends.choose`); every allocation flow
+    asks it instead of asking which backend is on. Implemented by
+    :class:`ferrum.allocation.backends.DatabaseBackend` (ferrum's database
+    is the only claim) and :class:`~ferrum.allocation.backends.
+    PlacementBackend` (each allocation is also a Placement consumer,
+    claimed there first). The context holds it rather than importing it,
+    as it holds the runner: the Placement side imports this module.
+
+    Every method runs on the conductor, outside any database transaction
+    unless it says it joins the caller's; all are thread-safe.
+    """
+
+    #: Whether each allocation is also a consumer in Placement holding
+    #: its node. A claim then calls Placement, so it never runs inside a
+    #: database write transaction (no network wait holding the write
+    #: lock): the allocation row is committed before the first try. And a
+    #: lease's consumer leaves such a node to the allocation's.
+    in_placement: bool
+
+    def claim(self, ctx: 'ConductorContext',
+              allocation: allocation_obj.Allocation, node_uuid: str,
+              reserve: Callable[[], bool]) -> Claim:
+        """Claim ``node_uuid`` for ``allocation``; ``reserve()`` is
+        ferrum's database claim (the conditional UPDATE), which this calls
+        once, and whose False means :attr:`Claim.TAKEN`.
+
+        :raises AllocationGone: as ``reserve`` does.
+        :raises PlacementUnavailable: the remote fence is away (the caller
+            fails the allocation, see
+            :func:`ferrum.allocation.placement_backend.fail`).
+        """
+
+    def forget_unrecorded(self, ctx: 'ConductorContext',
+                          allocation: allocation_obj.Allocation) -> bool:
+        """Before an ``allocating`` row is run again (a restart, a take
+        over): remove a claim a previous run made but never recorded in
+        the database. False when that could not be done and the
+        allocation was failed instead."""
+
+    def claim_active(self, ctx: 'ConductorContext',
+                     allocation: allocation_obj.Allocation,
+                     node_uuid: str) -> None:
+        """Claim the active node of a backfilled allocation (API 1.58),
+        just written ``active`` under the node's lock.
+
+        :raises AllocationFailed: the claim failed; the caller deletes
+            the allocation.
+        """
+
+    def queue_release(self, ctx: 'ConductorContext',
+                      allocation_ids: Collection[int]) -> None:
+        """Record that these allocations' claims are to be released;
+        joins the caller's transaction (the one failing or deleting
+        them)."""
+
+    def released(self, ctx: 'ConductorContext',
+                 allocation_uuids: Collection[str]) -> None:
+        """Release the claims of allocations just deleted, once their
+        transaction committed; what cannot be released now stays queued
+        and is released later."""
+
+
 @dataclasses.dataclass(frozen=True)
 class ConductorContext:
     """The conductor's shared resources. Built once, after registration.
@@ -51,15 +135,11 @@ class ConductorContext:
     :ivar drivers: the loaded hardware types and interfaces.
     :ivar workers: the bounded pool node operations run on.
     :ivar runner: starts, resumes and iterates node work.
+    :ivar allocations: where allocations are claimed.
     :ivar clock: returns "now" as naive UTC; tests inject their own.
     :ivar sleep: waits so many seconds; tests inject their own.
     :ivar inflight: the locks and allocations live threads work on.
-    :ivar placement: with ``[allocation] backend = placement``, the
-        Placement client and consumer releases allocations go through;
-        None with the database backend.
-    :ivar inventory: whenever ``[placement]`` is configured, the same
-        (it is ``placement`` with the placement backend): what the lease
-        engine puts leases in Placement with.
+    :ivar placement: the Placement handle, None without ``[placement]``.
     """
 
     conf: cfg.ConfigOpts
@@ -69,12 +149,12 @@ class ConductorContext:
     drivers: loader.DriverRegistry
     workers: workers.WorkerPool
     runner: Runner
+    allocations: AllocationBackend
     clock: Callable[[], datetime.datetime] = base.utcnow
     sleep: Callable[[float], None] = time.sleep
     inflight: inflight_mod.InFlight = dataclasses.field(
         default_factory=inflight_mod.InFlight)
     placement: service.PlacementService | None = None
-    inventory: service.PlacementService | None = None
 
     def each_node(self, purpose: str, func: Callable[[Any], None], *,
                   columns: Iterable[str] = (),

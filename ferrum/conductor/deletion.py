@@ -24,7 +24,6 @@ import logging
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ferrum.allocation import placement_backend
 from ferrum.common import exception
 from ferrum.common import states
 from ferrum.conductor import context as context_mod
@@ -119,8 +118,7 @@ def destroy_node(ctx: context_mod.ConductorContext,
                               load_driver=False) as task:
         node = task.node
         check_deletable(ctx, node)
-        held = (allocation_obj.Allocation.get_by_node(ctx.db, node.id)
-                if ctx.placement is not None else None)
+        held = allocation_obj.Allocation.get_by_node(ctx.db, node.id)
         with ctx.db.writer() as conn:
             # In the deleting transaction: a lease created meanwhile is
             # either seen here or finds the node gone.
@@ -130,4 +128,4 @@ def destroy_node(ctx: context_mod.ConductorContext,
     LOG.info('Node %(node)s deleted, with %(count)d allocation(s)',
              {'node': node.uuid, 'count': allocations})
     if held is not None:
-        placement_backend.released(ctx, [held.uuid])
+        ctx.allocations.released(ctx, [held.uuid])

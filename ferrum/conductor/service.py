@@ -32,6 +32,7 @@ from collections.abc import Callable, Sequence
 from futurist import periodics
 from oslo_config import cfg
 
+from ferrum.allocation import backends
 from ferrum.allocation import takeover
 from ferrum.common import plural
 from ferrum.conductor import context as context_mod
@@ -44,39 +45,16 @@ from ferrum.conductor import runner
 from ferrum.conductor import takeover as node_takeover
 from ferrum.conductor import timeouts
 from ferrum.conductor import workers
-from ferrum.conf import allocation as allocation_conf
 from ferrum.db import api as db_api
 from ferrum.db import migration
 from ferrum.drivers import loader
 from ferrum.objects import base
 from ferrum.objects import conductor as conductor_obj
 from ferrum.periodic import worker as periodic_worker
-from ferrum.placement import client as client_mod
-from ferrum.placement import consumers
 from ferrum.placement import service
 from ferrum.placement import worker as placement_sync
 
 LOG = logging.getLogger(__name__)
-
-
-def _claims(conf: cfg.ConfigOpts, db: db_api.Database,
-            link: service.PlacementService | None
-            ) -> service.PlacementService | None:
-    """The Placement side of allocations with ``[allocation] backend =
-    placement`` (``link``), None with the database backend.
-
-    :raises ConfigInvalid: ``placement`` without ``[placement]``.
-    """
-    if not allocation_conf.through_placement(conf):
-        return None
-    if link is None:
-        raise client_mod.ConfigInvalid(reason=(
-            '[allocation] backend = placement claims every allocation in '
-            'Placement, but [placement] auth_type is not set: configure '
-            '[placement] (auth_type and its options), or set [allocation] '
-            'backend = database.'))
-    consumers.install(db)
-    return link
 
 
 class ConductorService:
@@ -111,10 +89,18 @@ class ConductorService:
         migration.require_current(db.engine)
         drivers = loader.DriverRegistry(self.conf)
         drivers.check_configuration(self.conf)
-        placement = placement_sync.check_config(self.conf)
-        link = (None if placement is None
-                else service.PlacementService(self.conf, db, placement))
-        claims = _claims(self.conf, db, link)
+        client = placement_sync.check_config(self.conf)
+        allocations = backends.choose(self.conf, db)
+        placement: service.PlacementService | None = None
+        outage: placement_sync.Outage | None = None
+        if client is not None:
+            # One outage state, the sync thread's: while it finds
+            # Placement away, claims and releases fail fast rather than
+            # wait for its timeout.
+            outage = placement_sync.Outage(db, self.conf.host)
+            placement = service.PlacementService(
+                self.conf, db, client, outage=outage,
+                claims_allocations=allocations.in_placement)
         me = conductor_obj.register(
             db, self.conf.host, ownership.group_of(self.conf),
             self.conf.conductor.heartbeat_timeout, rpc_address=rpc_address)
@@ -122,8 +108,8 @@ class ConductorService:
             conf=self.conf, db=db, host=self.conf.host, conductor_id=me.id,
             drivers=drivers, runner=runner.Runner(),
             workers=workers.WorkerPool(self.conf.conductor.workers_pool_size),
-            clock=self._clock, sleep=self._sleep, placement=claims,
-            inventory=link)
+            allocations=allocations, clock=self._clock, sleep=self._sleep,
+            placement=placement)
         conductor_obj.set_hardware_interfaces(db, me.id, drivers.advertised())
         cleared = recovery.fail_and_release(db, ctx.host, 'restarted')
         if cleared:
@@ -135,12 +121,8 @@ class ConductorService:
         self._heartbeat.start()
         takeover.resume_own(ctx)
         if placement is not None:
-            self.placement = placement_sync.start(self.conf, db, ctx.host,
-                                                  placement)
-            if link is not None:
-                # Claims and releases fail fast while the sync thread
-                # finds Placement away, rather than wait for its timeout.
-                link.outage = self.placement.outage
+            self.placement = placement_sync.start(
+                self.conf, db, ctx.host, placement.client, outage)
         if start_periodics:
             self.start_periodics()
         LOG.info('Conductor %s started with hardware types %s',

@@ -35,5 +35,8 @@ def register_opts(conf: cfg.ConfigOpts) -> None:
 
 
 def through_placement(conf: cfg.ConfigOpts) -> bool:
-    """Whether allocations are claimed in Placement."""
+    """Whether allocations are claimed in Placement. A conductor chooses
+    its backend from it once, when it starts
+    (:func:`ferrum.allocation.backends.choose`); its allocation flows ask
+    ``ctx.allocations``, never this."""
     return bool(conf.allocation.backend == PLACEMENT)

@@ -64,12 +64,12 @@ def link(ctx: context_mod.ConductorContext,
     """
     if not lease.placement_class:
         return None
-    if ctx.inventory is None:
+    if ctx.placement is None:
         raise Unavailable(reason=(
             'lease %s was created with [placement] configured, but this '
             'conductor has no [placement] section' % lease.uuid))
-    ctx.inventory.check_up()
-    return ctx.inventory
+    ctx.placement.check_up()
+    return ctx.placement
 
 
 def claim_start(ctx: context_mod.ConductorContext, lease: lease_obj.Lease,
@@ -94,7 +94,7 @@ def claim_start(ctx: context_mod.ConductorContext, lease: lease_obj.Lease,
     lease.class_was_created()
     # With the placement backend an allocation's consumer holds its node;
     # with the database backend the lease's consumer keeps holding it.
-    mine = ctx.placement is not None
+    mine = placement.claims_allocations
     # A node the project's previous lease still has comes with its
     # hand-over (see hand_over), not now: that lease's consumer holds it.
     others = lease_node.held_by_others(ctx.db, lease.id, lease.project,
@@ -161,9 +161,9 @@ def unheld(ctx: context_mod.ConductorContext, lease: lease_obj.Lease,
     """Those of ``nodes`` (id, uuid) no other consumer holds in Placement
     (all of them when the lease is not in Placement, or it is away: the
     claim finds out)."""
-    if not lease.placement_class or ctx.inventory is None:
+    if not lease.placement_class or ctx.placement is None:
         return list(nodes)
-    client = ctx.inventory.client
+    client = ctx.placement.client
     try:
         return [(node_id, uuid) for node_id, uuid in nodes
                 if not _held_by_another(client, lease, uuid)]
@@ -238,7 +238,7 @@ def hand_over(ctx: context_mod.ConductorContext,
     given back): its start left them to the ending lease's consumer,
     which the end released. A failure is logged; the lease audit reports
     the missing claim and ``--heal`` makes it."""
-    if ctx.inventory is None or not rows:
+    if ctx.placement is None or not rows:
         return
     with ctx.db.reader() as conn:
         holders = lease_node.placement_holders(
@@ -252,7 +252,7 @@ def hand_over(ctx: context_mod.ConductorContext,
                 mapping.resource_class_name(row['resource_class']))
     for lease_uuid, nodes in sorted(wanted.items()):
         try:
-            reservations.add_nodes(ctx.inventory.client, lease_uuid,
+            reservations.add_nodes(ctx.placement.client, lease_uuid,
                                    rows[0]['project'],
                                    ctx.conf.allocation.default_user, nodes)
         except (Unavailable, Refused, reservations.Busy,
@@ -268,7 +268,7 @@ def queue_push(ctx: context_mod.ConductorContext, lease: lease_obj.Lease,
                node_uuids: Iterable[str]) -> None:
     """Queue the nodes' providers for the sync worker (their reservation
     inventory follows the lease); joins the caller's transaction."""
-    if lease.placement_class and ctx.inventory is not None:
+    if lease.placement_class and ctx.placement is not None:
         outbox.enqueue(ctx.db, node_uuids)
 
 
@@ -277,7 +277,7 @@ def create_classes(ctx: context_mod.ConductorContext) -> None:
     away, so that a flavor can name them before the start (which would
     create them otherwise); the API shows ``reservation_class`` from
     then on."""
-    if ctx.inventory is None:
+    if ctx.placement is None:
         return
     waiting = lease_obj.Lease.matching(ctx.db, [
         _TABLE.c.placement_class.is_(True),
@@ -287,12 +287,12 @@ def create_classes(ctx: context_mod.ConductorContext) -> None:
         return
     made = []
     try:
-        ctx.inventory.check_up()
+        ctx.placement.check_up()
         for lease in waiting:
             # One lease refused must not hold back every later one (the
             # sweep takes the oldest first): it is tried again next time.
             try:
-                reservations.ensure_class(ctx.inventory.client, lease.uuid)
+                reservations.ensure_class(ctx.placement.client, lease.uuid)
             except Refused as exc:
                 LOG.warning('Lease %(lease)s: Placement refused to create '
                             'its class: %(error)s',
@@ -308,17 +308,17 @@ def create_classes(ctx: context_mod.ConductorContext) -> None:
 def delete_classes(ctx: context_mod.ConductorContext) -> None:
     """Delete the classes of leases that are over, once no inventory uses
     them (their nodes all went back and were pushed)."""
-    if ctx.inventory is None:
+    if ctx.placement is None:
         return
     over = lease_obj.Lease.matching(ctx.db, [
         _TABLE.c.placement_class.is_(True),
         _TABLE.c.status.in_(sorted(statuses.FINAL))], limit=_SWEEP)
     if not over:
         return
-    client = ctx.inventory.client
+    client = ctx.placement.client
     gone = []
     try:
-        ctx.inventory.check_up()
+        ctx.placement.check_up()
         for lease in over:
             try:
                 deleted = reservations.delete_class(client, lease.uuid)

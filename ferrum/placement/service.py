@@ -49,7 +49,9 @@ class PlacementService:
     release of queued consumers.
 
     :ivar client: the Placement client, also the allocation backend's.
-    :ivar outage: the sync thread's outage state, once it runs. While it
+    :ivar claims_allocations: whether allocations are claimed in
+        Placement too (``[allocation] backend = placement``).
+    :ivar outage: the sync thread's outage state. While it
         says Placement is away, nothing here waits for Placement's
         timeout: claims fail at once (:meth:`check_up`), releases stay
         queued for the sync thread, which probes Placement every
@@ -58,12 +60,15 @@ class PlacementService:
 
     def __init__(self, conf: cfg.ConfigOpts, db: db_api.Database,
                  client: client_mod.PlacementClient,
-                 pusher: sync.Pusher | None = None) -> None:
+                 pusher: sync.Pusher | None = None, *,
+                 outage: OutageState | None = None,
+                 claims_allocations: bool = False) -> None:
         self.conf = conf
         self.db = db
         self.client = client
         self.pusher = pusher or sync.Pusher(conf, db, client)
-        self.outage: OutageState | None = None
+        self.outage = outage
+        self.claims_allocations = claims_allocations
         client.on_allocations = functools.partial(records.bump_generations,
                                                   db)
 

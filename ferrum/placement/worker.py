@@ -107,7 +107,8 @@ class SyncWorker:
     """Drains the outbox on one conductor (see the module docstring)."""
 
     def __init__(self, conf: cfg.ConfigOpts, db: db_api.Database, host: str,
-                 client: client_mod.PlacementClient) -> None:
+                 client: client_mod.PlacementClient,
+                 outage: Outage | None = None) -> None:
         self.conf = conf
         self.db = db
         self.host = host
@@ -115,7 +116,7 @@ class SyncWorker:
         self.pusher = sync.Pusher(conf, db, client)
         self.consumers = service.PlacementService(conf, db, client,
                                                   self.pusher)
-        self.outage = Outage(db, host)
+        self.outage = outage or Outage(db, host)
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._pool: futurist.ThreadPoolExecutor | None = None
@@ -304,9 +305,14 @@ def check_config(conf: cfg.ConfigOpts) -> client_mod.PlacementClient | None:
 
 
 def start(conf: cfg.ConfigOpts, db: db_api.Database, host: str,
-          client: client_mod.PlacementClient) -> SyncWorker:
-    """Record node changes from now on, and start draining them."""
+          client: client_mod.PlacementClient,
+          outage: Outage | None = None) -> SyncWorker:
+    """Record node changes from now on, and start draining them.
+
+    :param outage: the outage state to keep, shared with the conductor's
+        Placement handle.
+    """
     outbox.install(db)
-    worker = SyncWorker(conf, db, host, client)
+    worker = SyncWorker(conf, db, host, client, outage)
     worker.start()
     return worker

@@ -1,0 +1,114 @@
+# SPDX-License-Identifier: Apache-2.0
+"""The two allocation backends, and the one choice between them.
+
+The interface, with the contract of each method, is
+:class:`ferrum.conductor.context.AllocationBackend`; the conductor picks
+an implementation once at start-up with :func:`choose`, from
+``[allocation] backend``, and every flow calls it through
+``ctx.allocations``:
+
+- :class:`DatabaseBackend`: ferrum's database is the only claim, so there
+  is nothing to claim, release or repair anywhere else.
+- :class:`PlacementBackend`: each allocation is also a Placement consumer
+  holding its node's unit, claimed there first
+  (:mod:`ferrum.allocation.placement_backend` says how).
+"""
+
+from collections.abc import Callable, Collection
+
+from oslo_config import cfg
+
+from ferrum.allocation import placement_backend
+from ferrum.conductor import context as context_mod
+from ferrum.conf import allocation as allocation_conf
+from ferrum.conf import placement as placement_conf
+from ferrum.db import api as db_api
+from ferrum.objects import allocation as allocation_obj
+from ferrum.placement import client as client_mod
+from ferrum.placement import consumers
+
+Claim = context_mod.Claim
+Context = context_mod.ConductorContext
+
+
+class DatabaseBackend(context_mod.AllocationBackend):
+    """``[allocation] backend = database``: the conditional UPDATE of the
+    node is the claim, and deleting the allocation releases it."""
+
+    in_placement = False
+
+    def claim(self, ctx: Context, allocation: allocation_obj.Allocation,
+              node_uuid: str, reserve: Callable[[], bool]) -> Claim:
+        return Claim.CLAIMED if reserve() else Claim.TAKEN
+
+    def forget_unrecorded(self, ctx: Context,
+                          allocation: allocation_obj.Allocation) -> bool:
+        return True  # a claim not in the database was never made
+
+    def claim_active(self, ctx: Context,
+                     allocation: allocation_obj.Allocation,
+                     node_uuid: str) -> None:
+        pass  # the active allocation's row is the claim
+
+    def queue_release(self, ctx: Context,
+                      allocation_ids: Collection[int]) -> None:
+        pass
+
+    def released(self, ctx: Context,
+                 allocation_uuids: Collection[str]) -> None:
+        pass
+
+
+class PlacementBackend(context_mod.AllocationBackend):
+    """``[allocation] backend = placement``: Placement first, then the
+    database (see :mod:`ferrum.allocation.placement_backend`)."""
+
+    in_placement = True
+
+    def claim(self, ctx: Context, allocation: allocation_obj.Allocation,
+              node_uuid: str, reserve: Callable[[], bool]) -> Claim:
+        return Claim(placement_backend.claim(ctx, allocation, node_uuid,
+                                             reserve))
+
+    def forget_unrecorded(self, ctx: Context,
+                          allocation: allocation_obj.Allocation) -> bool:
+        try:
+            placement_backend.forget(ctx, allocation.uuid)
+        except client_mod.PlacementUnavailable as exc:
+            placement_backend.fail(ctx, allocation, exc)
+            return False
+        return True
+
+    def claim_active(self, ctx: Context,
+                     allocation: allocation_obj.Allocation,
+                     node_uuid: str) -> None:
+        placement_backend.backfill_claim(ctx, allocation, node_uuid)
+
+    def queue_release(self, ctx: Context,
+                      allocation_ids: Collection[int]) -> None:
+        placement_backend.queue_release(ctx, list(allocation_ids))
+
+    def released(self, ctx: Context,
+                 allocation_uuids: Collection[str]) -> None:
+        placement_backend.released(ctx, list(allocation_uuids))
+
+
+def choose(conf: cfg.ConfigOpts,
+           db: db_api.Database) -> context_mod.AllocationBackend:
+    """The backend ``[allocation] backend`` names: the conductor's one
+    choice, at start-up.
+
+    :raises ConfigInvalid: ``placement`` without ``[placement]``.
+    """
+    if not allocation_conf.through_placement(conf):
+        return DatabaseBackend()
+    if not placement_conf.enabled(conf):
+        raise client_mod.ConfigInvalid(reason=(
+            '[allocation] backend = placement claims every allocation in '
+            'Placement, but [placement] auth_type is not set: configure '
+            '[placement] (auth_type and its options), or set [allocation] '
+            'backend = database.'))
+    # Deleting an allocation queues its consumer's release in the same
+    # transaction from now on.
+    consumers.install(db)
+    return PlacementBackend()
