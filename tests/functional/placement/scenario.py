@@ -86,6 +86,15 @@ def claim_posts(calls, since=0):
     return calls[since:].count(('POST', '/allocations'))
 
 
+def writes(consumer, method, url, body):
+    """Whether a request (as ``PlacementClient.observers`` see it) writes
+    ``consumer``'s allocations: ``PUT`` or ``DELETE /allocations/{it}``,
+    or a ``POST /allocations`` naming it."""
+    if url.split('?')[0] == '/allocations/%s' % consumer:
+        return method in ('PUT', 'DELETE')
+    return method == 'POST' and url == '/allocations' and consumer in body
+
+
 def lessees(db, project=PROJECT):
     return {node.uuid for node in node_obj.Node.list(db)
             if node.lessee == project}

@@ -235,7 +235,7 @@ def test_missing_allocation_consumer_under_a_lease_is_taken_from_it(
 
 
 def test_database_backend_lease_consumer_keeps_allocated_nodes(
-        synced, db, pclient, pconf, one_call_at_a_time):
+        synced, db, pclient, pconf):
     from ferrum.api import app as api_app
     nodes(db, 2)
     app = api_app.create_app(pconf, db, synced.manager)

@@ -75,7 +75,7 @@ def test_lease_in_placement_start_move_end(backend, api, db, pclient,
 
 
 @pytest.fixture
-def db_backend(synced, one_call_at_a_time):
+def db_backend(synced):
     """A conductor with [placement] and the database allocation backend."""
     return synced
 
