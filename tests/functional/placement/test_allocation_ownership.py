@@ -194,6 +194,10 @@ def test_the_reconcile_claims_a_switched_allocation_of_an_available_node(
     first.start(start_periodics=False)
     try:
         held, taken = nodes(db, 2)
+        # The allocations' pushes stay queued for the second conductor:
+        # had they gone out, the nodes would be reserved until the
+        # reconcile (how fast the sync thread was decided it before).
+        first.placement.stop()
         allocations = [first.manager.create_allocation(
             {'resource_class': 'bm', 'candidate_nodes': [node.uuid]}, [])
             for node in (held, taken)]
