@@ -17,6 +17,7 @@ import pytest
 from ferrum.conductor import service
 from ferrum.placement import client as client_mod
 from ferrum.placement import consumers
+from tests.clocks import Clock
 from tests.functional.placement.deployment import PlacementProcess
 from tests.functional.placement.deployment import configure
 from tests.functional.placement.deployment import one_at_a_time
@@ -66,19 +67,27 @@ def pclient(pconf):
 
 
 @pytest.fixture
-def synced(pconf, db):
+def clock():
+    """The conductors' and their APIs' now (``synced``, ``backend``; not
+    ``gbackend``, which runs beside conductor processes on the wall
+    clock): it moves only when the test moves it."""
+    return Clock()
+
+
+@pytest.fixture
+def synced(pconf, db, clock):
     """A conductor with Placement sync on (no periodic worker)."""
-    svc = service.ConductorService(pconf, db=db)
+    svc = service.ConductorService(pconf, db=db, clock=clock)
     svc.start(start_periodics=False)
     yield svc
     svc.stop()
 
 
 @pytest.fixture
-def backend(pconf, db):
+def backend(pconf, db, clock):
     """A conductor with the placement allocation backend."""
     pconf.set_override('backend', 'placement', group='allocation')
-    svc = service.ConductorService(pconf, db=db)
+    svc = service.ConductorService(pconf, db=db, clock=clock)
     svc.start(start_periodics=False)
     yield svc
     svc.stop()
