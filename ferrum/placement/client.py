@@ -25,7 +25,7 @@ each is called with the method, URL and body of every request just
 before it is sent, and may raise (a :class:`PlacementUnavailable` then
 stands for an outage, and nothing is sent). Tests stage races and
 outages there, at the HTTP boundary, whatever the code above calls
-(doc/testing.md); benchmarks count requests there.
+(doc/testing.md).
 """
 
 from __future__ import annotations
