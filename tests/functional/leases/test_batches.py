@@ -120,7 +120,8 @@ def test_a_node_in_two_rows_goes_back_once(site):
     engine.run(site.conductor.ctx)
     assert node_obj.Node.get(site.db, node.id).lessee == 'tenant'
     rows = first.node_rows() + second.node_rows()
-    assert lease_node.give_back_all(site.db, rows) == {rows[0]['id']}
+    assert lease_node.give_back_all(site.db, rows, site.clock()) == {
+        rows[0]['id']}
     assert node_obj.Node.get(site.db, node.id).lessee is None
     assert [row['id'] for row in first.node_rows() + second.node_rows()
             ] == [rows[1]['id']]
@@ -219,6 +220,29 @@ def test_the_projects_next_lease_keeps_the_node(site):
     assert back.lessee is None
     # The extra from before the project's first lease, not its tenant's.
     assert back.extra == {'rack': 'r1'}
+
+
+def test_the_next_lease_keeps_the_node_when_the_clock_reaches_it(site):
+    """As above, with both windows ahead and only the clock moving: the
+    end decides "the project's next lease has the node" by the engine's
+    clock, not by the wall clock (still two hours before that lease)."""
+    (node,) = site.nodes(1)
+    (first,) = _book(site, [node], start=site.later(3600),
+                     end=site.later(7200))
+    (second,) = _book(site, [node], start=site.later(7200),
+                      end=site.later(10800))
+    site.clock.advance(3600)
+    engine.run(site.conductor.ctx)
+    assert _lease(site, first['uuid'])['status'] == 'active'
+    site.clock.advance(3600)
+    engine.run(site.conductor.ctx)
+    assert _lease(site, first['uuid'])['status'] == 'ended'
+    assert _lease(site, second['uuid'])['status'] == 'active'
+    assert node_obj.Node.get(site.db, node.id).lessee == 'tenant'
+    site.clock.advance(3600)
+    engine.run(site.conductor.ctx)
+    assert _lease(site, second['uuid'])['status'] == 'ended'
+    assert node_obj.Node.get(site.db, node.id).lessee is None
 
 
 def test_a_pending_next_lease_does_not_take_the_node_over(site):
