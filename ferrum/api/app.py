@@ -6,6 +6,8 @@ the version headers; every error, expected or not, has Ironic's JSON error
 shape and never a traceback.
 """
 
+import datetime
+from collections.abc import Callable
 from typing import Any
 
 import flask
@@ -23,6 +25,7 @@ from ferrum.common import exception
 from ferrum.conductor import rpcapi
 from ferrum.conf import placement as placement_conf
 from ferrum.db import api as db_api
+from ferrum.objects import base
 from ferrum.placement import outbox
 from ferrum.rpc import registry
 
@@ -94,13 +97,16 @@ def _endpoint(method_map: dict[str, routes.Handler]) -> Any:
 
 def create_app(conf: cfg.ConfigOpts, db: db_api.Database,
                rpc: rpcapi.ConductorAPI,
-               conductors: registry.ConductorRegistry | None = None
+               conductors: registry.ConductorRegistry | None = None,
+               clock: Callable[[], datetime.datetime] = base.utcnow
                ) -> flask.Flask:
     """The API application on ``db``, reaching conductors through ``rpc``.
 
     :param conductors: the view of the conductors ``rpc`` routes by, so
         that nodes show the conductor their calls go to; by default one
         of all live conductors.
+    :param clock: "now" as naive UTC, where a handler decides by it (a
+        lease's window); tests pass the conductor's injected clock.
     """
     if placement_conf.enabled(conf):
         # Node changes the API makes itself (traits) are queued too.
@@ -109,6 +115,7 @@ def create_app(conf: cfg.ConfigOpts, db: db_api.Database,
     app.config['FERRUM_CONF'] = conf
     app.config['FERRUM_DB'] = db
     app.config['FERRUM_RPC'] = rpc
+    app.config['FERRUM_CLOCK'] = clock
     app.config['FERRUM_REGISTRY'] = (
         conductors or registry.ConductorRegistry(db, conf))
     app.json.sort_keys = False  # type: ignore[attr-defined]

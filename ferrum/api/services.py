@@ -5,6 +5,8 @@
 that none of them reads configuration or opens a database itself.
 """
 
+import datetime
+from collections.abc import Callable
 from typing import cast
 
 import flask
@@ -23,6 +25,14 @@ def db() -> db_api.Database:
 
 def conf() -> cfg.ConfigOpts:
     return cast(cfg.ConfigOpts, flask.current_app.config['FERRUM_CONF'])
+
+
+def clock() -> datetime.datetime:
+    """Now, as naive UTC, from the application's clock (``create_app``'s
+    ``clock``: the wall clock, or a test's)."""
+    now = cast(Callable[[], datetime.datetime],
+               flask.current_app.config['FERRUM_CLOCK'])
+    return now()
 
 
 def rpc() -> rpcapi.ConductorAPI:

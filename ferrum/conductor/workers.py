@@ -7,9 +7,10 @@ and can put the node back as it was. A queue would instead leave nodes in a
 transient state for an unbounded time.
 """
 
+import contextlib
 import logging
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import futurist
@@ -64,6 +65,23 @@ class WorkerPool:
         with self._idle:
             self._running -= 1
             self._idle.notify_all()
+
+    @contextlib.contextmanager
+    def occupied(self) -> Iterator[int]:
+        """Hold every free worker for the duration of the block, as a
+        burst of operations would: :meth:`submit` refuses meanwhile. The
+        seam for staging a full pool (tests, doc/testing.md).
+
+        :returns: how many workers it held (those already busy stay so).
+        """
+        held = 0
+        while self._slots.acquire(blocking=False):
+            held += 1
+        try:
+            yield held
+        finally:
+            for _ in range(held):
+                self._slots.release()
 
     @property
     def running(self) -> int:

@@ -41,6 +41,7 @@ waits for.
 """
 
 import datetime
+import functools
 import logging
 import random
 from collections.abc import Iterator, Mapping, Sequence
@@ -86,7 +87,7 @@ def run(ctx: context_mod.ConductorContext) -> None:
     _adopt_orphans(ctx)
     now = ctx.clock()
     for batch in _claim(ctx, [_TABLE.c.end_at <= now], 'end',
-                        lease_node.revoke_in):
+                        functools.partial(lease_node.revoke_in, now=now)):
         for lease in batch:
             LOG.info('Lease %(lease)s: ending (its end %(end)s is reached)',
                      {'lease': lease.uuid, 'end': lease.end_at})
@@ -185,7 +186,7 @@ def end_all(ctx: context_mod.ConductorContext,
     """
     # The claim took the rights away; again, in case a failed start of
     # the project's next lease gave them back.
-    lease_node.revoke(ctx.db, [lease.id for lease in leases])
+    lease_node.revoke(ctx.db, [lease.id for lease in leases], ctx.clock())
     rows = lease_obj.node_rows_of(ctx.db, [lease.id for lease in leases])
     placed = {lease.id: lease.placement_class for lease in leases}
     waiting: dict[int, list[str]] = {}
@@ -214,7 +215,7 @@ def end_all(ctx: context_mod.ConductorContext,
                     waits.append('node %s: %s' % (row['node_uuid'], exc))
     with ctx.db.writer():
         lease_node.drop_rows(ctx.db, never_given)
-        back = lease_node.give_back_all(ctx.db, ready)
+        back = lease_node.give_back_all(ctx.db, ready, ctx.clock())
         for row in ready:
             if row['id'] not in back:
                 waiting[row['lease_id']].append(

@@ -297,13 +297,15 @@ _HAND_OVER = sa.update(NODES).where(
     _PASSED_ON).values(holding=False).returning(NODES.c.id)
 
 
-def revoke(db: db_api.Database, lease_ids: Sequence[int]) -> None:
+def revoke(db: db_api.Database, lease_ids: Sequence[int],
+           now: datetime.datetime) -> None:
     """:func:`revoke_in`, in a transaction of its own."""
     with db.writer() as conn:
-        revoke_in(conn, lease_ids)
+        revoke_in(conn, lease_ids, now)
 
 
-def revoke_in(conn: sa.Connection, lease_ids: Sequence[int]) -> None:
+def revoke_in(conn: sa.Connection, lease_ids: Sequence[int],
+              now: datetime.datetime) -> None:
     """Take the projects' rights on the nodes of ``lease_ids`` (ending)
     away: clear each node's lessee where it is still the lease's project
     and no next lease of the project has the node. The first step of an
@@ -312,14 +314,15 @@ def revoke_in(conn: sa.Connection, lease_ids: Sequence[int]) -> None:
     its rights meanwhile, as ESI-leap clears the lessee before it cleans.
     The rows keep holding the node, ``given``, until it is back.
     Idempotent: each run of the end repeats it (a failed start of the
-    project's next lease may have set the lessee again)."""
+    project's next lease may have set the lessee again). ``now`` is the
+    engine's (its clock decides whether that next lease has begun)."""
     if lease_ids:
         conn.execute(_REVOKE, {'b_leases': base.bucketed(sorted(lease_ids)),
-                               'b_now': base.utcnow()})
+                               'b_now': now})
 
 
-def give_back_all(db: db_api.Database, rows: Sequence[Mapping[str, Any]]
-                  ) -> set[int]:
+def give_back_all(db: db_api.Database, rows: Sequence[Mapping[str, Any]],
+                  now: datetime.datetime) -> set[int]:
     """Give back the nodes of ``rows`` (of one lease or several) that are
     available and unused: clear the lessee and what the lessee left
     (``instance_info``; ``extra`` back to its value at the start), and
@@ -328,7 +331,7 @@ def give_back_all(db: db_api.Database, rows: Sequence[Mapping[str, Any]]
     away has no lessee by then. Of two rows of one node, the earlier
     lease's goes back first (its copy of ``extra`` is from before the
     project had the node) and the other is no longer ``given``. One
-    transaction.
+    transaction; ``now`` is the engine's, as for :func:`revoke_in`.
 
     :returns: the ids of the rows whose node is back or passed on.
     """
@@ -340,7 +343,7 @@ def give_back_all(db: db_api.Database, rows: Sequence[Mapping[str, Any]]
     if not by_node:
         return set()
     values = {'b_rows': base.bucketed(sorted(
-        row['id'] for row in by_node.values())), 'b_now': base.utcnow()}
+        row['id'] for row in by_node.values())), 'b_now': now}
     with db.writer() as conn:
         for next_id, extra in conn.execute(_TAKING_OVER, values).all():
             conn.execute(sa.update(NODES).where(NODES.c.id == next_id)

@@ -19,13 +19,20 @@ credentials: :class:`PlacementUnavailable`), what is a conflict worth
 re-reading for (:class:`PlacementConflict` with Placement's error code)
 and what is a refusal to record against the node
 (:class:`PlacementRefused`).
+
+:attr:`PlacementClient.observers` is the one public seam on the wire:
+each is called with the method, URL and body of every request just
+before it is sent, and may raise (a :class:`PlacementUnavailable` then
+stands for an outage, and nothing is sent). Tests stage races and
+outages there, at the HTTP boundary, whatever the code above calls
+(doc/testing.md).
 """
 
 from __future__ import annotations
 
 import datetime
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from keystoneauth1 import exceptions as ks_exc
@@ -110,6 +117,10 @@ def _check_endpoint(conf: cfg.ConfigOpts) -> None:
                             'token (with noauth2, "admin").')
 
 
+#: Called with (method, URL, body) before a request is sent.
+RequestObserver = Callable[[str, str, Any], None]
+
+
 def _version_tuple(text: str) -> tuple[int, int]:
     major, _, minor = text.partition('.')
     return int(major), int(minor or 0)
@@ -123,9 +134,11 @@ class PlacementClient:
     """
 
     def __init__(self, conf: cfg.ConfigOpts,
-                 timeout: float | None = None) -> None:
+                 timeout: float | None = None,
+                 observers: Iterable[RequestObserver] = ()) -> None:
         """:param timeout: seconds, instead of ``[placement] timeout``
-            (the API's calls wait less than the conductors')."""
+            (the API's calls wait less than the conductors').
+        :param observers: the first of :attr:`observers`."""
         group = placement_conf.GROUP
         try:
             auth = ks_loading.load_auth_from_conf_options(conf, group)
@@ -157,6 +170,12 @@ class PlacementClient:
         self._lock = threading.Lock()
         #: Requests sent, by method: for benchmarks and the status view.
         self.requests: dict[str, int] = {}
+        #: Called in the caller's thread, in order, with the method, URL
+        #: (relative, with its query) and JSON body (or None) of each
+        #: request just before it is sent, the version check included.
+        #: One that raises stops the request: nothing is sent, and the
+        #: exception reaches the caller as the request's own would.
+        self.observers: list[RequestObserver] = list(observers)
         #: Told the providers an allocation write of ours moved the
         #: generation of (Placement bumps each provider a write touches,
         #: once), so that the sync's recorded generations stay trusted.
@@ -340,6 +359,8 @@ class PlacementClient:
             kwargs['microversion'] = version
         if body is not None:
             kwargs['json'] = body
+        for observer in list(self.observers):
+            observer(method, url, body)
         with self._lock:
             self.requests[method] = self.requests.get(method, 0) + 1
         try:

@@ -110,7 +110,7 @@ def node_calendar(node_ident: str) -> dict[str, Any]:
     # Another project's leases show as busy time, not by name.
     mine = (None if access.allowed('baremetal:lease:list_all')
             else access.context().project_id)
-    now = base.utcnow().replace(microsecond=0)
+    now = services.clock().replace(microsecond=0)
     start = _window_arg('start') or now
     end = _window_arg('end') or start + datetime.timedelta(
         days=_CALENDAR_DAYS)
@@ -222,7 +222,7 @@ def create_lease() -> flask.Response:
             reason='A lease needs a "resource_class" or "candidate_nodes".')
     values['count'] = _count(values)
     conf = services.conf()
-    now = base.utcnow().replace(microsecond=0)
+    now = services.clock().replace(microsecond=0)
     start = (windows.parse('start', values.pop('start'))
              if 'start' in values else now)
     end = windows.parse('end', values.pop('end'))
@@ -296,7 +296,7 @@ def _move_end(lease: lease_obj.Lease, end: datetime.datetime) -> None:
             'The end of a lease in status "%s" cannot move; only pending and '
             'active leases can.' % lease.status))
     windows.check(services.conf(), lease.start_at, end,
-                  base.utcnow().replace(microsecond=0), new=False)
+                  services.clock().replace(microsecond=0), new=False)
     before = lease.before_end_at
     if before is not None:
         # The event keeps its distance from the end, as in Blazar.
@@ -313,7 +313,7 @@ def delete_lease(lease_ident: str) -> flask.Response:
                 'Lease %s changed status meanwhile; read it and try again.'
                 % lease.uuid))
     elif lease.status in (statuses.ACTIVE, statuses.ERROR):
-        now = base.utcnow().replace(microsecond=0)
+        now = services.clock().replace(microsecond=0)
         if lease.end_at > now:
             before = lease.before_end_at
             end = max(now, lease.start_at)

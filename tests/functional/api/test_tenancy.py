@@ -3,6 +3,7 @@
 filters, allocations and leases of a project, policy files, Keystone away.
 """
 
+import datetime
 import os
 
 import bcrypt
@@ -17,7 +18,7 @@ from tests.functional.api import tenancy
 from tests.functional.api.tenancy import fault
 from tests.functional.api.tenancy import headers
 from tests.functional.leases.sites import FAKE
-from tests.functional.leases.sites import later
+from tests.functional.leases.sites import iso
 from tests.polling import wait_for
 from tests.process import free_port
 
@@ -460,7 +461,7 @@ def _leased_to_the_lessee(client, tokens, conductor):
     response = client.post('/v1/leases', headers=headers(
         tokens, 'system_member'), json={
             'project': tenancy.LESSEE, 'candidate_nodes': ['n'],
-            'end': later(3600)})
+            'end': iso(conductor.ctx.clock() + datetime.timedelta(hours=1))})
     assert response.status_code == 201
     engine.run(conductor.ctx)
     return response.get_json()['uuid']

@@ -23,10 +23,6 @@ def resume(manager, node):
 def busy_workers(conductor):
     """Occupy every worker slot, as a burst of operations would."""
     pool = conductor.ctx.workers
-    held = [pool._slots.acquire(blocking=False) for _ in range(pool.size)]
-    assert all(held)
-    try:
+    with pool.occupied() as held:
+        assert held == pool.size
         yield
-    finally:
-        for _ in held:
-            pool._slots.release()

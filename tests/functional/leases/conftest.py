@@ -1,5 +1,6 @@
 # SPDX-License-Identifier: Apache-2.0
-"""A started conductor and an API client on SQLite and on PostgreSQL."""
+"""A started conductor and an API client on SQLite and on PostgreSQL,
+on one clock that moves only when the test moves it."""
 
 from collections.abc import Iterator
 from typing import Any
@@ -11,6 +12,7 @@ from ferrum.api import app as api_app
 from ferrum.conductor import service
 from ferrum.db import api as db_api
 from ferrum.db import migration
+from tests.clocks import Clock
 from tests.functional.leases.sites import Site
 
 
@@ -27,12 +29,13 @@ def site(request: pytest.FixtureRequest, conf: cfg.ConfigOpts,
     conf.set_override('guard_time', 0, 'lease')
     database = db_api.Database(conf, url=url)
     migration.upgrade(database.engine)
-    conductor = service.ConductorService(conf, db=database)
+    clock = Clock()
+    conductor = service.ConductorService(conf, db=database, clock=clock)
     conductor.start(start_periodics=False)
-    app = api_app.create_app(conf, database,
-                             conductor.manager)
+    app = api_app.create_app(conf, database, conductor.manager, clock=clock)
     try:
-        yield Site(request.param, conductor, database, app.test_client())
+        yield Site(request.param, conductor, database, app.test_client(),
+                   clock)
     finally:
         conductor.stop()
         database.dispose()

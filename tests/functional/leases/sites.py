@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: Apache-2.0
 """What the lease tests share: a Site (one database backend with its
-conductor and API client, made by conftest.py's ``site`` fixture), the
-nodes they book, and the times and error messages they write and read."""
+conductor and API client on one injected clock, made by conftest.py's
+``site`` fixture), the nodes they book, and the times and error messages
+they write and read."""
 
 import dataclasses
 import datetime
@@ -10,9 +11,9 @@ from typing import Any
 
 from ferrum.conductor import service
 from ferrum.db import api as db_api
-from ferrum.objects import base
 from ferrum.objects import node as node_obj
 from ferrum.objects import trait as trait_obj
+from tests.clocks import Clock
 
 FAKE = {'driver': 'fake-hardware', 'provision_state': 'available',
         'power_state': 'power off', 'resource_class': 'gold',
@@ -22,12 +23,18 @@ FAKE = {'driver': 'fake-hardware', 'provision_state': 'available',
 
 @dataclasses.dataclass
 class Site:
-    """One backend: the conductor, its database and an API client."""
+    """One backend: the conductor, its database and an API client, both
+    on ``clock`` (the engine's now and the API's)."""
 
     backend: str
     conductor: service.ConductorService
     db: db_api.Database
     client: Any
+    clock: Clock
+
+    def later(self, seconds: float) -> str:
+        """``seconds`` after the site's now, as the API takes it."""
+        return self.clock.later(seconds)
 
     def nodes(self, count: int, traits: tuple[str, ...] = (),
               **values: Any) -> list[node_obj.Node]:
@@ -51,6 +58,3 @@ def fault(resp: Any) -> str:
 def iso(when: datetime.datetime) -> str:
     return when.replace(microsecond=0).isoformat() + 'Z'
 
-
-def later(seconds: float) -> str:
-    return iso(base.utcnow() + datetime.timedelta(seconds=seconds))

@@ -23,7 +23,6 @@ from ferrum.objects import node as node_obj
 from tests.functional.conductor.flows import resume
 from tests.functional.conductor.flows import settled
 from tests.functional.leases.sites import FAKE
-from tests.functional.leases.sites import later
 from tests.polling import wait_for
 
 _TABLE = lease_obj.TABLE
@@ -37,7 +36,7 @@ def _book(site, nodes, **values):
     made = []
     for node in nodes:
         resp = site.post(project='tenant', candidate_nodes=[node.uuid],
-                         **dict({'end': later(3600)}, **values))
+                         **dict({'end': site.later(3600)}, **values))
         assert resp.status_code == 201, resp.json
         made.append(resp.json)
     return made
@@ -48,7 +47,7 @@ def test_racing_claims_take_each_lease_once(site):
     ids = [lease_obj.Lease.get(site.db, lease['uuid']).id
            for lease in leases]
     me = site.conductor.ctx.conductor_id
-    due = [_TABLE.c.start_at <= base.utcnow()]
+    due = [_TABLE.c.start_at <= site.clock()]
 
     def claim(_):
         return [lease.id for lease in lease_obj.Lease.claim(
@@ -63,9 +62,9 @@ def test_racing_claims_take_each_lease_once(site):
 
 
 def test_a_claim_rechecks_the_condition(site):
-    (lease,) = _book(site, site.nodes(1), start=later(600))
+    (lease,) = _book(site, site.nodes(1), start=site.later(600))
     lease_id = lease_obj.Lease.get(site.db, lease['uuid']).id
-    now = base.utcnow()
+    now = site.clock()
     assert lease_obj.Lease.claim(site.db, [lease_id], 'start',
                                  site.conductor.ctx.conductor_id,
                                  [_TABLE.c.start_at <= now]) == []
@@ -116,11 +115,13 @@ def test_a_node_in_two_rows_goes_back_once(site):
     (node,) = site.nodes(1)
     first, second = (lease_obj.Lease.get(site.db, lease['uuid']) for lease in
                      _book(site, [node]) + _book(
-                         site, [node], start=later(7200), end=later(9000)))
+                         site, [node], start=site.later(7200),
+                         end=site.later(9000)))
     engine.run(site.conductor.ctx)
     assert node_obj.Node.get(site.db, node.id).lessee == 'tenant'
     rows = first.node_rows() + second.node_rows()
-    assert lease_node.give_back_all(site.db, rows) == {rows[0]['id']}
+    assert lease_node.give_back_all(site.db, rows, site.clock()) == {
+        rows[0]['id']}
     assert node_obj.Node.get(site.db, node.id).lessee is None
     assert [row['id'] for row in first.node_rows() + second.node_rows()
             ] == [rows[1]['id']]
@@ -153,7 +154,7 @@ def test_the_engine_does_not_wait_for_each_undeploy(site, conf, monkeypatch):
     conf.set_override('action_wait_timeout', 3600, 'conductor')
     ctx, manager = site.conductor.ctx, site.conductor.manager
     nodes = site.nodes(3)
-    (lease,) = [site.post(project='tenant', count=3, end=later(3600),
+    (lease,) = [site.post(project='tenant', count=3, end=site.later(3600),
                           candidate_nodes=[n.uuid for n in nodes]).json]
     engine.run(ctx)
     for node in nodes:
@@ -221,6 +222,29 @@ def test_the_projects_next_lease_keeps_the_node(site):
     assert back.extra == {'rack': 'r1'}
 
 
+def test_the_next_lease_keeps_the_node_when_the_clock_reaches_it(site):
+    """As above, with both windows ahead and only the clock moving: the
+    end decides "the project's next lease has the node" by the engine's
+    clock, not by the wall clock (still two hours before that lease)."""
+    (node,) = site.nodes(1)
+    (first,) = _book(site, [node], start=site.later(3600),
+                     end=site.later(7200))
+    (second,) = _book(site, [node], start=site.later(7200),
+                      end=site.later(10800))
+    site.clock.advance(3600)
+    engine.run(site.conductor.ctx)
+    assert _lease(site, first['uuid'])['status'] == 'active'
+    site.clock.advance(3600)
+    engine.run(site.conductor.ctx)
+    assert _lease(site, first['uuid'])['status'] == 'ended'
+    assert _lease(site, second['uuid'])['status'] == 'active'
+    assert node_obj.Node.get(site.db, node.id).lessee == 'tenant'
+    site.clock.advance(3600)
+    engine.run(site.conductor.ctx)
+    assert _lease(site, second['uuid'])['status'] == 'ended'
+    assert node_obj.Node.get(site.db, node.id).lessee is None
+
+
 def test_a_pending_next_lease_does_not_take_the_node_over(site):
     """A same-project lease still pending (its start not run yet) may be
     cancelled; the ending lease gives the node back instead of leaving it
@@ -235,7 +259,7 @@ def test_a_pending_next_lease_does_not_take_the_node_over(site):
     first_row = lease_obj.Lease.get(site.db, first['uuid'])
     [claimed] = lease_obj.Lease.claim(
         site.db, [first_row.id], 'end', site.conductor.ctx.conductor_id,
-        [_TABLE.c.end_at <= base.utcnow()])
+        [_TABLE.c.end_at <= site.clock()])
     engine.end_all(site.conductor.ctx, [claimed])
     assert _lease(site, first['uuid'])['status'] == 'ended'
     assert _lease(site, second['uuid'])['status'] == 'pending'

@@ -12,7 +12,6 @@ from ferrum.objects import node as node_obj
 from tests.functional.conductor.flows import resume
 from tests.functional.conductor.flows import settled
 from tests.functional.leases.sites import fault
-from tests.functional.leases.sites import later
 
 
 def _lease(site, uuid):
@@ -31,7 +30,7 @@ def test_start_use_and_end(site):
     spare = site.nodes(1)[0]
     lease = site.post(project='tenant', resource_class='gold', count=2,
                       candidate_nodes=[n.uuid for n in leased],
-                      end=later(3600)).json
+                      end=site.later(3600)).json
     engine.run(ctx)
     shown = _lease(site, lease['uuid'])
     assert shown['status'] == 'active', shown
@@ -85,9 +84,11 @@ def test_guard_time_hides_nodes_from_other_allocations(site, conf):
     conf.set_override('guard_time', 600, 'lease')
     soon, later_node = site.nodes(2)
     assert site.post(project='p', candidate_nodes=[soon.uuid],
-                     start=later(300), end=later(3600)).status_code == 201
+                     start=site.later(300),
+                     end=site.later(3600)).status_code == 201
     assert site.post(project='p', candidate_nodes=[later_node.uuid],
-                     start=later(1800), end=later(3600)).status_code == 201
+                     start=site.later(1800),
+                     end=site.later(3600)).status_code == 201
     first = _allocate(site)
     assert first.state == 'active' and first.node_id == later_node.id
     second = _allocate(site)
@@ -101,7 +102,7 @@ def test_busy_node_policy(site, conf, policy):
     conf.set_override('busy_node_policy', policy, 'lease')
     nodes = site.nodes(2)
     lease = site.post(project='p', resource_class='gold', count=1,
-                      end=later(3600)).json
+                      end=site.later(3600)).json
     busy = node_obj.Node.get(site.db, lease['nodes'][0])
     busy.maintenance = True
     busy.save()
@@ -120,7 +121,7 @@ def test_busy_node_policy(site, conf, policy):
         assert spare.lessee is None
         # An error lease keeps its window until it is deleted.
         again = site.post(project='q', candidate_nodes=[busy.uuid],
-                          end=later(600))
+                          end=site.later(600))
         assert again.status_code == 409, fault(again)
         assert site.client.delete('/v1/leases/%s' % lease['uuid']
                                   ).status_code == 204
@@ -132,7 +133,7 @@ def test_busy_node_policy(site, conf, policy):
 def test_substitute_without_spare_fails(site, conf):
     (node,) = site.nodes(1)
     lease = site.post(project='p', resource_class='gold',
-                      end=later(3600)).json
+                      end=site.later(3600)).json
     busy = node_obj.Node.get(site.db, node.id)
     busy.maintenance = True
     busy.save()

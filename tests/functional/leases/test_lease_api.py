@@ -5,17 +5,15 @@ the cleaning margin, extension, early end and cancel, the calendar."""
 import datetime
 
 from ferrum.leases import engine
-from ferrum.objects import base
 from tests.functional.leases.sites import fault
 from tests.functional.leases.sites import iso
-from tests.functional.leases.sites import later
 
 
 def test_all_or_nothing(site):
     site.nodes(3, traits=('CUSTOM_GPU',))
     site.nodes(2)
     resp = site.post(project='p1', resource_class='gold', count=4,
-                     traits=['CUSTOM_GPU'], end=later(3600))
+                     traits=['CUSTOM_GPU'], end=site.later(3600))
     assert resp.status_code == 409, resp.json
     message = fault(resp)
     assert '5 nodes have resource class "gold"' in message
@@ -23,12 +21,12 @@ def test_all_or_nothing(site):
     listed = site.client.get('/v1/leases').json['leases']
     assert listed == []  # nothing was booked
     resp = site.post(project='p1', resource_class='gold', count=3,
-                     traits=['CUSTOM_GPU'], end=later(3600), name='gpus')
+                     traits=['CUSTOM_GPU'], end=site.later(3600), name='gpus')
     assert resp.status_code == 201, resp.json
     assert len(resp.json['nodes']) == 3
     assert resp.json['status'] == 'pending'
     again = site.post(project='p2', resource_class='gold', count=1,
-                      traits=['CUSTOM_GPU'], end=later(3600))
+                      traits=['CUSTOM_GPU'], end=site.later(3600))
     assert again.status_code == 409
     assert '3 booked by other leases over the window' in fault(again)
 
@@ -36,21 +34,23 @@ def test_all_or_nothing(site):
 def test_bad_input_is_400(site):
     site.nodes(1)
     cases = [
-        dict(project='p', resource_class='gold', end=later(-10)),
-        dict(project='p', resource_class='gold', start=later(600),
-             end=later(300)),
-        dict(project='p', resource_class='gold', start=later(-3600),
-             end=later(300)),
-        dict(project='p', resource_class='gold', end=later(10 ** 8)),
-        dict(project='p', resource_class='gold', count=0, end=later(60)),
+        dict(project='p', resource_class='gold', end=site.later(-10)),
+        dict(project='p', resource_class='gold', start=site.later(600),
+             end=site.later(300)),
+        dict(project='p', resource_class='gold', start=site.later(-3600),
+             end=site.later(300)),
+        dict(project='p', resource_class='gold', end=site.later(10 ** 8)),
+        dict(project='p', resource_class='gold', count=0, end=site.later(60)),
         dict(project='p', resource_class='gold', traits=['gpu'],
-             end=later(60)),
-        dict(project='p', candidate_nodes=['no-such-node'], end=later(60)),
-        dict(project='p', end=later(60)),
+             end=site.later(60)),
+        dict(project='p', candidate_nodes=['no-such-node'],
+             end=site.later(60)),
+        dict(project='p', end=site.later(60)),
         dict(project='p', resource_class='gold', end='tomorrow'),
         dict(project='p', resource_class='gold',
              end='9999-12-31T23:59:59-14:00'),
-        dict(project='p', resource_class='gold', count=1001, end=later(60)),
+        dict(project='p', resource_class='gold', count=1001,
+             end=site.later(60)),
     ]
     for case in cases:
         resp = site.post(**case)
@@ -61,7 +61,7 @@ def test_bad_input_is_400(site):
 def test_cleaning_margin(site, conf):
     conf.set_override('cleaning_margin', 600, 'lease')
     node = site.nodes(1)[0]
-    start = base.utcnow() + datetime.timedelta(hours=1)
+    start = site.clock() + datetime.timedelta(hours=1)
     first = site.post(project='a', candidate_nodes=[node.uuid],
                       start=iso(start),
                       end=iso(start + datetime.timedelta(hours=1)))
@@ -81,7 +81,7 @@ def test_cleaning_margin(site, conf):
 
 def test_extend_shorten_and_cancel(site):
     a, b = site.nodes(2)
-    start = base.utcnow() + datetime.timedelta(hours=1)
+    start = site.clock() + datetime.timedelta(hours=1)
     first = site.post(project='a', candidate_nodes=[a.uuid, b.uuid],
                       start=iso(start),
                       end=iso(start + datetime.timedelta(hours=1))).json
@@ -119,13 +119,13 @@ def test_list_filters_and_paging(site):
     nodes = site.nodes(3)
     for index, node in enumerate(nodes):
         site.post(project='p%d' % (index % 2), candidate_nodes=[node.uuid],
-                  end=later(3600 * (index + 1)))
+                  end=site.later(3600 * (index + 1)))
     get = site.client.get
     assert len(get('/v1/leases?project=p0').json['leases']) == 2
     assert len(get('/v1/leases?node=%s' % nodes[1].uuid).json['leases']) == 1
     assert len(get('/v1/leases?status=pending,active').json['leases']) == 3
     assert get('/v1/leases?status=bogus').status_code == 400
-    window = get('/v1/leases?start=%s' % later(3 * 3600 - 60)).json
+    window = get('/v1/leases?start=%s' % site.later(3 * 3600 - 60)).json
     assert len(window['leases']) == 1
     page = get('/v1/leases?limit=2&fields=uuid,status').json
     assert len(page['leases']) == 2 and 'next' in page
@@ -137,7 +137,7 @@ def test_list_filters_and_paging(site):
 def test_early_end_through_the_engine(site):
     node = site.nodes(1)[0]
     lease = site.post(project='p', candidate_nodes=[node.uuid],
-                      end=later(3600)).json
+                      end=site.later(3600)).json
     ctx = site.conductor.ctx
     engine.run(ctx)
     shown = site.client.get('/v1/leases/%s' % lease['uuid']).json
@@ -147,3 +147,24 @@ def test_early_end_through_the_engine(site):
     engine.run(ctx)
     shown = site.client.get('/v1/leases/%s' % lease['uuid']).json
     assert shown['status'] == 'ended', shown
+
+
+def test_the_api_decides_windows_by_its_clock(site):
+    """The API and the engine read one clock (here a day ahead of the
+    wall clock): a lease booked from now starts at the clock's now, and
+    its early end is the clock's now too."""
+    (node,) = site.nodes(1)
+    now = site.clock.advance(86400)
+    lease = site.post(project='p', candidate_nodes=[node.uuid],
+                      end=site.later(3600)).json
+    assert lease['start'] == now.isoformat() + '+00:00', lease
+    calendar = site.client.get('/v1/nodes/%s/leases' % node.uuid).json
+    assert calendar['start'] == lease['start']
+    engine.run(site.conductor.ctx)
+    url = '/v1/leases/%s' % lease['uuid']
+    assert site.client.get(url).json['status'] == 'active'
+    end = site.clock.advance(60)
+    assert site.client.delete(url).status_code == 204
+    assert site.client.get(url).json['end'] == end.isoformat() + '+00:00'
+    engine.run(site.conductor.ctx)
+    assert site.client.get(url).json['status'] == 'ended'

@@ -6,16 +6,14 @@ import datetime
 import logging
 
 from ferrum.leases import engine
-from ferrum.objects import base
 from tests.functional.leases.sites import fault
 from tests.functional.leases.sites import iso
-from tests.functional.leases.sites import later
 
 
 def test_one_node_lease_logs_agree(site, caplog):
     node = site.nodes(1)[0]
     lease = site.post(project='p', candidate_nodes=[node.uuid],
-                      end=later(3600)).json
+                      end=site.later(3600)).json
     caplog.set_level(logging.INFO, logger='ferrum.leases')
     engine.run(site.conductor.ctx)
     assert 'project p holds 1 node until' in caplog.text
@@ -29,20 +27,20 @@ def test_one_node_lease_logs_agree(site, caplog):
 def test_one_node_refusals_agree(site):
     site.nodes(1, resource_class='silver')
     resp = site.post(project='p', resource_class='silver', count=2,
-                     end=later(3600))
+                     end=site.later(3600))
     assert resp.status_code == 409
     assert '1 node has resource class "silver"' in fault(resp)
     lone = site.nodes(1, maintenance=True)[0]
     resp = site.post(project='p', candidate_nodes=[lone.uuid],
-                     end=later(3600))
+                     end=site.later(3600))
     assert resp.status_code == 409
     assert '1 node is among the 1 candidate node;' in fault(resp)
     a, b = site.nodes(2)
     resp = site.post(project='p', candidate_nodes=[a.uuid], count=2,
-                     end=later(3600))
+                     end=site.later(3600))
     assert resp.status_code == 400
     assert 'more than the 1 candidate node given' in fault(resp)
-    start = base.utcnow() + datetime.timedelta(hours=1)
+    start = site.clock() + datetime.timedelta(hours=1)
     first = site.post(project='p', candidate_nodes=[a.uuid],
                       start=iso(start),
                       end=iso(start + datetime.timedelta(hours=1))).json

@@ -14,13 +14,11 @@ import pytest
 from ferrum.leases import engine
 from ferrum.leases import selection
 from ferrum.leases import start
-from ferrum.objects import base
 from ferrum.objects import lease as lease_obj
 from ferrum.objects import lease_node
 from ferrum.objects import node as node_obj
 from ferrum.objects import trait as trait_obj
 from tests.functional.leases.sites import fault
-from tests.functional.leases.sites import later
 
 
 def _lease(site, uuid):
@@ -29,7 +27,8 @@ def _lease(site, uuid):
 
 def _book(site, count, **values):
     resp = site.post(**dict({'project': 'p', 'resource_class': 'gold',
-                             'count': count, 'end': later(3600)}, **values))
+                             'count': count, 'end': site.later(3600)},
+                            **values))
     assert resp.status_code == 201, resp.json
     return resp.json
 
@@ -60,7 +59,7 @@ def test_deleting_a_booked_node_is_refused(site, started):
         engine.run(site.conductor.ctx)
         assert _lease(site, lease['uuid'])['status'] == 'active'
     else:
-        lease = _book(site, 2, start=later(1800))
+        lease = _book(site, 2, start=site.later(1800))
     victim = lease['nodes'][0]
     resp = _delete_node(site, victim)
     assert resp.status_code == 409, resp.data
@@ -98,8 +97,8 @@ def test_the_refusal_names_every_lease_and_advises_by_policy(site, conf,
                                                              policy):
     conf.set_override('busy_node_policy', policy, 'lease')
     (node,) = site.nodes(1)
-    leases = [_book(site, 1, start=later(1800 + 7200 * i),
-                    end=later(3600 + 7200 * i)) for i in range(2)]
+    leases = [_book(site, 1, start=site.later(1800 + 7200 * i),
+                    end=site.later(3600 + 7200 * i)) for i in range(2)]
     resp = _delete_node(site, node.uuid)
     assert resp.status_code == 409, resp.data
     message = fault(resp)
@@ -240,7 +239,7 @@ def test_a_node_deleted_while_a_lease_books_it(site):
 
     lease = lease_obj.Lease.create(site.db, {
         'project': 'p', 'resource_class': 'gold', 'count': 1,
-        'start_at': base.utcnow(), 'end_at': base.utcnow()
+        'start_at': site.clock(), 'end_at': site.clock()
         + datetime.timedelta(hours=1), 'cleaning_margin': 0}, pick)
     assert len(attempts) == 2
     assert lease.nodes == [second.uuid]

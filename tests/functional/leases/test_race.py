@@ -8,7 +8,6 @@ import random
 
 import sqlalchemy as sa
 
-from ferrum.objects import base
 from tests.functional.leases.sites import iso
 
 THREADS = 8
@@ -21,7 +20,7 @@ def _book(site, seed):
     client = site.client.application.test_client()
     codes = []
     for _ in range(PER_THREAD):
-        start = base.utcnow() + datetime.timedelta(
+        start = site.clock() + datetime.timedelta(
             minutes=rng.randrange(10, 600))
         end = start + datetime.timedelta(minutes=rng.randrange(30, 180))
         resp = client.post('/v1/leases', json={
@@ -67,10 +66,10 @@ def test_postgresql_refuses_an_overlap_written_by_hand(site):
     (node,) = site.nodes(1)
     lease = site.client.post('/v1/leases', json={
         'project': 'p', 'candidate_nodes': [node.uuid],
-        'start': iso(base.utcnow() + datetime.timedelta(hours=1)),
-        'end': iso(base.utcnow() + datetime.timedelta(hours=2))}).json
-    row = {'node': node.id, 'start': base.utcnow() + datetime.timedelta(
-        minutes=90), 'end': base.utcnow() + datetime.timedelta(hours=3)}
+        'start': iso(site.clock() + datetime.timedelta(hours=1)),
+        'end': iso(site.clock() + datetime.timedelta(hours=2))}).json
+    row = {'node': node.id, 'start': site.clock() + datetime.timedelta(
+        minutes=90), 'end': site.clock() + datetime.timedelta(hours=3)}
     with site.db.engine.connect() as conn:
         lease_id = conn.execute(sa.text(
             'SELECT id FROM leases WHERE uuid = :u'), {'u': lease['uuid']}

@@ -12,10 +12,8 @@ import uuid
 import sqlalchemy as sa
 
 from ferrum.leases import engine
-from ferrum.objects import base
 from ferrum.objects import lease as lease_obj
 from ferrum.objects import node as node_obj
-from tests.functional.leases.sites import later
 
 
 def _lease(site, ident):
@@ -24,7 +22,7 @@ def _lease(site, ident):
 
 def _book(site, nodes, project='tenant', **window):
     resp = site.post(project=project, candidate_nodes=[n.uuid for n in nodes],
-                     **dict({'end': later(3600)}, **window))
+                     **dict({'end': site.later(3600)}, **window))
     assert resp.status_code == 201, resp.json
     return resp.json
 
@@ -32,7 +30,7 @@ def _book(site, nodes, project='tenant', **window):
 def _due(site, lease):
     """Time passes: the lease booked ahead is due to start."""
     ident = lease_obj.Lease.get(site.db, lease['uuid']).id
-    now = base.utcnow()
+    now = site.clock()
     with site.db.writer() as conn:
         conn.execute(sa.update(lease_obj.TABLE).where(
             lease_obj.TABLE.c.id == ident).values(start_at=now))
@@ -121,7 +119,7 @@ def test_a_node_held_back_is_not_the_projects_next_leases(site):
     waiting; the project's next lease does not get it, nor the rights."""
     (node,) = site.nodes(1)
     first = _book(site, [node])
-    second = _book(site, [node], start=later(3700), end=later(7200))
+    second = _book(site, [node], start=site.later(3700), end=site.later(7200))
     engine.run(site.conductor.ctx)
     _set(site, node, provision_state='active', protected=True,
          instance_uuid=str(uuid.uuid4()))

@@ -5,30 +5,46 @@ gunicorn, and conductors syncing to it or allocating through it.
 ``PlacementFixture`` is the fixture nova's functional tests use: the
 Placement WSGI app on a fresh in-memory database, reached through
 wsgi-intercept, which intercepts ``requests`` and so keystoneauth1.
+Requests are counted and races staged on the client's side, through
+``PlacementClient.observers`` (doc/testing.md).
 The helpers these fixtures use are in deployment.py and scenario.py.
 """
 
-import threading
+import uuid
 
 import pytest
 
 from ferrum.conductor import service
 from ferrum.placement import client as client_mod
 from ferrum.placement import consumers
+from tests.clocks import Clock
 from tests.functional.placement.deployment import PlacementProcess
 from tests.functional.placement.deployment import configure
+from tests.functional.placement.deployment import one_at_a_time
 from tests.functional.placement.scenario import make_api
 from tests.real import require_real
 
 
 @pytest.fixture
 def placement():
+    """The in-process Placement. Its in-memory database is one
+    connection: requests from the sync worker and the conductor at once
+    fail there with 500s, as they never do under gunicorn, which serves
+    one at a time; so this one serves them one at a time too."""
     try:
+        from placement import deploy
         from placement.tests.functional.fixtures import placement as fixture
+        from wsgi_intercept import interceptor
     except ImportError:
         require_real('openstack-placement (pip install -e .[test])')
-    running = fixture.PlacementFixture(token='admin')
+    running = fixture.PlacementFixture(token='admin', use_intercept=False)
     running.setUp()
+    app = one_at_a_time(deploy.loadapp(running.conf_fixture.conf))
+    running.endpoint = 'http://%s/placement' % uuid.uuid4()
+    intercept = interceptor.RequestsInterceptor(lambda: app,
+                                                url=running.endpoint)
+    intercept.install_intercept()
+    running.addCleanup(intercept.uninstall_intercept)
     yield running
     running.cleanUp()
 
@@ -51,35 +67,27 @@ def pclient(pconf):
 
 
 @pytest.fixture
-def synced(pconf, db):
+def clock():
+    """The conductors' and their APIs' now (``synced``, ``backend``; not
+    ``gbackend``, which runs beside conductor processes on the wall
+    clock): it moves only when the test moves it."""
+    return Clock()
+
+
+@pytest.fixture
+def synced(pconf, db, clock):
     """A conductor with Placement sync on (no periodic worker)."""
-    svc = service.ConductorService(pconf, db=db)
+    svc = service.ConductorService(pconf, db=db, clock=clock)
     svc.start(start_periodics=False)
     yield svc
     svc.stop()
 
 
 @pytest.fixture
-def one_call_at_a_time(monkeypatch):
-    """The in-process Placement is one in-memory connection: calls from
-    the sync worker and the conductor at once fail there with 500s, as
-    they never do under gunicorn, which serves one at a time. Serialise
-    them the same way."""
-    lock = threading.RLock()  # the version check calls _call inside
-    call = client_mod.PlacementClient._call
-
-    def serialised(self, *args, **kwargs):
-        with lock:
-            return call(self, *args, **kwargs)
-
-    monkeypatch.setattr(client_mod.PlacementClient, '_call', serialised)
-
-
-@pytest.fixture
-def backend(pconf, db, one_call_at_a_time):
+def backend(pconf, db, clock):
     """A conductor with the placement allocation backend."""
     pconf.set_override('backend', 'placement', group='allocation')
-    svc = service.ConductorService(pconf, db=db)
+    svc = service.ConductorService(pconf, db=db, clock=clock)
     svc.start(start_periodics=False)
     yield svc
     svc.stop()
@@ -93,16 +101,14 @@ def api(backend, pconf, db):
 
 
 @pytest.fixture
-def calls(monkeypatch):
-    """Every request any PlacementClient sends: (method, path)."""
+def calls(request):
+    """Every request the test's conductor (``gbackend`` if the test has
+    it, else ``backend``) sends to Placement, in order: (method, path)."""
+    name = 'gbackend' if 'gbackend' in request.fixturenames else 'backend'
+    conductor = request.getfixturevalue(name)
     seen = []
-    call = client_mod.PlacementClient._call
-
-    def recorded(self, method, url, *args, **kwargs):
-        seen.append((method, url.split('?')[0]))
-        return call(self, method, url, *args, **kwargs)
-
-    monkeypatch.setattr(client_mod.PlacementClient, '_call', recorded)
+    conductor.placement.client.observers.append(
+        lambda method, url, body: seen.append((method, url.split('?')[0])))
     return seen
 
 

@@ -7,6 +7,7 @@ import os
 import signal
 import subprocess
 import textwrap
+import threading
 
 import pytest
 import requests
@@ -114,3 +115,16 @@ class PlacementProcess:
         except ProcessLookupError:
             pass  # the whole group is gone already
         self.proc.wait()
+
+
+def one_at_a_time(app):
+    """The WSGI ``app``, serving one request at a time (as gunicorn with
+    one sync worker does): the in-process Placement's in-memory database
+    is one connection that concurrent requests would share."""
+    lock = threading.Lock()
+
+    def serialised(environ, start_response):
+        with lock:
+            return list(app(environ, start_response))
+
+    return serialised

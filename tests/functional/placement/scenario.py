@@ -11,7 +11,7 @@ import uuid
 import sqlalchemy as sa
 
 from ferrum.api import app as api_app
-from ferrum.objects import base
+from ferrum.api import services
 from ferrum.objects import conductor as conductor_obj
 from ferrum.objects import lease as lease_obj
 from ferrum.objects import node as node_obj
@@ -86,6 +86,15 @@ def claim_posts(calls, since=0):
     return calls[since:].count(('POST', '/allocations'))
 
 
+def writes(consumer, method, url, body):
+    """Whether a request (as ``PlacementClient.observers`` see it) writes
+    ``consumer``'s allocations: ``PUT`` or ``DELETE /allocations/{it}``,
+    or a ``POST /allocations`` naming it."""
+    if url.split('?')[0] == '/allocations/%s' % consumer:
+        return method in ('PUT', 'DELETE')
+    return method == 'POST' and url == '/allocations' and consumer in body
+
+
 def lessees(db, project=PROJECT):
     return {node.uuid for node in node_obj.Node.list(db)
             if node.lessee == project}
@@ -130,14 +139,34 @@ def dead_conductor(db, host):
 
 
 def make_api(conf, db, manager):
-    app = api_app.create_app(conf, db, manager)
+    """An API client on ``manager``'s conductor and its clock."""
+    app = api_app.create_app(conf, db, manager, clock=manager.ctx.clock)
     app.testing = True
     return app.test_client()
 
 
+def api_now(api):
+    """Now by the API's clock (the conductor's, from :func:`make_api`)."""
+    with api.application.app_context():
+        return services.clock()
+
+
+def api_placement(api):
+    """The API's own Placement client (not the conductor's)."""
+    with api.application.app_context():
+        return services.placement()
+
+
+def unreachable(method, url, body):
+    """A ``PlacementClient`` observer: every request meets a refused
+    connection, as the client reports it (nothing is sent)."""
+    raise client_mod.PlacementUnavailable(
+        reason='ConnectFailure: %s %s: connection refused' % (method, url))
+
+
 def book(api, count, project=PROJECT, hours=1):
     """A lease of ``count`` nodes from now; (uuid, its nodes)."""
-    end = base.utcnow() + datetime.timedelta(hours=hours)
+    end = api_now(api) + datetime.timedelta(hours=hours)
     resp = api.post('/v1/leases', json={
         'project': project, 'resource_class': 'bm', 'count': count,
         'end': iso(end)})

@@ -11,11 +11,12 @@ from ferrum.placement import consumer_audit
 from ferrum.placement import consumers
 from tests.functional.placement.scenario import holders
 from tests.functional.placement.scenario import nodes
+from tests.functional.placement.scenario import writes
 from tests.polling import wait_for
 
 
 def test_nothing_waits_for_placement_while_it_is_known_away(
-        backend, db, pclient, pconf, monkeypatch):
+        backend, db, pclient, pconf):
     node, _spare = nodes(db, 2)
     manager = backend.manager
     kept = manager.create_allocation(
@@ -24,16 +25,15 @@ def test_nothing_waits_for_placement_while_it_is_known_away(
     me = threading.current_thread()
     on_my_thread = []
     blackholed = threading.Event()
-    call = client_mod.PlacementClient._call
 
-    def blackhole(self, method, url, *args, **kwargs):
+    def blackhole(method, url, body):
         if not blackholed.is_set():
-            return call(self, method, url, *args, **kwargs)
+            return
         if threading.current_thread() is me:
             on_my_thread.append((method, url))
         raise client_mod.PlacementUnavailable(reason='timed out')
 
-    monkeypatch.setattr(client_mod.PlacementClient, '_call', blackhole)
+    backend.placement.client.observers.append(blackhole)
     blackholed.set()
     backend.placement.outage.failed(
         client_mod.PlacementUnavailable(reason='timed out'))
@@ -55,22 +55,26 @@ def test_nothing_waits_for_placement_while_it_is_known_away(
 
 
 def test_a_refused_release_does_not_fail_the_delete(backend, db, pclient,
-                                                    pconf, monkeypatch):
+                                                    pconf):
     """The deletion is committed: a release Placement refuses is logged
     and left to the audit, not turned into an error."""
     (node,) = nodes(db, 1)
     allocation = backend.manager.create_allocation(
         {'resource_class': 'bm'}, [])
 
-    def refuse(self, consumer, user):
-        raise client_mod.PlacementConflict(
-            method='PUT', url='/allocations/%s' % consumer, status=409,
-            error_code=client_mod.CONCURRENT_UPDATE, detail='kept changing')
+    def refuse(method, url, body):
+        # Each try of the release, as if the consumer kept changing.
+        if writes(allocation.uuid, method, url, body):
+            raise client_mod.PlacementConflict(
+                method=method, url=url, status=409,
+                error_code=client_mod.CONCURRENT_UPDATE,
+                detail='kept changing')
 
-    with monkeypatch.context() as patch:
-        patch.setattr(client_mod.PlacementClient, 'release_own', refuse)
-        backend.manager.destroy_allocation(allocation.uuid)
-        assert consumers.backlog(db) == 0
+    observers = backend.placement.client.observers
+    observers.append(refuse)
+    backend.manager.destroy_allocation(allocation.uuid)
+    assert consumers.backlog(db) == 0
+    observers.remove(refuse)
     found = consumer_audit.drift(pconf, db, pclient)
     assert [(d.kind, d.consumer) for d in found] == [
         (consumer_audit.ORPHAN, allocation.uuid)]

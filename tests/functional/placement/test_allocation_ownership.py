@@ -90,7 +90,7 @@ def test_release_leaves_another_user_s_consumer(backend, db, pclient,
 
 
 def test_a_switch_from_the_database_backend_keeps_nodes_in_use_fenced(
-        pconf, db, pclient, one_call_at_a_time):
+        pconf, db, pclient):
     """Allocations made with backend = database have no consumer. After
     the switch, a node in use stays reserved (nova cannot claim it) until
     ``ferrum-placement audit --heal`` creates its consumer."""
@@ -134,15 +134,16 @@ def test_a_switch_from_the_database_backend_keeps_nodes_in_use_fenced(
 
 
 def test_a_backfill_that_fails_unexpectedly_leaves_the_node_fenced(
-        backend, db, pclient, pconf, monkeypatch):
+        backend, db, pclient, pconf):
     """Any failure of the claim, not only a refusal, undoes the
     allocation, and the provider of the active node is reserved again."""
     (node,) = nodes(db, 1, provision_state='active')
 
-    def broken(*args, **kwargs):
-        raise RuntimeError('claim exploded')
+    def broken(method, url, body):
+        if method in ('PUT', 'POST') and url.startswith('/allocations'):
+            raise RuntimeError('claim exploded')
 
-    monkeypatch.setattr(consumers, 'claim', broken)
+    backend.placement.client.observers.append(broken)
     with pytest.raises(exception.AllocationFailed) as caught:
         backend.manager.backfill_allocation(node.uuid, {}, [])
     assert 'failed unexpectedly: claim exploded' in str(caught.value)
@@ -184,7 +185,7 @@ def test_a_stale_conductor_leaves_the_new_owner_s_claim(backend, db,
 
 
 def test_the_reconcile_claims_a_switched_allocation_of_an_available_node(
-        pconf, db, pclient, one_call_at_a_time):
+        pconf, db, pclient):
     """An allocation made with backend = database on a node still
     ``available``: not reserved under the placement backend, so the
     periodic reconcile claims its missing consumer, and a node another
@@ -193,6 +194,10 @@ def test_the_reconcile_claims_a_switched_allocation_of_an_available_node(
     first.start(start_periodics=False)
     try:
         held, taken = nodes(db, 2)
+        # The allocations' pushes stay queued for the second conductor:
+        # had they gone out, the nodes would be reserved until the
+        # reconcile (how fast the sync thread was decided it before).
+        first.placement.stop()
         allocations = [first.manager.create_allocation(
             {'resource_class': 'bm', 'candidate_nodes': [node.uuid]}, [])
             for node in (held, taken)]

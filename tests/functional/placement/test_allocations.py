@@ -253,7 +253,7 @@ def test_queued_releases_are_drained_by_the_sync_worker(backend, db,
 
 @pytest.mark.parametrize('state', ['available', 'maintenance'])
 def test_postgresql_one_statement_release_queues_the_consumer(
-        pconf, pg_db, pclient, one_call_at_a_time, state):
+        pconf, pg_db, pclient, state):
     """The release that frees the node inside a CTE (the fast path) and
     the general path both queue and release the consumer."""
     pconf.set_override('backend', 'placement', group='allocation')

@@ -9,7 +9,6 @@ import uuid
 import pytest
 
 from ferrum.leases import engine
-from ferrum.objects import base
 from ferrum.objects import lease as lease_obj
 from ferrum.placement import audit
 from ferrum.placement import consumer_audit
@@ -19,9 +18,11 @@ from ferrum.placement import status
 from tests.functional.leases.sites import iso
 from tests.functional.placement.deployment import command_config
 from tests.functional.placement.scenario import RC
+from tests.functional.placement.scenario import api_now
 from tests.functional.placement.scenario import classes
 from tests.functional.placement.scenario import converged
 from tests.functional.placement.scenario import foreign_claim
+from tests.functional.placement.scenario import make_api
 from tests.functional.placement.scenario import no_drift
 from tests.functional.placement.scenario import nodes
 from tests.functional.placement.scenario import resources
@@ -45,7 +46,7 @@ def heal(conf, db, client):
 
 
 def book(api, count, hours=1):
-    end = base.utcnow() + datetime.timedelta(hours=hours)
+    end = api_now(api) + datetime.timedelta(hours=hours)
     resp = api.post('/v1/leases', json={
         'project': 'p1', 'resource_class': 'bm', 'count': count,
         'end': iso(end)})
@@ -235,12 +236,9 @@ def test_missing_allocation_consumer_under_a_lease_is_taken_from_it(
 
 
 def test_database_backend_lease_consumer_keeps_allocated_nodes(
-        synced, db, pclient, pconf, one_call_at_a_time):
-    from ferrum.api import app as api_app
+        synced, db, pclient, pconf):
     nodes(db, 2)
-    app = api_app.create_app(pconf, db, synced.manager)
-    app.testing = True
-    lease_uuid = book(app.test_client(), 2)
+    lease_uuid = book(make_api(pconf, db, synced.manager), 2)
     engine.run(synced.ctx)
     lease = lease_obj.Lease.get(db, lease_uuid)
     assert lease.status == 'active', lease.last_error

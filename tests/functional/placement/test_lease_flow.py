@@ -5,25 +5,26 @@ import datetime
 
 import pytest
 
-from ferrum.api import app as api_app
 from ferrum.leases import engine
 from ferrum.leases import placement as lease_placement
-from ferrum.objects import base
 from ferrum.objects import lease as lease_obj
 from ferrum.placement import reservations
 from tests.functional.leases.sites import iso
 from tests.functional.placement.scenario import RC
+from tests.functional.placement.scenario import api_placement
 from tests.functional.placement.scenario import classes
 from tests.functional.placement.scenario import converged
 from tests.functional.placement.scenario import foreign_claim
+from tests.functional.placement.scenario import make_api
 from tests.functional.placement.scenario import nodes
 from tests.functional.placement.scenario import resources
+from tests.functional.placement.scenario import unreachable
 
 
-def test_lease_in_placement_start_move_end(backend, api, db, pclient,
+def test_lease_in_placement_start_move_end(backend, clock, api, db, pclient,
                                            pconf):
     made = nodes(db, 3)
-    end = base.utcnow() + datetime.timedelta(hours=1)
+    end = clock.after(3600)
     resp = api.post('/v1/leases', json={
         'project': 'p1', 'resource_class': 'bm', 'count': 2,
         'end': iso(end)})
@@ -75,20 +76,18 @@ def test_lease_in_placement_start_move_end(backend, api, db, pclient,
 
 
 @pytest.fixture
-def db_backend(synced, one_call_at_a_time):
+def db_backend(synced):
     """A conductor with [placement] and the database allocation backend."""
     return synced
 
 
-def test_lease_in_placement_with_the_database_backend(db_backend, db,
+def test_lease_in_placement_with_the_database_backend(db_backend, clock, db,
                                                       pclient, pconf):
-    app = api_app.create_app(pconf, db, db_backend.manager)
-    app.testing = True
-    api = app.test_client()
+    api = make_api(pconf, db, db_backend.manager)
     nodes(db, 2)
     resp = api.post('/v1/leases', json={
         'project': 'p1', 'resource_class': 'bm', 'count': 2,
-        'end': iso(base.utcnow() + datetime.timedelta(hours=1))})
+        'end': iso(clock.after(3600))})
     assert resp.status_code == 201, resp.json
     lease_uuid = resp.json['uuid']
     name = reservations.class_name(lease_uuid)
@@ -123,18 +122,12 @@ def test_lease_in_placement_with_the_database_backend(db_backend, db,
 
 
 def test_a_lease_created_while_placement_is_away_gets_its_class_at_start(
-        backend, api, db, pclient, monkeypatch):
-    from ferrum.api import services
-    from ferrum.placement import client as client_mod
-    away = client_mod.PlacementClient(
-        backend.conf, timeout=services.PLACEMENT_TIMEOUT)
-    # Nothing listens on port 9 of loopback: connection refused.
-    away._adapter.endpoint_override = 'http://127.0.0.1:9'
-    monkeypatch.setattr(services, 'placement', lambda: away)
+        backend, clock, api, db, pclient):
+    api_placement(api).observers.append(unreachable)
     nodes(db, 1)
     resp = api.post('/v1/leases', json={
         'project': 'p1', 'resource_class': 'bm',
-        'end': iso(base.utcnow() + datetime.timedelta(hours=1))})
+        'end': iso(clock.after(3600))})
     assert resp.status_code == 201, resp.json
     name = reservations.class_name(resp.json['uuid'])
     assert name not in classes(pclient)
@@ -151,17 +144,12 @@ def test_a_lease_created_while_placement_is_away_gets_its_class_at_start(
 
 
 def test_a_pending_lease_booked_while_placement_is_away_gets_its_class(
-        backend, api, db, pclient, monkeypatch):
+        backend, clock, api, db, pclient):
     """At the engine's next run, long before its start: from then on the
     lease shows it and a flavor can name it."""
-    from ferrum.api import services
-    from ferrum.placement import client as client_mod
-    away = client_mod.PlacementClient(
-        backend.conf, timeout=services.PLACEMENT_TIMEOUT)
-    away._adapter.endpoint_override = 'http://127.0.0.1:9'
-    monkeypatch.setattr(services, 'placement', lambda: away)
+    api_placement(api).observers.append(unreachable)
     nodes(db, 1)
-    start = base.utcnow() + datetime.timedelta(days=1)
+    start = clock.after(86400)
     resp = api.post('/v1/leases', json={
         'project': 'p1', 'resource_class': 'bm', 'start': iso(start),
         'end': iso(start + datetime.timedelta(hours=1))})
@@ -177,19 +165,14 @@ def test_a_pending_lease_booked_while_placement_is_away_gets_its_class(
 
 
 def test_a_class_placement_refuses_holds_back_no_later_lease(
-        backend, api, db, pclient, monkeypatch, caplog):
+        backend, clock, api, db, pclient, caplog):
     """The sweep takes the oldest lease first: one Placement keeps
     refusing is warned about and skipped, the later ones get theirs."""
-    from ferrum.api import services
-    from ferrum.placement import client as client_mod
-    away = client_mod.PlacementClient(
-        backend.conf, timeout=services.PLACEMENT_TIMEOUT)
-    away._adapter.endpoint_override = 'http://127.0.0.1:9'
-    monkeypatch.setattr(services, 'placement', lambda: away)
+    api_placement(api).observers.append(unreachable)
     nodes(db, 1)
     uuids = []
     for day in (1, 2):
-        start = base.utcnow() + datetime.timedelta(days=day)
+        start = clock.after(86400 * day)
         resp = api.post('/v1/leases', json={
             'project': 'p1', 'resource_class': 'bm', 'start': iso(start),
             'end': iso(start + datetime.timedelta(hours=1))})
@@ -212,12 +195,12 @@ def test_a_class_placement_refuses_holds_back_no_later_lease(
             in caplog.text), caplog.text
 
 
-def test_nodes_without_a_resource_class_need_no_claim(backend, api, db,
+def test_nodes_without_a_resource_class_need_no_claim(backend, clock, api, db,
                                                       pclient):
     made = nodes(db, 2, resource_class=None)
     resp = api.post('/v1/leases', json={
         'project': 'p1', 'candidate_nodes': [n.uuid for n in made],
-        'end': iso(base.utcnow() + datetime.timedelta(hours=1))})
+        'end': iso(clock.after(3600))})
     assert resp.status_code == 201, resp.json
     engine.run(backend.ctx)
     lease = lease_obj.Lease.get(db, resp.json['uuid'])
@@ -229,15 +212,15 @@ def test_nodes_without_a_resource_class_need_no_claim(backend, api, db,
         assert inv['inventories'] == {}
 
 
-def test_an_allocation_right_after_the_start_gets_its_node(backend, api, db,
-                                                           pclient):
+def test_an_allocation_right_after_the_start_gets_its_node(
+        backend, clock, api, db, pclient):
     """The sync worker writes the reservation units a little after the
     lease is active; a claim in between writes the node's first."""
     nodes(db, 2)
     backend.placement.stop()  # nothing pushes behind the test's back
     resp = api.post('/v1/leases', json={
         'project': 'p1', 'resource_class': 'bm', 'count': 2,
-        'end': iso(base.utcnow() + datetime.timedelta(hours=1))})
+        'end': iso(clock.after(3600))})
     lease_uuid = resp.json['uuid']
     engine.run(backend.ctx)
     assert lease_obj.Lease.get(db, lease_uuid).status == 'active'
@@ -248,8 +231,8 @@ def test_an_allocation_right_after_the_start_gets_its_node(backend, api, db,
         alloc.node_uuid: {RC: 1, reservations.class_name(lease_uuid): 1}}
 
 
-def test_a_node_handed_over_to_the_project_s_next_lease(backend, api, db,
-                                                        pclient, pconf):
+def test_a_node_handed_over_to_the_project_s_next_lease(
+        backend, clock, api, db, pclient, pconf):
     """The next lease of the same project starts on the node before the
     first one gave it back: its start leaves the node to the first
     lease's consumer, and the hand-over claims it for the next one."""
@@ -260,7 +243,7 @@ def test_a_node_handed_over_to_the_project_s_next_lease(backend, api, db,
         resp = api.post('/v1/leases', json={
             'project': 'p1', 'resource_class': 'bm',
             'candidate_nodes': [node.uuid],
-            'end': iso(base.utcnow() + datetime.timedelta(hours=1))})
+            'end': iso(clock.after(3600))})
         assert resp.status_code == 201, resp.json
         return resp.json['uuid']
 
@@ -279,8 +262,8 @@ def test_a_node_handed_over_to_the_project_s_next_lease(backend, api, db,
     assert node_obj.Node.get(db, node.id).lessee == 'p1'
 
 
-def test_a_lease_uuid_that_is_another_service_s_consumer(backend, api, db,
-                                                         pclient):
+def test_a_lease_uuid_that_is_another_service_s_consumer(
+        backend, clock, api, db, pclient):
     """The lease's consumer has the lease's uuid: a uuid that is another
     service's consumer fails the start, and that consumer is never
     written."""
@@ -290,7 +273,7 @@ def test_a_lease_uuid_that_is_another_service_s_consumer(backend, api, db,
     resp = api.post('/v1/leases', json={
         'uuid': instance.replace('-', '').upper(), 'project': 'p1',
         'resource_class': 'bm', 'candidate_nodes': [free.uuid],
-        'end': iso(base.utcnow() + datetime.timedelta(hours=1))})
+        'end': iso(clock.after(3600))})
     assert resp.status_code == 201, resp.json
     assert resp.json['uuid'] == instance  # one spelling
     engine.run(backend.ctx)
@@ -302,6 +285,6 @@ def test_a_lease_uuid_that_is_another_service_s_consumer(backend, api, db,
     alloc = backend.manager.create_allocation({'resource_class': 'bm'}, [])
     resp = api.post('/v1/leases', json={
         'uuid': alloc.uuid, 'project': 'p2', 'resource_class': 'bm',
-        'end': iso(base.utcnow() + datetime.timedelta(hours=1))})
+        'end': iso(clock.after(3600))})
     assert resp.status_code == 409
     assert "is an allocation's" in resp.json['error_message']

@@ -4,16 +4,15 @@ busy-node policy "fail", and the order of the end with a foreign consumer
 of the lease's reservation class. The races run under gunicorn
 (test_lease_placement_processes)."""
 
+import functools
 import uuid
 
 import pytest
 
 from ferrum.leases import engine
 from ferrum.objects import lease as lease_obj
-from ferrum.objects import lease_node
 from ferrum.placement import audit
 from ferrum.placement import client as client_mod
-from ferrum.placement import consumers
 from ferrum.placement import reservations
 from ferrum.placement import worker
 from tests.functional.placement.scenario import PROJECT
@@ -28,6 +27,7 @@ from tests.functional.placement.scenario import holders
 from tests.functional.placement.scenario import make_api
 from tests.functional.placement.scenario import nodes
 from tests.functional.placement.scenario import resources
+from tests.functional.placement.scenario import writes
 from tests.polling import wait_for
 
 
@@ -99,8 +99,25 @@ def test_a_substitute_is_a_node_placement_has_free(
     assert claim_posts(calls, since) == 2
 
 
+def _end_before(backend, api, db, lease_uuid, staged):
+    """An observer of the conductor's Placement client that ends the
+    lease (as another conductor would) just before the first request
+    ``staged(method, url, body)`` picks is sent; ``ended`` says it did."""
+    ended = []
+
+    def observe(method, url, body):
+        if ended or not staged(method, url, body):
+            return
+        ended.append((method, url))
+        assert api.delete('/v1/leases/%s' % lease_uuid).status_code == 204
+        wait_for_end(backend, db, lease_uuid)
+
+    backend.placement.client.observers.append(observe)
+    return ended
+
+
 def test_a_give_back_racing_the_end_leaves_no_claim(
-        backend, db, pconf, pclient, monkeypatch):
+        backend, db, pconf, pclient):
     nodes(db, 2)
     api = make_api(pconf, db, backend.manager)
     lease_uuid, _booked = book(api, 2)
@@ -109,20 +126,12 @@ def test_a_give_back_racing_the_end_leaves_no_claim(
     alloc = backend.manager.create_allocation(
         {'resource_class': 'bm', 'owner': PROJECT}, [])
     assert alloc.state == 'active', alloc.last_error
-    running = consumers._live_lease
-
-    def then_the_end(db, current):
-        # The allocation's release found its lease running; before it
-        # gives the node back, the lease ends (another conductor).
-        found = running(db, current)
-        assert found is not None
-        monkeypatch.setattr(consumers, '_live_lease', running)
-        assert api.delete('/v1/leases/%s' % lease_uuid).status_code == 204
-        wait_for_end(backend, db, lease_uuid)
-        return found
-
-    monkeypatch.setattr(consumers, '_live_lease', then_the_end)
+    # The allocation's release found its lease running; before it gives
+    # the node back to the lease's consumer, the lease ends.
+    ended = _end_before(backend, api, db, lease_uuid, functools.partial(
+        writes, alloc.uuid))
     backend.manager.destroy_allocation(alloc.uuid)
+    assert ended
     assert lease_obj.Lease.get(db, lease_uuid).status == 'ended'
     # Nothing holds the nodes: the late give-back left no claim to a
     # lease that is over.
@@ -135,27 +144,20 @@ def test_a_give_back_racing_the_end_leaves_no_claim(
 
 
 def test_a_take_racing_the_end_leaves_no_claim(
-        backend, db, pconf, pclient, monkeypatch):
+        backend, db, pconf, pclient):
     nodes(db, 2)
     api = make_api(pconf, db, backend.manager)
     lease_uuid, _booked = book(api, 2)
     name = reservations.class_name(lease_uuid)
     engine.run(backend.ctx)
     converged(db)
-    holder_of = lease_node.placement_holder_of
-
-    def then_the_end(db, node_uuid):
-        # The allocation found the node's lease running; before it takes
-        # the node from the lease's consumer, the lease ends.
-        found = holder_of(db, node_uuid)
-        monkeypatch.setattr(lease_node, 'placement_holder_of', holder_of)
-        assert api.delete('/v1/leases/%s' % lease_uuid).status_code == 204
-        wait_for_end(backend, db, lease_uuid)
-        return found
-
-    monkeypatch.setattr(lease_node, 'placement_holder_of', then_the_end)
+    # The allocation found the node's lease running; before it takes the
+    # node from the lease's consumer, the lease ends.
+    ended = _end_before(backend, api, db, lease_uuid, functools.partial(
+        writes, lease_uuid))
     alloc = backend.manager.create_allocation(
         {'resource_class': 'bm', 'owner': PROJECT}, [])
+    assert ended
     assert lease_obj.Lease.get(db, lease_uuid).status == 'ended'
     # The node left the lessee before ferrum's database took it: the
     # allocation fails, and nothing holds the class of a lease that is
