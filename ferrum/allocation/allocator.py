@@ -77,7 +77,7 @@ def create(ctx: context_mod.ConductorContext, values: dict[str, Any],
             wait)
     requirements = candidates_mod.requirements(
         values.get('resource_class'), traits, values.get('candidate_nodes'),
-        values.get('owner'), ctx.conf.lease.guard_time)
+        values.get('owner'), ctx.conf.lease.guard_time, ctx.clock)
     if ctx.allocations.in_placement:
         # No HTTP inside a write transaction: the row is committed first.
         allocation = allocation_obj.Allocation.create(ctx.db, values, traits)
@@ -269,7 +269,7 @@ def _allocate(ctx: context_mod.ConductorContext,
     conf = ctx.conf.conductor
     attempts = conf.node_locked_retry_attempts
     requirements = candidates_mod.requirements_for(
-        allocation, ctx.conf.lease.guard_time)
+        allocation, ctx.conf.lease.guard_time, ctx.clock)
     rng = random.Random()
     locked_passes = 0
     #: Nodes Placement refused (placement backend): not tried again.

@@ -35,7 +35,7 @@ import datetime
 import functools
 import json
 import random
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import sqlalchemy as sa
@@ -108,13 +108,16 @@ class Requirements:
     words: dict[str, Any]
     #: [lease] guard_time: nodes whose lease starts sooner are hidden.
     guard_s: float = 0.0
+    #: "Now" for the lease guard: the conductor's clock (``ctx.clock``),
+    #: so that lease windows and allocations read the same time.
+    clock: Callable[[], datetime.datetime] = base.utcnow
 
     @property
     def params(self) -> dict[str, Any]:
         """The bound values, with the lease guard measured from now: an
         allocation retried for a while must not miss a lease starting
         meanwhile."""
-        now = base.utcnow()
+        now = self.clock()
         return dict(self.fixed_params, b_now=now, b_guard_until=now
                     + datetime.timedelta(seconds=self.guard_s))
 
@@ -124,20 +127,26 @@ class Requirements:
 
 
 def requirements_for(allocation: allocation_obj.Allocation,
-                     guard_s: float = 0.0) -> Requirements:
-    """The requirements of ``allocation``."""
+                     guard_s: float = 0.0,
+                     clock: Callable[[], datetime.datetime] = base.utcnow
+                     ) -> Requirements:
+    """The requirements of ``allocation``, the lease guard measured
+    by ``clock``."""
     return requirements(allocation.resource_class, allocation.traits,
                         allocation.candidate_nodes, allocation.owner,
-                        guard_s)
+                        guard_s, clock)
 
 
 def requirements(resource_class: str | None, traits: Sequence[str],
                  candidate_nodes: Sequence[str] | None = None,
                  owner: str | None = None,
-                 guard_s: float = 0.0) -> Requirements:
+                 guard_s: float = 0.0,
+                 clock: Callable[[], datetime.datetime] = base.utcnow
+                 ) -> Requirements:
     """The requirements of an allocation with these fields.
 
     :param guard_s: ``[lease] guard_time``; see :func:`lease_filter`.
+    :param clock: "now" for the lease guard (the conductor's clock).
     """
     uuids = list(candidate_nodes or [])
     traits = sorted(set(traits))
@@ -154,7 +163,7 @@ def requirements(resource_class: str | None, traits: Sequence[str],
         params['b_owner'] = owner
     for index, trait in enumerate(traits):
         params['b_trait_%d' % index] = words['trait_%d' % index] = trait
-    return Requirements(_statements(shape), params, words, guard_s)
+    return Requirements(_statements(shape), params, words, guard_s, clock)
 
 
 def lease_filter(owner: bool) -> Filter:
@@ -173,8 +182,10 @@ def lease_filter(owner: bool) -> Filter:
     """
     held = sa.select(_LEASE_NODES.c.id).where(
         _LEASE_NODES.c.node_id == _NODES.c.id, _LEASE_NODES.c.holding,
-        _LEASE_NODES.c.start_at < sa.bindparam('b_guard_until',
-                                               type_=sa.DateTime))
+        # <=: a window is [start, end), so a lease starting at the very
+        # instant of "now + guard" already holds its nodes.
+        _LEASE_NODES.c.start_at <= sa.bindparam('b_guard_until',
+                                                type_=sa.DateTime))
     if owner:
         held = held.where(sa.or_(
             _LEASE_NODES.c.project != sa.bindparam('b_owner'),

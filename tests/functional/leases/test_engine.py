@@ -97,6 +97,22 @@ def test_guard_time_hides_nodes_from_other_allocations(site, conf):
         second.last_error)
 
 
+def test_the_guard_is_measured_by_the_conductors_clock(site, conf):
+    """A lease a day ahead of the wall clock but minutes ahead of the
+    conductor's clock hides its node: the allocation reads the same now
+    as the lease engine."""
+    conf.set_override('guard_time', 600, 'lease')
+    (node,) = site.nodes(1)
+    assert site.post(project='p', candidate_nodes=[node.uuid],
+                     start=site.later(86400),
+                     end=site.later(90000)).status_code == 201
+    site.clock.advance(86400 - 300)
+    refused = _allocate(site)
+    assert refused.state == 'error'
+    assert '1 leased, or about to be, to another project' in (
+        refused.last_error)
+
+
 @pytest.mark.parametrize('policy', ['substitute', 'fail'])
 def test_busy_node_policy(site, conf, policy):
     conf.set_override('busy_node_policy', policy, 'lease')
