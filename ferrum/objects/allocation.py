@@ -18,16 +18,13 @@ allocation impossible whatever the Python code does.
 from __future__ import annotations
 
 import builtins
-import dataclasses
-from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import Any
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
+from typing import Any, NamedTuple
 
 import sqlalchemy as sa
 from oslo_db import exception as db_exc
-from sqlalchemy.dialects import postgresql
 
 from ferrum.common import exception
-from ferrum.common import states
 from ferrum.db import api as db_api
 from ferrum.db import models
 from ferrum.objects import base
@@ -41,6 +38,8 @@ ALLOCATING = 'allocating'
 ACTIVE = 'active'
 ERROR = 'error'
 STATES = frozenset({ALLOCATING, ACTIVE, ERROR})
+#: The states of an allocation in flight or holding a node.
+LIVE = frozenset({ALLOCATING, ACTIVE})
 
 #: Columns the list endpoint filters on with plain equality.
 EQUALITY_FILTERS = frozenset({'state', 'resource_class', 'node_id', 'owner',
@@ -66,58 +65,10 @@ _FAIL = sa.update(TABLE).where(
     TABLE.c.id == sa.bindparam('b_id'), TABLE.c.state == ALLOCATING,
     TABLE.c.conductor_affinity == sa.bindparam('b_conductor')).values(
         state=ERROR, node_id=None)
-_DELETE = sa.delete(TABLE).where(TABLE.c.id == sa.bindparam('b_id'))
-_LOCK = {column: sa.select(TABLE.c.id, TABLE.c.uuid, TABLE.c.node_id).where(
-    TABLE.c[column] == sa.bindparam('b_ident')).with_for_update()
-    for column in base.IDENT_COLUMNS}
-#: The allocation and its node, both rows locked for the transaction.
-_LOCK_WITH_NODE = {column: sa.select(
-    TABLE.c.id, TABLE.c.uuid, TABLE.c.node_id,
-    _NODES.c.uuid.label('node_uuid'), _NODES.c.reservation,
-    _NODES.c.allocation_id, _NODES.c.provision_state, _NODES.c.maintenance,
-    _NODES.c.instance_info).select_from(
-        TABLE.join(_NODES, _NODES.c.id == TABLE.c.node_id)).where(
-            TABLE.c[column] == sa.bindparam('b_ident')).with_for_update()
-    for column in base.IDENT_COLUMNS}
-_RELEASE_NODE = sa.update(_NODES).where(
-    _NODES.c.id == sa.bindparam('b_node')).values(
-        allocation_id=None, instance_uuid=None)
 _GET = {column: _SELECT.where(TABLE.c[column] == sa.bindparam('b_ident'))
         for column in base.IDENT_COLUMNS}
 #: The node's instance_info as stored (JSON text), to fence on it.
 RAW_INSTANCE_INFO = sa.type_coerce(_NODES.c.instance_info, sa.Text)
-
-
-def _release_in_one_statement(column: str) -> sa.Executable:
-    """PostgreSQL: free the node and delete the allocation in one statement.
-
-    The fast path of ``destroy_releasing_node``: it matches only when the
-    node points back at the allocation, no task holds the node's lock and
-    the node may lose its allocation (``states.UPDATE_ALLOWED_STATES`` or
-    maintenance, as ``release.check_releasable`` says). The node row's
-    lock, taken by the UPDATE, serialises it with claims and with other
-    deletes. Anything else falls back to the general path, which explains
-    its refusals.
-    """
-    info = sa.cast(RAW_INSTANCE_INFO, postgresql.JSONB).op('-')('traits')
-    released = sa.update(_NODES).where(
-        TABLE.c[column] == sa.bindparam('b_ident'),
-        _NODES.c.id == TABLE.c.node_id,
-        _NODES.c.allocation_id == TABLE.c.id,
-        _NODES.c.reservation.is_(None),
-        sa.or_(_NODES.c.maintenance, _NODES.c.provision_state.in_(
-            sorted(states.UPDATE_ALLOWED_STATES)))).values(
-        allocation_id=None, instance_uuid=None,
-        instance_info=sa.type_coerce(sa.cast(info, sa.Text), sa.Text),
-        updated_at=sa.bindparam('b_now')).returning(
-        TABLE.c.id, TABLE.c.uuid, _NODES.c.uuid.label('node_uuid')
-    ).cte('released')
-    return sa.delete(TABLE).where(TABLE.c.id == released.c.id).returning(
-        released.c.uuid, released.c.node_uuid)
-
-
-_RELEASE_IN_ONE = {column: _release_in_one_statement(column)
-                   for column in base.IDENT_COLUMNS}
 
 
 class Allocation(base.Row):
@@ -376,84 +327,6 @@ class Allocation(base.Row):
             node.save()
         return allocation
 
-    @staticmethod
-    def delete(db: db_api.Database, allocation_id: int) -> bool:
-        """Delete an allocation by id; False when it was already gone.
-
-        The caller has made its node (if any) let go of it.
-        """
-        with db.writer() as conn:
-            return bool(conn.execute(_DELETE, {'b_id': allocation_id}
-                                     ).rowcount)
-
-    @staticmethod
-    def destroy_releasing_node(
-            db: db_api.Database, ident: int | str,
-            check: Callable[[Mapping[str, Any]], None]) -> Released:
-        """Delete allocation ``ident`` and free its node, in one transaction.
-
-        The allocation and node rows are locked by one ``SELECT ... FOR
-        UPDATE`` (on SQLite the write transaction already excludes other
-        writers), then
-        ``check(node)`` may refuse by raising, then the node loses
-        ``allocation_id``, ``instance_uuid`` and the traits the allocation
-        put into ``instance_info``, and the allocation is deleted.
-
-        :returns: what was released; when ``locked_by`` is set, a task held
-            the node's lock and nothing was written (the caller may retry).
-        :raises AllocationNotFound: no such allocation.
-        """
-        column, value = base.ident_column(ident)
-        with db.writer() as conn:
-            if conn.dialect.name == 'postgresql':
-                # Two round trips instead of four: a third of the time of
-                # DELETE /v1/allocations on PostgreSQL went to them.
-                done = conn.execute(_RELEASE_IN_ONE[column], {
-                    'b_ident': value, 'b_now': base.utcnow()}).first()
-                if done is not None:
-                    return Released(done.uuid, done.node_uuid, None)
-            node = conn.execute(_LOCK_WITH_NODE[column], {'b_ident': value}
-                                ).mappings().first()
-            if node is None:  # no such allocation, or it holds no node
-                row = conn.execute(_LOCK[column], {'b_ident': value}).first()
-                if row is None:
-                    raise exception.AllocationNotFound(allocation=ident)
-                conn.execute(_DELETE, {'b_id': row.id})
-                return Released(row.uuid, None, None)
-            if node['allocation_id'] == node['id']:
-                if node['reservation'] is not None:
-                    return Released(node['uuid'], node['node_uuid'],
-                                    node['reservation'])
-                check(dict(node, uuid=node['node_uuid']))
-                conn.execute(_RELEASE_NODE, dict(
-                    released_node_values(node['instance_info'] or {}),
-                    b_node=node['node_id']))
-            conn.execute(_DELETE, {'b_id': node['id']})
-        return Released(node['uuid'], node['node_uuid'], None)
-
-
-@dataclasses.dataclass(frozen=True)
-class Released:
-    """The outcome of :meth:`Allocation.destroy_releasing_node`."""
-
-    allocation_uuid: str
-    node_uuid: str | None
-    #: The host holding the node's lock; nothing was deleted then.
-    locked_by: str | None
-
-
-def released_node_values(instance_info: Mapping[str, Any]
-                         ) -> dict[str, Any]:
-    """What a node's columns become when its allocation goes away.
-
-    The traits the allocation put into instance_info go too, so they do
-    not steer the node's next deployment.
-    """
-    info = {key: value for key, value in instance_info.items()
-            if key != 'traits'}
-    return {'instance_info': info, 'updated_at': base.utcnow()}
-
-
 def uuids_by_id(db: db_api.Database, ids: Iterable[int]) -> dict[int, str]:
     """allocation id -> UUID, for the given ids, in one query."""
     wanted = list(ids)
@@ -478,3 +351,53 @@ def _traits_of(conn: sa.Connection, ids: Sequence[int]
         for row in conn.execute(_TRAITS_OF, {'ids': list(ids)}):
             result[row.allocation_id].append(row.trait)
     return result
+
+
+# ---- what Placement's consumers are checked against -------------------------
+
+class ActiveOnNode(NamedTuple):
+    """An ``active`` allocation and the node it holds."""
+
+    uuid: str
+    owner: str | None
+    node_id: int
+    node_uuid: str
+    resource_class: str | None
+
+
+_ACTIVE_ON_NODES = sa.select(
+    TABLE.c.uuid, TABLE.c.owner, _NODES.c.id.label('node_id'),
+    _NODES.c.uuid.label('node_uuid'), _NODES.c.resource_class).select_from(
+        TABLE.join(_NODES, _NODES.c.id == TABLE.c.node_id)).where(
+            TABLE.c.state == ACTIVE)
+
+
+def active_on_nodes(db: db_api.Database, node_state: str | None = None
+                    ) -> builtins.list[ActiveOnNode]:
+    """The ``active`` allocations with their nodes (only the nodes in
+    provision state ``node_state``, when given)."""
+    query = _ACTIVE_ON_NODES
+    if node_state is not None:
+        query = query.where(_NODES.c.provision_state == node_state)
+    with db.reader() as conn:
+        return [ActiveOnNode(*row) for row in conn.execute(query)]
+
+
+def is_active(db: db_api.Database, uuid: str) -> bool:
+    with db.reader() as conn:
+        return conn.execute(sa.select(TABLE.c.id).where(
+            TABLE.c.uuid == uuid, TABLE.c.state == ACTIVE)).first() is not None
+
+
+def live_uuids(db: db_api.Database, uuids: Collection[str] | None
+               ) -> set[str]:
+    """The uuids (of ``uuids``; of all with None) of the allocations in
+    flight or holding a node (:data:`LIVE`): those whose Placement
+    consumer is legitimately held."""
+    query = sa.select(TABLE.c.uuid).where(TABLE.c.state.in_(sorted(LIVE)))
+    if uuids is not None:
+        if not uuids:
+            return set()
+        query = query.where(TABLE.c.uuid.in_(sorted(uuids)))
+    with db.reader() as conn:
+        return set(conn.execute(query).scalars())

@@ -147,7 +147,7 @@ class Node(base.Row):
         """Nodes matching ``filters`` (column equality; see EQUALITY_FILTERS).
 
         Extra filter keys: ``provision_state_in`` (a collection),
-        ``uuid_in``, ``associated`` (bool), ``reserved`` (bool),
+        ``uuid_in``, ``id_in``, ``associated`` (bool), ``reserved`` (bool),
         ``description_contains`` (a substring). ``marker`` is the last node
         of the previous page.
         """
@@ -339,6 +339,8 @@ def _filtered(query: sa.Select[Any],
             query = query.where(TABLE.c.provision_state.in_(list(value)))
         elif key == 'uuid_in':
             query = query.where(TABLE.c.uuid.in_(list(value)))
+        elif key == 'id_in':
+            query = query.where(TABLE.c.id.in_(list(value)))
         elif key == 'associated':
             column = TABLE.c.instance_uuid
             query = query.where(column.isnot(None) if value

@@ -38,6 +38,7 @@ from oslo_config import cfg
 from ferrum.db import api as db_api
 from ferrum.db import models
 from ferrum.objects import base
+from ferrum.objects import lease_class
 from ferrum.objects import lease_node
 from ferrum.placement import client as client_mod
 from ferrum.placement import mapping
@@ -50,7 +51,6 @@ LOG = logging.getLogger(__name__)
 TABLE: sa.Table = models.PlacementRelease.__table__  # type: ignore[assignment]
 ALLOCATIONS: sa.Table = models.Allocation.__table__  # type: ignore[assignment]
 _NODES: sa.Table = models.Node.__table__  # type: ignore[assignment]
-_LEASES: sa.Table = models.Lease.__table__  # type: ignore[assignment]
 #: The recording INSERT of each DELETE statement (by identity).
 _CACHE: dict[int, tuple[sa.Executable, sa.Insert]] = {}
 _CACHE_SIZE = 256
@@ -59,8 +59,6 @@ _NOW = 'ferrum_release_now'
 #: queued it (which releases at once after its commit), so that the two
 #: do not send the same release.
 GRACE = 2.0
-#: Allocation states whose consumer is legitimately held.
-LIVE = ('allocating', 'active')
 
 
 # ---- recording --------------------------------------------------------------
@@ -249,11 +247,7 @@ def _late_give_back(db: db_api.Database,
 
 def _running(db: db_api.Database, lease_uuid: str) -> str | None:
     """The project of lease ``lease_uuid`` if it is running."""
-    with db.reader() as conn:
-        row = conn.execute(sa.select(
-            _LEASES.c.project, _LEASES.c.status).where(
-                _LEASES.c.uuid == lease_uuid)).first()
-    return row.project if row and row.status in lease_node.RUNNING else None
+    return lease_class.project_while_in(db, lease_uuid, lease_node.RUNNING)
 
 
 def _live_lease(db: db_api.Database, current: dict[str, Any]
