@@ -29,6 +29,7 @@ from ferrum.db import api as db_api
 from ferrum.db import models
 from ferrum.objects import base
 from ferrum.objects import node as node_obj
+from ferrum.objects import placement_queue
 
 TABLE: sa.Table = models.Allocation.__table__  # type: ignore[assignment]
 TRAITS: sa.Table = models.AllocationTrait.__table__  # type: ignore[assignment]
@@ -67,8 +68,30 @@ _FAIL = sa.update(TABLE).where(
         state=ERROR, node_id=None)
 _GET = {column: _SELECT.where(TABLE.c[column] == sa.bindparam('b_ident'))
         for column in base.IDENT_COLUMNS}
+#: The node columns a claim (and a release) writes.
+_TAKEN = ('allocation_id', 'instance_uuid', 'instance_info')
 #: The node's instance_info as stored (JSON text), to fence on it.
 RAW_INSTANCE_INFO = sa.type_coerce(_NODES.c.instance_info, sa.Text)
+
+
+def take_node_statement(clauses: Sequence[sa.ColumnElement[bool]]
+                        ) -> sa.Update:
+    """The conditional UPDATE that gives a node to an allocation (see
+    :meth:`Allocation.claim`): a node nobody holds and that still passes
+    ``clauses`` (the candidate filters), by id.
+
+    Fenced on the instance_info the sample read (as text; '' for NULL), so
+    a change made meanwhile (an operator's PATCH) is never overwritten.
+    """
+    return sa.update(_NODES).where(
+        _NODES.c.id == sa.bindparam('b_node'),
+        _NODES.c.reservation.is_(None), _NODES.c.allocation_id.is_(None),
+        sa.func.coalesce(RAW_INSTANCE_INFO, '') == sa.bindparam('b_raw_info'),
+        *clauses).values(
+            instance_uuid=sa.bindparam('instance_uuid'),
+            allocation_id=sa.bindparam('allocation_id'),
+            instance_info=sa.bindparam('instance_info'),
+            updated_at=sa.bindparam('updated_at'))
 
 
 class Allocation(base.Row):
@@ -273,7 +296,8 @@ class Allocation(base.Row):
               take_node: sa.Update, params: Mapping[str, Any]) -> bool:
         """Give this allocation node ``node_id``, in one transaction.
 
-        ``take_node`` is a conditional UPDATE of the node (built by
+        ``take_node`` is a conditional UPDATE of the node
+        (:func:`take_node_statement`, with the filters of
         :mod:`ferrum.allocation.candidates`): it sets the node's
         ``instance_uuid``, ``allocation_id`` and ``instance_info`` only if,
         at this instant, no task holds the node's lock and the node still
@@ -292,6 +316,7 @@ class Allocation(base.Row):
             with self._db.writer() as conn:
                 if conn.execute(take_node, params).rowcount != 1:
                     return False
+                placement_queue.nodes_changed(self._db, [node_id], _TAKEN)
                 if conn.execute(_ACTIVATE, {
                         'b_id': self.id, 'b_conductor': conductor_id,
                         'node_id': node_id, 'updated_at': now}

@@ -23,10 +23,14 @@ from ferrum.db import api as db_api
 from ferrum.objects import allocation as allocation_obj
 from ferrum.objects import base
 from ferrum.objects import node as node_obj
+from ferrum.objects import placement_queue
 
 TABLE = allocation_obj.TABLE
 _NODES = node_obj.TABLE
-_DELETE = sa.delete(TABLE).where(TABLE.c.id == sa.bindparam('b_id'))
+_ONE = TABLE.c.id == sa.bindparam('b_id')
+_DELETE = sa.delete(TABLE).where(_ONE)
+#: The node columns a release writes.
+_FREED = ('allocation_id', 'instance_uuid', 'instance_info')
 _LOCK = {column: sa.select(TABLE.c.id, TABLE.c.uuid, TABLE.c.node_id).where(
     TABLE.c[column] == sa.bindparam('b_ident')).with_for_update()
     for column in base.IDENT_COLUMNS}
@@ -83,6 +87,7 @@ def delete(db: db_api.Database, allocation_id: int) -> bool:
     The caller has made its node (if any) let go of it.
     """
     with db.writer() as conn:
+        placement_queue.allocations_deleting(db, _ONE, {'b_id': allocation_id})
         return bool(conn.execute(_DELETE, {'b_id': allocation_id}
                                  ).rowcount)
 
@@ -111,6 +116,9 @@ def destroy_releasing_node(
             done = conn.execute(_RELEASE_IN_ONE[column], {
                 'b_ident': value, 'b_now': base.utcnow()}).first()
             if done is not None:
+                placement_queue.uuids_changed(db, [done.node_uuid], _FREED)
+                placement_queue.allocations_deleted(
+                    db, [(done.uuid, done.node_uuid)])
                 return Released(done.uuid, done.node_uuid, None)
         node = conn.execute(_LOCK_WITH_NODE[column], {'b_ident': value}
                             ).mappings().first()
@@ -119,6 +127,7 @@ def destroy_releasing_node(
             if row is None:
                 raise exception.AllocationNotFound(allocation=ident)
             conn.execute(_DELETE, {'b_id': row.id})
+            placement_queue.allocations_deleted(db, [(row.uuid, None)])
             return Released(row.uuid, None, None)
         if node['allocation_id'] == node['id']:
             if node['reservation'] is not None:
@@ -128,7 +137,10 @@ def destroy_releasing_node(
             conn.execute(_RELEASE_NODE, dict(
                 released_node_values(node['instance_info'] or {}),
                 b_node=node['node_id']))
+            placement_queue.nodes_changed(db, [node['node_id']], _FREED)
         conn.execute(_DELETE, {'b_id': node['id']})
+        placement_queue.allocations_deleted(
+            db, [(node['uuid'], node['node_uuid'])])
     return Released(node['uuid'], node['node_uuid'], None)
 
 
