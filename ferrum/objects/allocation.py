@@ -18,8 +18,8 @@ allocation impossible whatever the Python code does.
 from __future__ import annotations
 
 import builtins
-from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
-from typing import Any, NamedTuple
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any
 
 import sqlalchemy as sa
 from oslo_db import exception as db_exc
@@ -376,53 +376,3 @@ def _traits_of(conn: sa.Connection, ids: Sequence[int]
         for row in conn.execute(_TRAITS_OF, {'ids': list(ids)}):
             result[row.allocation_id].append(row.trait)
     return result
-
-
-# ---- what Placement's consumers are checked against -------------------------
-
-class ActiveOnNode(NamedTuple):
-    """An ``active`` allocation and the node it holds."""
-
-    uuid: str
-    owner: str | None
-    node_id: int
-    node_uuid: str
-    resource_class: str | None
-
-
-_ACTIVE_ON_NODES = sa.select(
-    TABLE.c.uuid, TABLE.c.owner, _NODES.c.id.label('node_id'),
-    _NODES.c.uuid.label('node_uuid'), _NODES.c.resource_class).select_from(
-        TABLE.join(_NODES, _NODES.c.id == TABLE.c.node_id)).where(
-            TABLE.c.state == ACTIVE)
-
-
-def active_on_nodes(db: db_api.Database, node_state: str | None = None
-                    ) -> builtins.list[ActiveOnNode]:
-    """The ``active`` allocations with their nodes (only the nodes in
-    provision state ``node_state``, when given)."""
-    query = _ACTIVE_ON_NODES
-    if node_state is not None:
-        query = query.where(_NODES.c.provision_state == node_state)
-    with db.reader() as conn:
-        return [ActiveOnNode(*row) for row in conn.execute(query)]
-
-
-def is_active(db: db_api.Database, uuid: str) -> bool:
-    with db.reader() as conn:
-        return conn.execute(sa.select(TABLE.c.id).where(
-            TABLE.c.uuid == uuid, TABLE.c.state == ACTIVE)).first() is not None
-
-
-def live_uuids(db: db_api.Database, uuids: Collection[str] | None
-               ) -> set[str]:
-    """The uuids (of ``uuids``; of all with None) of the allocations in
-    flight or holding a node (:data:`LIVE`): those whose Placement
-    consumer is legitimately held."""
-    query = sa.select(TABLE.c.uuid).where(TABLE.c.state.in_(sorted(LIVE)))
-    if uuids is not None:
-        if not uuids:
-            return set()
-        query = query.where(TABLE.c.uuid.in_(sorted(uuids)))
-    with db.reader() as conn:
-        return set(conn.execute(query).scalars())

@@ -34,7 +34,7 @@ from oslo_config import cfg
 from ferrum.common import lease_statuses
 from ferrum.common import states
 from ferrum.db import api as db_api
-from ferrum.objects import allocation as allocation_obj
+from ferrum.objects import allocation_consumers
 from ferrum.objects import lease_class
 from ferrum.objects import lease_node
 from ferrum.objects import node as node_obj
@@ -70,8 +70,8 @@ def _ending(db: db_api.Database) -> set[int]:
     allocations' consumers with the lease's, before the allocations go."""
     with db.reader() as conn:
         holders = lease_node.placement_holders(conn, None)
-    return {node_id for node_id, (_lease, status) in holders.items()
-            if status == lease_statuses.ENDING}
+    return {node_id for node_id, holder in holders.items()
+            if holder.status == lease_statuses.ENDING}
 
 
 def _state(db: db_api.Database) -> tuple[list[str], dict[str, _Held],
@@ -88,9 +88,9 @@ def _state(db: db_api.Database) -> tuple[list[str], dict[str, _Held],
             db, ['uuid'])]
         ending = _ending(db)
         held = {row.node_uuid: _Held(row.uuid, row.owner, row.resource_class)
-                for row in allocation_obj.active_on_nodes(db)
+                for row in allocation_consumers.active_on_nodes(db)
                 if row.node_id not in ending}
-        live = allocation_obj.live_uuids(db, None)
+        live = allocation_consumers.live_uuids(db, None)
         live.update(lease_class.classed_uuids(db))
     return nodes, held, live
 
@@ -162,7 +162,7 @@ def _claim(conf: cfg.ConfigOpts, pusher: sync.Pusher, item: ConsumerDrift,
     (:func:`reservations.take`), as the allocation took it."""
     refusal: list[str] = []
     holder = lease_node.placement_holder_of(pusher.db, item.node_uuid)
-    lease = holder[0] if holder and holder[1] in lease_node.RUNNING else None
+    lease = holder.lease_uuid if holder and holder.running else None
 
     def claim_once() -> bool:
         try:
@@ -203,7 +203,7 @@ def claim_missing_unreserved(conf: cfg.ConfigOpts, db: db_api.Database,
     """
     with db.reader():  # one snapshot for both reads
         ending = _ending(db)
-        rows = [row for row in allocation_obj.active_on_nodes(
+        rows = [row for row in allocation_consumers.active_on_nodes(
             db, states.AVAILABLE) if row.node_id not in ending]
     claimed = 0
     for row in rows:
@@ -225,7 +225,7 @@ def claim_missing_unreserved(conf: cfg.ConfigOpts, db: db_api.Database,
                         {'node': row.node_uuid, 'alloc': row.uuid,
                          'error': exc})
             continue
-        if not allocation_obj.is_active(db, row.uuid):
+        if not allocation_consumers.is_active(db, row.uuid):
             # Deleted meanwhile: its release may be done.
             consumers.release(conf, client, row.uuid)
             continue

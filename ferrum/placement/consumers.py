@@ -146,10 +146,11 @@ def release(conf: cfg.ConfigOpts, client: client_mod.PlacementClient,
         lease = _live_lease(db, current) if current.get(
             'user_id') == user else None
         if lease is not None:
+            lease_uuid, project = lease
             try:
-                reservations.give_back(client, consumer, current, lease[0],
-                                       lease[1], user)
-                _late_give_back(db, client, lease[0], user)
+                reservations.give_back(client, consumer, current, lease_uuid,
+                                       project, user)
+                _late_give_back(db, client, lease_uuid, user)
                 return True
             except reservations.ConsumerTaken:
                 # The lease's uuid is another service's consumer: never

@@ -43,7 +43,7 @@ from oslo_config import cfg
 
 from ferrum.common import lease_statuses as statuses
 from ferrum.db import api as db_api
-from ferrum.objects import allocation as allocation_obj
+from ferrum.objects import allocation_consumers
 from ferrum.objects import base
 from ferrum.objects import lease_class
 from ferrum.objects import lease_node
@@ -101,11 +101,11 @@ def _expected(db: db_api.Database, claims: bool) -> dict[str, _Want]:
             {'id_in': base.bucketed(sorted(holders))})
     expected: dict[str, _Want] = {}
     for row in rows:
-        lease_uuid, status = holders[row.id]
-        if status != statuses.ACTIVE or not row.resource_class or (
+        holder = holders[row.id]
+        if holder.status != statuses.ACTIVE or not row.resource_class or (
                 claims and row.allocation_id is not None):
             continue
-        want = expected.setdefault(lease_uuid, _Want({}, {}))
+        want = expected.setdefault(holder.lease_uuid, _Want({}, {}))
         rc = mapping.resource_class_name(row.resource_class)
         want.allowed[row.uuid] = rc
         if row.allocation_id is None:
@@ -115,7 +115,7 @@ def _expected(db: db_api.Database, claims: bool) -> dict[str, _Want]:
 
 def _live(db: db_api.Database, uuids: Collection[str]) -> bool:
     """Whether any of ``uuids`` is an allocation in flight or active."""
-    return bool(allocation_obj.live_uuids(db, uuids))
+    return bool(allocation_consumers.live_uuids(db, uuids))
 
 
 def classes_to_delete(db: db_api.Database) -> int:

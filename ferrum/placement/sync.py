@@ -81,12 +81,12 @@ def desired_many(db: db_api.Database, node_uuids: Sequence[str] | None,
         _holder(holders.get(row.id))) for row in rows}
 
 
-def _holder(held: tuple[str, str] | None) -> mapping.Holder | None:
+def _holder(held: lease_node.PlacementHolder | None
+            ) -> mapping.Holder | None:
     if held is None:
         return None
-    lease_uuid, status = held
-    return mapping.Holder(reservations.class_name(lease_uuid),
-                          status == lease_statuses.ENDING)
+    return mapping.Holder(reservations.class_name(held.lease_uuid),
+                          held.status == lease_statuses.ENDING)
 
 
 def desired(db: db_api.Database, node_uuid: str,
