@@ -14,10 +14,14 @@ Two queues, both read and emptied by :mod:`ferrum.placement`:
   transaction.
 
 Explicit calls, not an engine-wide statement hook: every write of
-``nodes``, ``node_traits`` and ``allocations`` is in :mod:`ferrum.objects`
-(the allocation claim runs its caller's UPDATE, but runs it here), so the
-calls sit beside the writes, and ``tests/unit/test_house_rules.py`` keeps
-writes of those tables out of every other package. Nothing is queued
+``nodes``, ``node_traits`` and ``allocations`` is built and run in
+:mod:`ferrum.objects` (a house rule in ``tests/unit/test_house_rules.py``
+keeps them out of every other package), so the calls sit beside the
+writes (sixteen calls in ``node``, ``trait``, ``allocation`` and
+``allocation_release``). A write of other node columns (the lock, the
+lessee, ``extra``) queues nothing, as the hooks did: the lease engine
+queues the pushes its lessee changes need itself
+(:func:`ferrum.leases.placement.queue_push`). Nothing is queued
 until the process turns a queue on (:attr:`ferrum.db.api.Database.
 pushed_columns`, :attr:`~ferrum.db.api.Database.queues_releases`, set by
 :func:`ferrum.placement.outbox.install` and
