@@ -263,26 +263,8 @@ def _statements(shape: _Shape) -> Statements:
         before_pivot=ordered.where(_NODES.c.id < pivot),
         named=sa.select(*_COLUMNS).where(
             _NODES.c.name == sa.bindparam('b_name'), *clauses),
-        claim=_claim(clauses),
+        claim=allocation_obj.take_node_statement(clauses),
         explain=count_statement(filters))
-
-
-def _claim(clauses: list[sa.ColumnElement[bool]]) -> sa.Update:
-    """Take a node that nobody holds and that still matches, by id.
-
-    Fenced on the instance_info the sample read (as text; '' for NULL), so
-    a change made meanwhile (an operator's PATCH) is never overwritten.
-    """
-    return sa.update(_NODES).where(
-        _NODES.c.id == sa.bindparam('b_node'),
-        _NODES.c.reservation.is_(None), _NODES.c.allocation_id.is_(None),
-        sa.func.coalesce(allocation_obj.RAW_INSTANCE_INFO, '')
-        == sa.bindparam('b_raw_info'),
-        *clauses).values(
-            instance_uuid=sa.bindparam('instance_uuid'),
-            allocation_id=sa.bindparam('allocation_id'),
-            instance_info=sa.bindparam('instance_info'),
-            updated_at=sa.bindparam('updated_at'))
 
 
 def count_statement(filters: Sequence[Filter]) -> sa.Select[Any]:

@@ -99,9 +99,9 @@ def place(ctx: context_mod.ConductorContext, consumer: str, node_uuid: str,
     placement.check_up()
     client = placement.client
     holder = lease_node.placement_holder_of(ctx.db, node_uuid)
-    if holder is not None and holder[1] in lease_node.RUNNING:
+    if holder is not None and holder.running:
         return _take(ctx, client, consumer, node_uuid, resource_class,
-                     owner, holder[0])
+                     owner, holder.lease_uuid)
     generation: int | None = None
     for attempt in range(3):
         try:

@@ -57,8 +57,7 @@ def fail_and_release(db: db_api.Database, host: str, why: str,
                                   maintenance_reason=error)
                 LOG.error('Node %(node)s: %(error)s',
                           {'node': row.uuid, 'error': error})
-            conn.execute(sa.update(table).where(table.c.id == row.id)
-                         .values(**values))
+            node_obj.Node.release(db, host, row.id, values)
     return len(rows)
 
 

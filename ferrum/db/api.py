@@ -88,6 +88,14 @@ class Database:
         self._read_lock = (self._write_lock
                            if isinstance(self.engine.pool, sa.pool.StaticPool)
                            else contextlib.nullcontext())
+        #: The node columns whose writes queue a push to Placement
+        #: (:mod:`ferrum.objects.placement_queue`); empty, the default,
+        #: queues nothing. Set by :func:`ferrum.placement.outbox.install`.
+        self.pushed_columns: frozenset[str] = frozenset()
+        #: Whether deleting an allocation queues the release of its
+        #: Placement consumer. Set by
+        #: :func:`ferrum.placement.consumers.install`.
+        self.queues_releases = False
 
     @contextlib.contextmanager
     def writer(self) -> Iterator[sa.Connection]:
@@ -130,17 +138,6 @@ class Database:
                     yield conn
                 finally:
                     self._local.read_conn = None
-
-    def hook_statements(self, hook: Any, on: bool = True) -> None:
-        """Call ``hook`` before every statement (SQLAlchemy's
-        ``before_execute``), or no longer when not ``on``; idempotent.
-        The outboxes record changes this way, in the change's own
-        transaction."""
-        present = sa.event.contains(self.engine, 'before_execute', hook)
-        if on and not present:
-            sa.event.listen(self.engine, 'before_execute', hook)
-        elif present and not on:
-            sa.event.remove(self.engine, 'before_execute', hook)
 
     def dispose(self) -> None:
         self.engine.dispose()

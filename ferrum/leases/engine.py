@@ -30,7 +30,7 @@ node it booked.
 
 **End**, per node: first the project loses its rights, in the claim's
 transaction (the node's lessee is cleared,
-:func:`ferrum.objects.lease_node.revoke_in`: a lessee that keeps
+:func:`ferrum.objects.lease_end.revoke_in`: a lessee that keeps
 the node from coming back, by protecting it, putting it in maintenance or
 redeploying it, keeps no rights meanwhile), then the lease's allocations
 are released and deployed nodes undeployed (so they are cleaned), and
@@ -44,7 +44,7 @@ import datetime
 import functools
 import logging
 import random
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 from ferrum.allocation import release
@@ -59,7 +59,8 @@ from ferrum.leases import placement
 from ferrum.leases import start
 from ferrum.objects import conductor as conductor_obj
 from ferrum.objects import lease as lease_obj
-from ferrum.objects import lease_node
+from ferrum.objects import lease_booking
+from ferrum.objects import lease_end
 from ferrum.periodic import decorators
 
 LOG = logging.getLogger(__name__)
@@ -87,7 +88,7 @@ def run(ctx: context_mod.ConductorContext) -> None:
     _adopt_orphans(ctx)
     now = ctx.clock()
     for batch in _claim(ctx, [_TABLE.c.end_at <= now], 'end',
-                        functools.partial(lease_node.revoke_in, now=now)):
+                        functools.partial(lease_end.revoke_in, now=now)):
         for lease in batch:
             LOG.info('Lease %(lease)s: ending (its end %(end)s is reached)',
                      {'lease': lease.uuid, 'end': lease.end_at})
@@ -169,7 +170,8 @@ def _adopt_orphans(ctx: context_mod.ConductorContext) -> None:
 def _start_all(ctx: context_mod.ConductorContext,
                leases: Sequence[lease_obj.Lease]) -> None:
     for batch in _batches(leases):
-        rows = lease_obj.node_rows_of(ctx.db, [lease.id for lease in batch])
+        rows = lease_booking.node_rows_of(ctx.db,
+                                          [lease.id for lease in batch])
         for lease in batch:
             start.start(ctx, lease, rows[lease.id])
 
@@ -186,11 +188,11 @@ def end_all(ctx: context_mod.ConductorContext,
     """
     # The claim took the rights away; again, in case a failed start of
     # the project's next lease gave them back.
-    lease_node.revoke(ctx.db, [lease.id for lease in leases], ctx.clock())
-    rows = lease_obj.node_rows_of(ctx.db, [lease.id for lease in leases])
+    lease_end.revoke(ctx.db, [lease.id for lease in leases], ctx.clock())
+    rows = lease_booking.node_rows_of(ctx.db, [lease.id for lease in leases])
     placed = {lease.id: lease.placement_class for lease in leases}
     waiting: dict[int, list[str]] = {}
-    ready: list[Mapping[str, Any]] = []
+    ready: list[lease_booking.LeaseNodeRow] = []
     never_given = []
     for lease in leases:
         waits = waiting[lease.id] = []
@@ -205,31 +207,31 @@ def end_all(ctx: context_mod.ConductorContext,
             if not _was_given(row, lease.project):
                 # Never given to the lessee (its start failed): nothing to
                 # undo.
-                never_given.append(row['id'])
+                never_given.append(row.id)
             elif _is_free(row):
                 ready.append(row)
             else:
                 try:
                     waits.append(_end_node(ctx, lease, row))
                 except exception.FerrumException as exc:
-                    waits.append('node %s: %s' % (row['node_uuid'], exc))
+                    waits.append('node %s: %s' % (row.node_uuid, exc))
     with ctx.db.writer():
-        lease_node.drop_rows(ctx.db, never_given)
-        back = lease_node.give_back_all(ctx.db, ready, ctx.clock())
+        lease_end.drop_rows(ctx.db, never_given)
+        back = lease_end.give_back_all(ctx.db, ready, ctx.clock())
         for row in ready:
-            if row['id'] not in back:
-                waiting[row['lease_id']].append(
-                    'node %s, which changed meanwhile' % row['node_uuid'])
+            if row.id not in back:
+                waiting[row.lease_id].append(
+                    'node %s, which changed meanwhile' % row.node_uuid)
         for lease in leases:
             # Their reservation inventory goes with them.
             placement.queue_push(ctx, lease, [
-                row['node_uuid'] for row in ready
-                if row['id'] in back and row['lease_id'] == lease.id])
+                row.node_uuid for row in ready
+                if row.id in back and row.lease_id == lease.id])
         done = lease_obj.Lease.finish(
             ctx.db, [lease for lease in leases if not waiting[lease.id]],
             'done', ctx.conductor_id)
-    placement.hand_over(ctx, [row for row in ready if row['id'] in back
-                              and placed.get(row['lease_id'])])
+    placement.hand_over(ctx, [row for row in ready if row.id in back
+                              and placed.get(row.lease_id)])
     for lease in leases:
         if lease.id in done:
             LOG.info('Lease %(lease)s: ended, its %(nodes)s back', {
@@ -240,44 +242,44 @@ def end_all(ctx: context_mod.ConductorContext,
                                % '; '.join(waiting[lease.id]))
 
 
-def _was_given(row: Any, project: str) -> bool:
+def _was_given(row: lease_booking.LeaseNodeRow, project: str) -> bool:
     """The lease's start gave the node to ``project``: it is still its
     lessee (the project's next lease has it too), or the end took it away
-    (:func:`lease_node.revoke`) and nobody set another lessee since."""
-    return bool(row['lessee'] == project
-                or (row['given'] and row['lessee'] is None))
+    (:func:`lease_end.revoke`) and nobody set another lessee since."""
+    return bool(row.lessee == project
+                or (row.given and row.lessee is None))
 
 
-def _is_free(row: Any) -> bool:
+def _is_free(row: lease_booking.LeaseNodeRow) -> bool:
     """Available and unused: the node can go back at once."""
-    return (row['provision_state'] == states.AVAILABLE
-            and not row['maintenance'] and row['reservation'] is None
-            and row['allocation_id'] is None and row['instance_uuid'] is None)
+    return (row.provision_state == states.AVAILABLE
+            and not row.maintenance and row.reservation is None
+            and row.allocation_id is None and row.instance_uuid is None)
 
 
 def _end_node(ctx: context_mod.ConductorContext, lease: lease_obj.Lease,
-              row: Any) -> str:
+              row: lease_booking.LeaseNodeRow) -> str:
     """One step towards giving the node back; what the lease waits for."""
-    uuid, state = row['node_uuid'], row['provision_state']
-    if row['reservation']:
-        return 'node %s, locked by %s' % (uuid, row['reservation'])
-    if row['allocation_id'] is not None and (
-            row['maintenance'] or state in states.UPDATE_ALLOWED_STATES):
+    uuid, state = row.node_uuid, row.provision_state
+    if row.reservation:
+        return 'node %s, locked by %s' % (uuid, row.reservation)
+    if row.allocation_id is not None and (
+            row.maintenance or state in states.UPDATE_ALLOWED_STATES):
         LOG.info('Lease %(lease)s: releasing the allocation of node %(node)s',
                  {'lease': lease.uuid, 'node': uuid})
-        release.destroy(ctx, row['allocation_id'])
+        release.destroy(ctx, row.allocation_id)
         return 'node %s, its allocation released' % uuid
-    if row['maintenance']:
+    if row.maintenance:
         return 'node %s, in maintenance' % uuid
     if state_machine.is_allowed(state, 'delete'):
         LOG.info('Lease %(lease)s: undeploying node %(node)s (%(state)s) so '
                  'that it is cleaned', {'lease': lease.uuid,
                                         'node': uuid, 'state': state})
-        provisioning.do_provisioning_action(ctx, row['node_id'], 'undeploy',
+        provisioning.do_provisioning_action(ctx, row.node_id, 'undeploy',
                                             wait=False)
         return 'node %s, being undeployed and cleaned' % uuid
     if state == states.MANAGEABLE:
-        provisioning.do_provisioning_action(ctx, row['node_id'], 'provide',
+        provisioning.do_provisioning_action(ctx, row.node_id, 'provide',
                                             wait=False)
         return 'node %s, being cleaned' % uuid
     return 'node %s, in provision state "%s"' % (uuid, state)

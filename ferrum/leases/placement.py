@@ -21,12 +21,12 @@ at the next run: nothing is half done in one system and not the other.
 
 import logging
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import Any
 
 from ferrum.common import lease_statuses as statuses
 from ferrum.conductor import context as context_mod
 from ferrum.objects import allocation as allocation_obj
 from ferrum.objects import lease as lease_obj
+from ferrum.objects import lease_booking
 from ferrum.objects import lease_class
 from ferrum.objects import lease_node
 from ferrum.placement import client as client_mod
@@ -73,8 +73,8 @@ def link(ctx: context_mod.ConductorContext,
 
 
 def claim_start(ctx: context_mod.ConductorContext, lease: lease_obj.Lease,
-                rows: Sequence[Mapping[str, Any]]
-                ) -> list[Mapping[str, Any]]:
+                rows: Sequence[lease_booking.LeaseNodeRow]
+                ) -> list[lease_booking.LeaseNodeRow]:
     """Claim the lease's nodes (``rows``, all held in ferrum's database)
     for its consumer, in one request; the rows Placement refused.
 
@@ -98,11 +98,11 @@ def claim_start(ctx: context_mod.ConductorContext, lease: lease_obj.Lease,
     # A node the project's previous lease still has comes with its
     # hand-over (see hand_over), not now: that lease's consumer holds it.
     others = lease_node.held_by_others(ctx.db, lease.id, lease.project,
-                                       [row['node_id'] for row in rows])
-    nodes = {row['node_uuid']: mapping.resource_class_name(
-        row['resource_class']) for row in rows
-        if row['resource_class'] and row['node_id'] not in others
-        and not (mine and row['allocation_id'] is not None)}
+                                       [row.node_id for row in rows])
+    nodes = {row.node_uuid: mapping.resource_class_name(
+        row.resource_class) for row in rows
+        if row.resource_class and row.node_id not in others
+        and not (mine and row.allocation_id is not None)}
     if not nodes:
         return []
     try:
@@ -120,7 +120,7 @@ def claim_start(ctx: context_mod.ConductorContext, lease: lease_obj.Lease,
                     '%(nodes)s are held by other consumers or reserved '
                     'there', {'lease': lease.uuid,
                               'nodes': ', '.join(sorted(named))})
-        return [row for row in rows if row['node_uuid'] in named]
+        return [row for row in rows if row.node_uuid in named]
     except reservations.ConsumerTaken as exc:
         raise Collision(
             'The lease could not start: its uuid %s is already a consumer '
@@ -136,15 +136,15 @@ def claim_start(ctx: context_mod.ConductorContext, lease: lease_obj.Lease,
 
 def claim_rounds(ctx: context_mod.ConductorContext, lease: lease_obj.Lease,
                  rounds: int, substitute: bool,
-                 replace: Callable[[Mapping[str, Any]], bool]
-                 ) -> list[Mapping[str, Any]]:
+                 replace: Callable[[lease_booking.LeaseNodeRow], bool]
+                 ) -> list[lease_booking.LeaseNodeRow]:
     """The Placement claim of a start (one request a round); with
     ``substitute``, the busy nodes are let go and each ``replace``-d
     before the next round. The rows still busy.
 
     :raises PlacementUnavailable: as :func:`claim_start`.
     """
-    busy: list[Mapping[str, Any]] = []
+    busy: list[lease_booking.LeaseNodeRow] = []
     for _round in range(rounds):
         busy = claim_start(ctx, lease, lease.node_rows())
         if not busy or not substitute:
@@ -196,7 +196,7 @@ def release_start(ctx: context_mod.ConductorContext,
 
 
 def release_end(ctx: context_mod.ConductorContext, lease: lease_obj.Lease,
-                rows: Sequence[Mapping[str, Any]]) -> int:
+                rows: Sequence[lease_booking.LeaseNodeRow]) -> int:
     """Empty the lease's consumer and the consumers of the allocations on
     its nodes (ferrum's only), in one request; how many held anything.
 
@@ -205,8 +205,8 @@ def release_end(ctx: context_mod.ConductorContext, lease: lease_obj.Lease,
     placement = link(ctx, lease)
     if placement is None:
         return 0
-    held = [row['allocation_id'] for row in rows
-            if row['allocation_id'] is not None]
+    held = [row.allocation_id for row in rows
+            if row.allocation_id is not None]
     allocations = allocation_obj.uuids_by_id(ctx.db, held).values()
     return reservations.release_all(placement.client,
                                     ctx.conf.allocation.default_user,
@@ -214,7 +214,7 @@ def release_end(ctx: context_mod.ConductorContext, lease: lease_obj.Lease,
 
 
 def end_waits_for(ctx: context_mod.ConductorContext, lease: lease_obj.Lease,
-                  rows: Sequence[Mapping[str, Any]]) -> str | None:
+                  rows: Sequence[lease_booking.LeaseNodeRow]) -> str | None:
     """Release the lease's claims in Placement (its consumer's and its
     allocations', in one request); what the end waits for, if anything:
     nothing goes back before Placement let go of it."""
@@ -225,14 +225,14 @@ def end_waits_for(ctx: context_mod.ConductorContext, lease: lease_obj.Lease,
         # Their reservation units are reserved from now on (queued every
         # run: an unchanged provider costs no request, and a conductor
         # that died after the release still gets them pushed).
-        queue_push(ctx, lease, [row['node_uuid'] for row in rows])
+        queue_push(ctx, lease, [row.node_uuid for row in rows])
     except (Unavailable, Refused) as exc:
         return 'Placement, to release the lease\'s claims (%s)' % exc
     return None
 
 
 def hand_over(ctx: context_mod.ConductorContext,
-              rows: Sequence[Mapping[str, Any]]) -> None:
+              rows: Sequence[lease_booking.LeaseNodeRow]) -> None:
     """Claim for the project's next lease the nodes an ending lease just
     handed over to it (``rows``, the ending lease's; the others were
     given back): its start left them to the ending lease's consumer,
@@ -242,18 +242,17 @@ def hand_over(ctx: context_mod.ConductorContext,
         return
     with ctx.db.reader() as conn:
         holders = lease_node.placement_holders(
-            conn, [row['node_id'] for row in rows])
+            conn, [row.node_id for row in rows])
     wanted: dict[str, dict[str, str]] = {}
     for row in rows:
-        held = holders.get(row['node_id'])
-        if (held is not None and held[1] in lease_node.RUNNING
-                and row['resource_class']):
-            wanted.setdefault(held[0], {})[row['node_uuid']] = (
-                mapping.resource_class_name(row['resource_class']))
+        held = holders.get(row.node_id)
+        if held is not None and held.running and row.resource_class:
+            wanted.setdefault(held.lease_uuid, {})[row.node_uuid] = (
+                mapping.resource_class_name(row.resource_class))
     for lease_uuid, nodes in sorted(wanted.items()):
         try:
             reservations.add_nodes(ctx.placement.client, lease_uuid,
-                                   rows[0]['project'],
+                                   rows[0].project,
                                    ctx.conf.allocation.default_user, nodes)
         except (Unavailable, Refused, reservations.Busy,
                 reservations.ConsumerTaken) as exc:

@@ -16,7 +16,6 @@ Every step is idempotent, so a start cut short is run again.
 
 import logging
 from collections.abc import Mapping, Sequence
-from typing import Any
 
 from ferrum.common import exception
 from ferrum.common import plural
@@ -25,6 +24,7 @@ from ferrum.conductor import context as context_mod
 from ferrum.leases import placement
 from ferrum.leases import selection
 from ferrum.objects import lease as lease_obj
+from ferrum.objects import lease_booking
 from ferrum.objects import lease_node
 from ferrum.objects import node as node_obj
 
@@ -34,7 +34,7 @@ _SUBSTITUTES = 3
 
 
 def start(ctx: context_mod.ConductorContext, lease: lease_obj.Lease,
-          rows: Sequence[Mapping[str, Any]] | None = None) -> None:
+          rows: Sequence[lease_booking.LeaseNodeRow] | None = None) -> None:
     """Give the lease its nodes (see the module docstring); idempotent.
 
     A node that no longer matches the lease (in maintenance, retired,
@@ -49,11 +49,11 @@ def start(ctx: context_mod.ConductorContext, lease: lease_obj.Lease,
     with ctx.db.reader() as conn:
         misfits = selection.misfits(
             conn, selection.Ask.of(lease, ctx.clock(), False),
-            [row['node_id'] for row in rows])
-    unfit = [row for row in rows if row['node_id'] in misfits]
+            [row.node_id for row in rows])
+    unfit = [row for row in rows if row.node_id in misfits]
     # Rows go with their node: a node deleted behind the deletion's check
     # leaves the lease short, with nothing to name.
-    vacant: list[Mapping[str, Any]] = [
+    vacant = [
         lease_node.vacancy(lease)
         for _ in range(max(0, lease.count - len(rows)))]
     activated: list[bool] = []
@@ -62,14 +62,15 @@ def start(ctx: context_mod.ConductorContext, lease: lease_obj.Lease,
         activated.append(activate(ctx, lease, rows))
     placed = lease.placement_class
     whole = not (placed or unfit or vacant)
+    busy: Sequence[lease_booking.LeaseNodeRow | lease_booking.Vacancy]
     busy = lease_node.hold_nodes(
         ctx.db, lease.id,
-        [row for row in rows if row['node_id'] not in misfits],
+        [row for row in rows if row.node_id not in misfits],
         lease.project, then=then if whole else None)
     for row in unfit:
         # A start run before may have given it to the lessee.
         lease_node.unhold_node(ctx.db, row, lease.project)
-    busy += unfit + vacant
+    busy = [*busy, *unfit, *vacant]
     policy = ctx.conf.lease.busy_node_policy
     if busy and policy == 'substitute':
         busy = [row for row in busy if not _substitute(ctx, lease, row)]
@@ -99,7 +100,8 @@ def start(ctx: context_mod.ConductorContext, lease: lease_obj.Lease,
 
 
 def activate(ctx: context_mod.ConductorContext, lease: lease_obj.Lease,
-              rows: Sequence[Mapping[str, Any]] | None = None) -> bool:
+              rows: Sequence[lease_booking.LeaseNodeRow] | None = None
+              ) -> bool:
     """Make the lease active, if it holds every node it booked."""
     with ctx.db.writer():
         done = lease.transition('done', None, fence=True,
@@ -107,7 +109,7 @@ def activate(ctx: context_mod.ConductorContext, lease: lease_obj.Lease,
                                 last_error=None)
         if done and lease.placement_class:
             placement.queue_push(ctx, lease, [
-                row['node_uuid'] for row in rows or lease.node_rows()])
+                row.node_uuid for row in rows or lease.node_rows()])
     if not done:
         held = lease_node.held_count(ctx.db, lease.id)
         if held < lease.count:
@@ -124,7 +126,8 @@ def activate(ctx: context_mod.ConductorContext, lease: lease_obj.Lease,
 
 
 def _fail(ctx: context_mod.ConductorContext, lease: lease_obj.Lease,
-          busy: Sequence[Mapping[str, Any]], policy: str,
+          busy: Sequence[lease_booking.LeaseNodeRow | lease_booking.Vacancy],
+          policy: str,
           misfits: Mapping[int, Sequence[str]] | None = None,
           error: str | None = None) -> None:
     """Fail the start: ``error``, else ``busy`` nodes under ``policy``
@@ -154,16 +157,19 @@ def _fail(ctx: context_mod.ConductorContext, lease: lease_obj.Lease,
                                   last_error=error)
         if failed:
             placement.queue_push(ctx, lease,
-                                 [row['node_uuid'] for row in rows])
+                                 [row.node_uuid for row in rows])
     if failed:
         LOG.error('Lease %(lease)s: %(error)s',
                   {'lease': lease.uuid, 'error': error})
 
 
 def _substitute(ctx: context_mod.ConductorContext, lease: lease_obj.Lease,
-                row: Any) -> bool:
+                row: lease_booking.LeaseNodeRow | lease_booking.Vacancy
+                ) -> bool:
     now = ctx.clock()
-    tried = [r['node_id'] for r in lease.node_rows(holding_only=False)]
+    tried = [r.node_id for r in lease.node_rows(holding_only=False)]
+    busy = (row.node_uuid if isinstance(row, lease_booking.LeaseNodeRow)
+            else '(deleted)')
     for _pick in range(_SUBSTITUTES):
         with ctx.db.reader() as conn:
             found = selection.pick(conn, selection.Ask.of(lease, now, True),
@@ -176,7 +182,7 @@ def _substitute(ctx: context_mod.ConductorContext, lease: lease_obj.Lease,
                 LOG.warning('Lease %(lease)s: node %(busy)s was busy at '
                             'the start; node %(node)s replaces it',
                             {'lease': lease.uuid,
-                             'busy': row['node_uuid'] or '(deleted)',
+                             'busy': busy,
                              'node': node_uuid})
                 return True
         tried += [node_id for node_id, _uuid in found]
@@ -185,15 +191,16 @@ def _substitute(ctx: context_mod.ConductorContext, lease: lease_obj.Lease,
     return False
 
 
-def _why_busy(ctx: context_mod.ConductorContext, row: Mapping[str, Any],
+def _why_busy(ctx: context_mod.ConductorContext,
+              row: lease_booking.LeaseNodeRow | lease_booking.Vacancy,
               project: str, misfits: Mapping[int, Sequence[str]]) -> str:
     """Why the node of ``row`` cannot go to the lease, in words."""
-    if row['node_id'] is None:
+    if isinstance(row, lease_booking.Vacancy):
         return 'a node was deleted after the lease was booked'
     try:
-        node = node_obj.Node.get(ctx.db, row['node_id'])
+        node = node_obj.Node.get(ctx.db, row.node_id)
     except exception.NodeNotFound:
-        return 'node %s was deleted' % row['node_uuid']
+        return 'node %s was deleted' % row.node_uuid
     free = not (node.maintenance or node.reservation or node.instance_uuid
                 or node.allocation_id)
     unfit = misfits.get(node.id)

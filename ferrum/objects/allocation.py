@@ -18,20 +18,18 @@ allocation impossible whatever the Python code does.
 from __future__ import annotations
 
 import builtins
-import dataclasses
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 import sqlalchemy as sa
 from oslo_db import exception as db_exc
-from sqlalchemy.dialects import postgresql
 
 from ferrum.common import exception
-from ferrum.common import states
 from ferrum.db import api as db_api
 from ferrum.db import models
 from ferrum.objects import base
 from ferrum.objects import node as node_obj
+from ferrum.objects import placement_queue
 
 TABLE: sa.Table = models.Allocation.__table__  # type: ignore[assignment]
 TRAITS: sa.Table = models.AllocationTrait.__table__  # type: ignore[assignment]
@@ -41,6 +39,8 @@ ALLOCATING = 'allocating'
 ACTIVE = 'active'
 ERROR = 'error'
 STATES = frozenset({ALLOCATING, ACTIVE, ERROR})
+#: The states of an allocation in flight or holding a node.
+LIVE = frozenset({ALLOCATING, ACTIVE})
 
 #: Columns the list endpoint filters on with plain equality.
 EQUALITY_FILTERS = frozenset({'state', 'resource_class', 'node_id', 'owner',
@@ -66,58 +66,32 @@ _FAIL = sa.update(TABLE).where(
     TABLE.c.id == sa.bindparam('b_id'), TABLE.c.state == ALLOCATING,
     TABLE.c.conductor_affinity == sa.bindparam('b_conductor')).values(
         state=ERROR, node_id=None)
-_DELETE = sa.delete(TABLE).where(TABLE.c.id == sa.bindparam('b_id'))
-_LOCK = {column: sa.select(TABLE.c.id, TABLE.c.uuid, TABLE.c.node_id).where(
-    TABLE.c[column] == sa.bindparam('b_ident')).with_for_update()
-    for column in base.IDENT_COLUMNS}
-#: The allocation and its node, both rows locked for the transaction.
-_LOCK_WITH_NODE = {column: sa.select(
-    TABLE.c.id, TABLE.c.uuid, TABLE.c.node_id,
-    _NODES.c.uuid.label('node_uuid'), _NODES.c.reservation,
-    _NODES.c.allocation_id, _NODES.c.provision_state, _NODES.c.maintenance,
-    _NODES.c.instance_info).select_from(
-        TABLE.join(_NODES, _NODES.c.id == TABLE.c.node_id)).where(
-            TABLE.c[column] == sa.bindparam('b_ident')).with_for_update()
-    for column in base.IDENT_COLUMNS}
-_RELEASE_NODE = sa.update(_NODES).where(
-    _NODES.c.id == sa.bindparam('b_node')).values(
-        allocation_id=None, instance_uuid=None)
 _GET = {column: _SELECT.where(TABLE.c[column] == sa.bindparam('b_ident'))
         for column in base.IDENT_COLUMNS}
+#: The node columns a claim (and a release) writes.
+_TAKEN = ('allocation_id', 'instance_uuid', 'instance_info')
 #: The node's instance_info as stored (JSON text), to fence on it.
 RAW_INSTANCE_INFO = sa.type_coerce(_NODES.c.instance_info, sa.Text)
 
 
-def _release_in_one_statement(column: str) -> sa.Executable:
-    """PostgreSQL: free the node and delete the allocation in one statement.
+def take_node_statement(clauses: Sequence[sa.ColumnElement[bool]]
+                        ) -> sa.Update:
+    """The conditional UPDATE that gives a node to an allocation (see
+    :meth:`Allocation.claim`): a node nobody holds and that still passes
+    ``clauses`` (the candidate filters), by id.
 
-    The fast path of ``destroy_releasing_node``: it matches only when the
-    node points back at the allocation, no task holds the node's lock and
-    the node may lose its allocation (``states.UPDATE_ALLOWED_STATES`` or
-    maintenance, as ``release.check_releasable`` says). The node row's
-    lock, taken by the UPDATE, serialises it with claims and with other
-    deletes. Anything else falls back to the general path, which explains
-    its refusals.
+    Fenced on the instance_info the sample read (as text; '' for NULL), so
+    a change made meanwhile (an operator's PATCH) is never overwritten.
     """
-    info = sa.cast(RAW_INSTANCE_INFO, postgresql.JSONB).op('-')('traits')
-    released = sa.update(_NODES).where(
-        TABLE.c[column] == sa.bindparam('b_ident'),
-        _NODES.c.id == TABLE.c.node_id,
-        _NODES.c.allocation_id == TABLE.c.id,
-        _NODES.c.reservation.is_(None),
-        sa.or_(_NODES.c.maintenance, _NODES.c.provision_state.in_(
-            sorted(states.UPDATE_ALLOWED_STATES)))).values(
-        allocation_id=None, instance_uuid=None,
-        instance_info=sa.type_coerce(sa.cast(info, sa.Text), sa.Text),
-        updated_at=sa.bindparam('b_now')).returning(
-        TABLE.c.id, TABLE.c.uuid, _NODES.c.uuid.label('node_uuid')
-    ).cte('released')
-    return sa.delete(TABLE).where(TABLE.c.id == released.c.id).returning(
-        released.c.uuid, released.c.node_uuid)
-
-
-_RELEASE_IN_ONE = {column: _release_in_one_statement(column)
-                   for column in base.IDENT_COLUMNS}
+    return sa.update(_NODES).where(
+        _NODES.c.id == sa.bindparam('b_node'),
+        _NODES.c.reservation.is_(None), _NODES.c.allocation_id.is_(None),
+        sa.func.coalesce(RAW_INSTANCE_INFO, '') == sa.bindparam('b_raw_info'),
+        *clauses).values(
+            instance_uuid=sa.bindparam('instance_uuid'),
+            allocation_id=sa.bindparam('allocation_id'),
+            instance_info=sa.bindparam('instance_info'),
+            updated_at=sa.bindparam('updated_at'))
 
 
 class Allocation(base.Row):
@@ -322,7 +296,8 @@ class Allocation(base.Row):
               take_node: sa.Update, params: Mapping[str, Any]) -> bool:
         """Give this allocation node ``node_id``, in one transaction.
 
-        ``take_node`` is a conditional UPDATE of the node (built by
+        ``take_node`` is a conditional UPDATE of the node
+        (:func:`take_node_statement`, with the filters of
         :mod:`ferrum.allocation.candidates`): it sets the node's
         ``instance_uuid``, ``allocation_id`` and ``instance_info`` only if,
         at this instant, no task holds the node's lock and the node still
@@ -341,6 +316,7 @@ class Allocation(base.Row):
             with self._db.writer() as conn:
                 if conn.execute(take_node, params).rowcount != 1:
                     return False
+                placement_queue.nodes_changed(self._db, [node_id], _TAKEN)
                 if conn.execute(_ACTIVATE, {
                         'b_id': self.id, 'b_conductor': conductor_id,
                         'node_id': node_id, 'updated_at': now}
@@ -375,84 +351,6 @@ class Allocation(base.Row):
             node.instance_info = dict(node.instance_info, traits=wanted)
             node.save()
         return allocation
-
-    @staticmethod
-    def delete(db: db_api.Database, allocation_id: int) -> bool:
-        """Delete an allocation by id; False when it was already gone.
-
-        The caller has made its node (if any) let go of it.
-        """
-        with db.writer() as conn:
-            return bool(conn.execute(_DELETE, {'b_id': allocation_id}
-                                     ).rowcount)
-
-    @staticmethod
-    def destroy_releasing_node(
-            db: db_api.Database, ident: int | str,
-            check: Callable[[Mapping[str, Any]], None]) -> Released:
-        """Delete allocation ``ident`` and free its node, in one transaction.
-
-        The allocation and node rows are locked by one ``SELECT ... FOR
-        UPDATE`` (on SQLite the write transaction already excludes other
-        writers), then
-        ``check(node)`` may refuse by raising, then the node loses
-        ``allocation_id``, ``instance_uuid`` and the traits the allocation
-        put into ``instance_info``, and the allocation is deleted.
-
-        :returns: what was released; when ``locked_by`` is set, a task held
-            the node's lock and nothing was written (the caller may retry).
-        :raises AllocationNotFound: no such allocation.
-        """
-        column, value = base.ident_column(ident)
-        with db.writer() as conn:
-            if conn.dialect.name == 'postgresql':
-                # Two round trips instead of four: a third of the time of
-                # DELETE /v1/allocations on PostgreSQL went to them.
-                done = conn.execute(_RELEASE_IN_ONE[column], {
-                    'b_ident': value, 'b_now': base.utcnow()}).first()
-                if done is not None:
-                    return Released(done.uuid, done.node_uuid, None)
-            node = conn.execute(_LOCK_WITH_NODE[column], {'b_ident': value}
-                                ).mappings().first()
-            if node is None:  # no such allocation, or it holds no node
-                row = conn.execute(_LOCK[column], {'b_ident': value}).first()
-                if row is None:
-                    raise exception.AllocationNotFound(allocation=ident)
-                conn.execute(_DELETE, {'b_id': row.id})
-                return Released(row.uuid, None, None)
-            if node['allocation_id'] == node['id']:
-                if node['reservation'] is not None:
-                    return Released(node['uuid'], node['node_uuid'],
-                                    node['reservation'])
-                check(dict(node, uuid=node['node_uuid']))
-                conn.execute(_RELEASE_NODE, dict(
-                    released_node_values(node['instance_info'] or {}),
-                    b_node=node['node_id']))
-            conn.execute(_DELETE, {'b_id': node['id']})
-        return Released(node['uuid'], node['node_uuid'], None)
-
-
-@dataclasses.dataclass(frozen=True)
-class Released:
-    """The outcome of :meth:`Allocation.destroy_releasing_node`."""
-
-    allocation_uuid: str
-    node_uuid: str | None
-    #: The host holding the node's lock; nothing was deleted then.
-    locked_by: str | None
-
-
-def released_node_values(instance_info: Mapping[str, Any]
-                         ) -> dict[str, Any]:
-    """What a node's columns become when its allocation goes away.
-
-    The traits the allocation put into instance_info go too, so they do
-    not steer the node's next deployment.
-    """
-    info = {key: value for key, value in instance_info.items()
-            if key != 'traits'}
-    return {'instance_info': info, 'updated_at': base.utcnow()}
-
 
 def uuids_by_id(db: db_api.Database, ids: Iterable[int]) -> dict[int, str]:
     """allocation id -> UUID, for the given ids, in one query."""

@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: Apache-2.0
-"""Leases and their nodes, and their SQL.
+"""Leases, and their SQL.
 
 A lease row says what was asked (project, resource class, traits, count or
 candidate nodes, window) and where it stands (``status``, see
@@ -17,11 +17,13 @@ the database's doing, not Python's:
   ``BEGIN IMMEDIATE`` transaction (:meth:`ferrum.db.api.Database.writer`),
   so no other writer runs between them.
 
-The engine's writes to the nodes themselves are in
-:mod:`ferrum.objects.lease_node`. Status changes are conditional UPDATEs
-on the status (and, for the engine's transitions, on
-``conductor_affinity``): of several conductors
-trying one transition, one wins.
+The ``lease_nodes`` rows are read in :mod:`ferrum.objects.lease_booking`;
+the engine's writes to the nodes themselves are in
+:mod:`ferrum.objects.lease_node` (the start) and
+:mod:`ferrum.objects.lease_end` (the end). Status changes are
+conditional UPDATEs on the status (and, for the engine's transitions, on
+``conductor_affinity``): of several conductors trying one transition,
+one wins.
 """
 
 from __future__ import annotations
@@ -40,13 +42,12 @@ from ferrum.common import plural
 from ferrum.db import api as db_api
 from ferrum.db import models
 from ferrum.objects import base
+from ferrum.objects import lease_booking
 from ferrum.objects import lease_class
-from ferrum.objects import node as node_obj
 
 TABLE: sa.Table = models.Lease.__table__  # type: ignore[assignment]
-NODES: sa.Table = models.LeaseNode.__table__  # type: ignore[assignment]
+NODES = lease_booking.NODES
 FIELDS: tuple[str, ...] = tuple(c.name for c in TABLE.columns)
-_NODE = node_obj.TABLE
 _INSERTED = tuple(name for name in FIELDS if name != 'id')
 #: Picking nodes again after losing them to a concurrent creator: each
 #: loss means another lease took nodes, so this bounds only contention.
@@ -54,63 +55,12 @@ _CREATE_ATTEMPTS = 10
 _INSERT = sa.insert(TABLE).values(
     {name: sa.bindparam(name) for name in _INSERTED}).returning(*TABLE.c)
 _INSERT_NODE = sa.insert(NODES)
-#: What the engine decides on about each node of a lease, read apart from
-#: the lease's rows: as a join, PostgreSQL hashed every node (15 ms at
-#: 10,000 nodes) until autovacuum had analyzed the tables.
-_NODE_STATE = sa.select(
-    _NODE.c.id, _NODE.c.uuid.label('node_uuid'), _NODE.c.lessee,
-    _NODE.c.reservation, _NODE.c.allocation_id, _NODE.c.instance_uuid,
-    _NODE.c.maintenance, _NODE.c.provision_state,
-    _NODE.c.resource_class).where(
-        _NODE.c.id.in_(sa.bindparam('b_ids', expanding=True)))
-
 #: Work done in a claim's transaction, on the ids of the leases it moved.
 ClaimHook = Callable[[sa.Connection, Sequence[int]], None]
 #: Pick nodes for a new lease inside its creating transaction: returns
 #: (id, uuid) of each node, or raises LeaseConflict saying why there are
 #: not enough.
 Picker = Callable[[sa.Connection, 'Lease'], Sequence[tuple[int, str]]]
-
-
-def block_end(end_at: datetime.datetime, margin_s: int) -> datetime.datetime:
-    return end_at + datetime.timedelta(seconds=margin_s)
-
-
-def overlapping(conn: sa.Connection, node_ids: Collection[int] | None,
-                start: datetime.datetime, end: datetime.datetime,
-                exclude_lease: int | None = None) -> set[int]:
-    """Nodes (of ``node_ids``, or any) held by a lease over [start, end)."""
-    query = sa.select(NODES.c.node_id).where(
-        NODES.c.holding, NODES.c.start_at < end, NODES.c.block_end > start)
-    if node_ids is not None:
-        query = query.where(NODES.c.node_id.in_(
-            base.bucketed(sorted(node_ids))))
-    if exclude_lease is not None:
-        query = query.where(NODES.c.lease_id != exclude_lease)
-    return set(conn.execute(query).scalars())
-
-
-def held_clause(start: Any, end: Any) -> sa.ColumnElement[bool]:
-    """Nodes a lease holds over [start, end): for node filters."""
-    return sa.select(NODES.c.id).where(
-        NODES.c.node_id == _NODE.c.id, NODES.c.holding,
-        NODES.c.start_at < end, NODES.c.block_end > start
-    ).offset(0).exists()
-
-
-def is_overlap_error(exc: Exception) -> bool:
-    """Whether ``exc`` is PostgreSQL's exclusion constraint refusing.
-
-    Two transactions inserting rows for the same nodes may also wait on
-    each other's rows while checking the constraint: PostgreSQL then
-    aborts one as a deadlock, which is the same race, lost.
-    """
-    if isinstance(exc, db_exc.DBDeadlock):
-        return True
-    original = getattr(exc, 'inner_exception', None) or exc
-    original = getattr(original, 'orig', None) or original
-    return (getattr(original, 'pgcode', None) == '23P01'
-            or 'lease_nodes_no_overlap' in str(original))
 
 
 class Lease(base.Row):
@@ -155,7 +105,7 @@ class Lease(base.Row):
 
     @property
     def block_end(self) -> datetime.datetime:
-        return block_end(self.end_at, self.cleaning_margin)
+        return lease_booking.block_end(self.end_at, self.cleaning_margin)
 
     # ---- reading ----------------------------------------------------------
 
@@ -176,8 +126,9 @@ class Lease(base.Row):
                 raise exception.InvalidParameterValue(
                     reason='Several leases are called "%s"; name the lease '
                            'by its UUID.' % str(ident)[:255])
-            return cls(db, rows[0], _node_uuids(conn, [rows[0]['id']])[
-                rows[0]['id']])
+            lease_id = rows[0]['id']
+            return cls(db, rows[0], lease_booking.node_uuids(
+                conn, [lease_id])[lease_id])
 
     @classmethod
     def list(cls, db: db_api.Database,
@@ -210,7 +161,7 @@ class Lease(base.Row):
         query = base.paginate(query, TABLE, limit, sort_key, sort_dir, marker)
         with db.reader() as conn:
             rows = conn.execute(query).mappings().all()
-            nodes = _node_uuids(conn, [row['id'] for row in rows])
+            nodes = lease_booking.node_uuids(conn, [row['id'] for row in rows])
         return [cls(db, row, nodes[row['id']]) for row in rows]
 
     @classmethod
@@ -228,9 +179,11 @@ class Lease(base.Row):
                     TABLE.c.start_at, TABLE.c.id).limit(limit)).mappings()]
 
     def node_rows(self, holding_only: bool = True
-                  ) -> builtins.list[Mapping[str, Any]]:
-        """The lease's ``lease_nodes`` rows, as :func:`node_rows_of`."""
-        return node_rows_of(self._db, [self.id], holding_only)[self.id]
+                  ) -> builtins.list[lease_booking.LeaseNodeRow]:
+        """The lease's ``lease_nodes`` rows, as
+        :func:`ferrum.objects.lease_booking.node_rows_of`."""
+        return lease_booking.node_rows_of(self._db, [self.id],
+                                          holding_only)[self.id]
 
     # ---- writing ----------------------------------------------------------
 
@@ -276,7 +229,7 @@ class Lease(base.Row):
                 # A node picked was deleted meanwhile (the deletion locks
                 # the node's row, see lease_node.booked_by): its row's
                 # foreign key fails, and the pick finds others.
-                if not (is_overlap_error(exc)
+                if not (lease_booking.is_overlap_error(exc)
                         or isinstance(exc, db_exc.DBReferenceError)):
                     raise
         raise exception.LeaseConflict(reason=(
@@ -292,15 +245,16 @@ class Lease(base.Row):
         :raises LeaseConflict: another lease holds one of the nodes in the
             added time, or the lease changed status meanwhile.
         """
-        new_block = block_end(end_at, self.cleaning_margin)
+        new_block = lease_booking.block_end(end_at, self.cleaning_margin)
         try:
             with self._db.writer() as conn:
                 if new_block > self.block_end:
                     node_ids = set(conn.execute(sa.select(
                         NODES.c.node_id).where(NODES.c.lease_id == self.id,
                                                NODES.c.holding)).scalars())
-                    taken = overlapping(conn, node_ids, self.block_end,
-                                        new_block, exclude_lease=self.id)
+                    taken = lease_booking.overlapping(
+                        conn, node_ids, self.block_end, new_block,
+                        exclude_lease=self.id)
                     if taken:
                         raise exception.LeaseConflict(reason=(
                             'The lease cannot end at %s: %s booked by '
@@ -324,7 +278,7 @@ class Lease(base.Row):
                     NODES.c.lease_id == self.id).values(
                         end_at=end_at, block_end=new_block))
         except db_exc.DBError as exc:
-            if not is_overlap_error(exc):
+            if not lease_booking.is_overlap_error(exc):
                 raise
             raise exception.LeaseConflict(reason=(
                 'The lease cannot end at %s: its nodes are booked by other '
@@ -371,7 +325,7 @@ class Lease(base.Row):
                     updated_at=base.utcnow(), **changes)).rowcount:
                 return False
             if target in statuses.FINAL:
-                _let_go(conn, [self.id])
+                lease_booking.let_go(conn, [self.id])
         self._mark_saved(changes)
         return True
 
@@ -426,7 +380,7 @@ class Lease(base.Row):
                         last_error=None, updated_at=base.utcnow()
                 ).returning(TABLE.c.id)).scalars())
                 if done and target in statuses.FINAL:
-                    _let_go(conn, done)
+                    lease_booking.let_go(conn, done)
                 moved |= done
         return moved
 
@@ -467,72 +421,3 @@ class Lease(base.Row):
         if won:
             self._mark_saved({'before_end_fired_at': now})
         return won
-
-
-#: A scalar subquery, not a join: one primary-key probe per row. As a join,
-#: PostgreSQL hashed all nodes (15 ms at 10,000) while the tables were not
-#: yet analyzed.
-_NODE_UUIDS = sa.select(NODES.c.lease_id, sa.select(_NODE.c.uuid).where(
-    _NODE.c.id == NODES.c.node_id).scalar_subquery()).where(
-        NODES.c.lease_id.in_(sa.bindparam('b_ids', expanding=True))
-    ).order_by(NODES.c.id)
-
-
-def _node_uuids(conn: sa.Connection, lease_ids: Sequence[int]
-                ) -> dict[int, list[str]]:
-    result: dict[int, list[str]] = {lease_id: [] for lease_id in lease_ids}
-    if not lease_ids:
-        return result
-    rows = conn.execute(_NODE_UUIDS, {
-        'b_ids': base.bucketed(sorted(lease_ids))})
-    for lease_id, uuid in rows:
-        result[lease_id].append(uuid)
-    return result
-
-
-def _let_go(conn: sa.Connection, lease_ids: Collection[int]) -> None:
-    """Leases in a final status stop holding their nodes' windows."""
-    conn.execute(sa.update(NODES).where(NODES.c.lease_id.in_(
-        base.bucketed(sorted(lease_ids)))).values(holding=False))
-
-
-def node_rows_of(db: db_api.Database, lease_ids: Collection[int],
-                 holding_only: bool = True
-                 ) -> dict[int, builtins.list[Mapping[str, Any]]]:
-    """The ``lease_nodes`` rows of each lease, each row with its node's
-    ``node_uuid``, ``lessee``, ``reservation``, ``allocation_id``,
-    ``instance_uuid``, ``maintenance`` and ``provision_state``: two
-    queries, however many leases."""
-    result: dict[int, builtins.list[Mapping[str, Any]]] = {
-        lease_id: [] for lease_id in lease_ids}
-    if not lease_ids:
-        return result
-    query = sa.select(NODES).where(NODES.c.lease_id.in_(
-        base.bucketed(sorted(lease_ids))))
-    if holding_only:
-        query = query.where(NODES.c.holding)
-    with db.reader() as conn:
-        rows = conn.execute(query.order_by(NODES.c.id)).mappings().all()
-        if not rows:
-            return result
-        nodes = {node['id']: node for node in conn.execute(
-            _NODE_STATE, {'b_ids': base.bucketed(sorted(
-                {row['node_id'] for row in rows}))}).mappings()}
-    for row in rows:
-        result[row['lease_id']].append(dict(row, **{
-            key: value for key, value in nodes[row['node_id']].items()
-            if key != 'id'}))
-    return result
-
-
-def calendar(db: db_api.Database, node_id: int, start: datetime.datetime,
-             end: datetime.datetime) -> builtins.list[sa.RowMapping]:
-    """The windows leases hold ``node_id`` in over [start, end)."""
-    with db.reader() as conn:
-        return list(conn.execute(sa.select(
-            TABLE.c.uuid, TABLE.c.name, TABLE.c.project, TABLE.c.status,
-            NODES.c.start_at, NODES.c.end_at, NODES.c.block_end).select_from(
-                NODES.join(TABLE, TABLE.c.id == NODES.c.lease_id)).where(
-                NODES.c.node_id == node_id, NODES.c.holding,
-                NODES.c.start_at < end, NODES.c.block_end > start)
-            .order_by(NODES.c.start_at)).mappings())

@@ -25,6 +25,7 @@ from ferrum.common import states
 from ferrum.db import api as db_api
 from ferrum.db import models
 from ferrum.objects import base
+from ferrum.objects import placement_queue
 
 TABLE: sa.Table = models.Node.__table__  # type: ignore[assignment]
 FIELDS: tuple[str, ...] = tuple(c.name for c in TABLE.columns)
@@ -55,8 +56,8 @@ _DELETE = sa.delete(TABLE).where(TABLE.c.id == sa.bindparam('b_id'))
 # allocation's key is ON DELETE SET NULL (an allocation may outlive a
 # failed claim), so a node's allocations are deleted explicitly.
 _ALLOCATIONS: sa.Table = models.Allocation.__table__  # type: ignore[assignment]
-_DELETE_ALLOCATIONS = sa.delete(_ALLOCATIONS).where(
-    _ALLOCATIONS.c.node_id == sa.bindparam('b_id'))
+_ALLOCATIONS_OF = _ALLOCATIONS.c.node_id == sa.bindparam('b_id')
+_DELETE_ALLOCATIONS = sa.delete(_ALLOCATIONS).where(_ALLOCATIONS_OF)
 _GET = {column: sa.select(TABLE).where(
     TABLE.c[column] == sa.bindparam('b_ident'))
     for column in base.IDENT_COLUMNS}
@@ -147,7 +148,7 @@ class Node(base.Row):
         """Nodes matching ``filters`` (column equality; see EQUALITY_FILTERS).
 
         Extra filter keys: ``provision_state_in`` (a collection),
-        ``uuid_in``, ``associated`` (bool), ``reserved`` (bool),
+        ``uuid_in``, ``id_in``, ``associated`` (bool), ``reserved`` (bool),
         ``description_contains`` (a substring). ``marker`` is the last node
         of the previous page.
         """
@@ -187,6 +188,7 @@ class Node(base.Row):
         try:
             with db.writer() as conn:
                 created = conn.execute(_INSERT, row).mappings().one()
+                placement_queue.uuids_changed(db, [created['uuid']])
         except db_exc.DBDuplicateEntry as exc:
             field = (exc.columns or ['uuid'])[0]
             raise exception.NodeAlreadyExists(
@@ -210,6 +212,9 @@ class Node(base.Row):
         try:
             with self._db.writer() as conn:
                 result = conn.execute(_UPDATE, dict(changes, b_id=self.id))
+                if result.rowcount == 1:
+                    placement_queue.nodes_changed(self._db, [self.id],
+                                                  changes)
         except db_exc.DBDuplicateEntry as exc:
             field = (exc.columns or ['name'])[0]
             raise exception.NodeAlreadyExists(
@@ -233,11 +238,14 @@ class Node(base.Row):
         :returns: how many allocations were deleted with it.
         """
         with self._db.writer() as conn:
+            placement_queue.allocations_deleting(
+                self._db, _ALLOCATIONS_OF, {'b_id': self.id})
             allocations = conn.execute(_DELETE_ALLOCATIONS,
                                        {'b_id': self.id}).rowcount
             result = conn.execute(_DELETE, {'b_id': self.id})
             if result.rowcount != 1:
                 raise exception.NodeNotFound(node=self.uuid)
+            placement_queue.uuids_changed(self._db, [self.uuid])
         return int(allocations)
 
     # ---- locking ------------------------------------------------------------
@@ -280,8 +288,10 @@ class Node(base.Row):
             # Callback timeouts count from here: the state's start.
             values['provision_updated_at'] = base.utcnow()
         with db.writer() as conn:
-            result = conn.execute(_UPDATE_IF_HELD, values)
-        return result.rowcount == 1
+            held = conn.execute(_UPDATE_IF_HELD, values).rowcount == 1
+            if held:
+                placement_queue.nodes_changed(db, [node_id], values)
+        return held
 
     @staticmethod
     def write_if_held(db: db_api.Database, host: str, node_id: int,
@@ -296,7 +306,10 @@ class Node(base.Row):
             return True
         values = dict(changes, b_id=node_id, b_host=host)
         with db.writer() as conn:
-            return conn.execute(_UPDATE_IF_HELD, values).rowcount == 1
+            held = conn.execute(_UPDATE_IF_HELD, values).rowcount == 1
+            if held:
+                placement_queue.nodes_changed(db, [node_id], changes)
+        return held
 
 
 def uuids_of(db: db_api.Database, idents: Iterable[str]) -> dict[str, str]:
@@ -339,6 +352,8 @@ def _filtered(query: sa.Select[Any],
             query = query.where(TABLE.c.provision_state.in_(list(value)))
         elif key == 'uuid_in':
             query = query.where(TABLE.c.uuid.in_(list(value)))
+        elif key == 'id_in':
+            query = query.where(TABLE.c.id.in_(list(value)))
         elif key == 'associated':
             column = TABLE.c.instance_uuid
             query = query.where(column.isnot(None) if value

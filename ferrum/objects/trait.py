@@ -20,6 +20,7 @@ from ferrum.common import exception
 from ferrum.db import api as db_api
 from ferrum.db import models
 from ferrum.objects import base
+from ferrum.objects import placement_queue
 
 TABLE: sa.Table = models.NodeTrait.__table__  # type: ignore[assignment]
 _NODES: sa.Table = models.Node.__table__  # type: ignore[assignment]
@@ -59,11 +60,14 @@ def set_for_node(db: db_api.Database, node_id: int,
     now = base.utcnow()
     with db.writer() as conn:
         _lock_node(conn, node_id)
-        conn.execute(sa.delete(TABLE).where(TABLE.c.node_id == node_id))
+        dropped = conn.execute(sa.delete(TABLE).where(
+            TABLE.c.node_id == node_id)).rowcount
         if wanted:
             conn.execute(sa.insert(TABLE), [
                 {'node_id': node_id, 'trait': t, 'created_at': now}
                 for t in wanted])
+        if dropped or wanted:
+            placement_queue.nodes_changed(db, [node_id])
     return wanted
 
 
@@ -86,6 +90,7 @@ def add(db: db_api.Database, node_id: int, trait: str,
             check_count(len(current) + 1)
         conn.execute(sa.insert(TABLE).values(
             node_id=node_id, trait=trait, created_at=base.utcnow()))
+        placement_queue.nodes_changed(db, [node_id])
     return True
 
 
@@ -95,8 +100,11 @@ def remove(db: db_api.Database, node_id: int, trait: str) -> bool:
     One DELETE, atomic on its own: it needs no lock.
     """
     with db.writer() as conn:
-        return conn.execute(sa.delete(TABLE).where(
+        removed = conn.execute(sa.delete(TABLE).where(
             TABLE.c.node_id == node_id, TABLE.c.trait == trait)).rowcount == 1
+        if removed:
+            placement_queue.nodes_changed(db, [node_id])
+    return removed
 
 
 def get_for_nodes(db: db_api.Database, node_ids: Iterable[int]

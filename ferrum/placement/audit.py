@@ -20,16 +20,12 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any, NamedTuple
 
-import sqlalchemy as sa
-
 from ferrum.db import api as db_api
-from ferrum.db import models
+from ferrum.objects import node as node_obj
 from ferrum.placement import client as client_mod
 from ferrum.placement import mapping
 from ferrum.placement import records
 from ferrum.placement import sync
-
-_NODES: sa.Table = models.Node.__table__  # type: ignore[assignment]
 
 
 class Drift(NamedTuple):
@@ -41,9 +37,7 @@ class Drift(NamedTuple):
 
 
 def _confirmed_gone(db: db_api.Database, uuid: str) -> bool:
-    with db.reader() as conn:
-        return conn.execute(sa.select(_NODES.c.id).where(
-            _NODES.c.uuid == uuid)).first() is None
+    return not node_obj.Node.list_columns(db, ['id'], {'uuid_in': [uuid]})
 
 
 def _providers(client: client_mod.PlacementClient,

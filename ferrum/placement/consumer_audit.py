@@ -29,13 +29,15 @@ from __future__ import annotations
 import logging
 from typing import NamedTuple
 
-import sqlalchemy as sa
 from oslo_config import cfg
 
 from ferrum.common import lease_statuses
+from ferrum.common import states
 from ferrum.db import api as db_api
-from ferrum.db import models
+from ferrum.objects import allocation_consumers
+from ferrum.objects import lease_class
 from ferrum.objects import lease_node
+from ferrum.objects import node as node_obj
 from ferrum.placement import client as client_mod
 from ferrum.placement import consumers
 from ferrum.placement import mapping
@@ -43,10 +45,6 @@ from ferrum.placement import reservations
 from ferrum.placement import sync
 
 LOG = logging.getLogger(__name__)
-
-_NODES: sa.Table = models.Node.__table__  # type: ignore[assignment]
-_ALLOCATIONS: sa.Table = models.Allocation.__table__  # type: ignore[assignment]
-_LEASES: sa.Table = models.Lease.__table__  # type: ignore[assignment]
 
 MISSING = 'consumer-missing'
 ORPHAN = 'consumer-orphan'
@@ -67,12 +65,13 @@ class _Held(NamedTuple):
     resource_class: str | None
 
 
-def _ending(conn: sa.Connection) -> set[int]:
+def _ending(db: db_api.Database) -> set[int]:
     """The nodes of leases ``ending`` in Placement: the end released their
     allocations' consumers with the lease's, before the allocations go."""
-    return {node_id for node_id, (_lease, status)
-            in lease_node.placement_holders(conn, None).items()
-            if status == lease_statuses.ENDING}
+    with db.reader() as conn:
+        holders = lease_node.placement_holders(conn, None)
+    return {node_id for node_id, holder in holders.items()
+            if holder.status == lease_statuses.ENDING}
 
 
 def _state(db: db_api.Database) -> tuple[list[str], dict[str, _Held],
@@ -84,21 +83,15 @@ def _state(db: db_api.Database) -> tuple[list[str], dict[str, _Held],
     An allocation on a node of a lease ending (:func:`_ending`) is not
     held.
     """
-    with db.reader() as conn:
-        nodes = list(conn.execute(sa.select(_NODES.c.uuid)).scalars())
-        ending = _ending(conn)
+    with db.reader():  # one snapshot for every read below
+        nodes = [row.uuid for row in node_obj.Node.list_columns(
+            db, ['uuid'])]
+        ending = _ending(db)
         held = {row.node_uuid: _Held(row.uuid, row.owner, row.resource_class)
-                for row in conn.execute(sa.select(
-                    _ALLOCATIONS.c.uuid, _ALLOCATIONS.c.owner,
-                    _NODES.c.id, _NODES.c.uuid.label('node_uuid'),
-                    _NODES.c.resource_class).select_from(_ALLOCATIONS.join(
-                        _NODES, _NODES.c.id == _ALLOCATIONS.c.node_id)).where(
-                        _ALLOCATIONS.c.state == 'active'))
-                if row.id not in ending}
-        live = set(conn.execute(sa.select(_ALLOCATIONS.c.uuid).where(
-            _ALLOCATIONS.c.state.in_(('allocating', 'active')))).scalars())
-        live.update(conn.execute(sa.select(_LEASES.c.uuid).where(
-            _LEASES.c.placement_class.is_(True))).scalars())
+                for row in allocation_consumers.active_on_nodes(db)
+                if row.node_id not in ending}
+        live = allocation_consumers.live_uuids(db, None)
+        live.update(lease_class.classed_uuids(db))
     return nodes, held, live
 
 
@@ -169,7 +162,7 @@ def _claim(conf: cfg.ConfigOpts, pusher: sync.Pusher, item: ConsumerDrift,
     (:func:`reservations.take`), as the allocation took it."""
     refusal: list[str] = []
     holder = lease_node.placement_holder_of(pusher.db, item.node_uuid)
-    lease = holder[0] if holder and holder[1] in lease_node.RUNNING else None
+    lease = holder.lease_uuid if holder and holder.running else None
 
     def claim_once() -> bool:
         try:
@@ -208,16 +201,10 @@ def claim_missing_unreserved(conf: cfg.ConfigOpts, db: db_api.Database,
 
     :raises PlacementUnavailable: Placement is away.
     """
-    with db.reader() as conn:
-        ending = _ending(conn)
-        rows = [row for row in conn.execute(sa.select(
-            _ALLOCATIONS.c.uuid, _ALLOCATIONS.c.owner, _NODES.c.id,
-            _NODES.c.uuid.label('node_uuid'),
-            _NODES.c.resource_class).select_from(_ALLOCATIONS.join(
-                _NODES, _NODES.c.id == _ALLOCATIONS.c.node_id)).where(
-                _ALLOCATIONS.c.state == 'active',
-                _NODES.c.provision_state == 'available'))
-            if row.id not in ending]
+    with db.reader():  # one snapshot for both reads
+        ending = _ending(db)
+        rows = [row for row in allocation_consumers.active_on_nodes(
+            db, states.AVAILABLE) if row.node_id not in ending]
     claimed = 0
     for row in rows:
         holders = client.consumers_of(row.node_uuid)
@@ -238,11 +225,8 @@ def claim_missing_unreserved(conf: cfg.ConfigOpts, db: db_api.Database,
                         {'node': row.node_uuid, 'alloc': row.uuid,
                          'error': exc})
             continue
-        with db.reader() as conn:
-            still = conn.execute(sa.select(_ALLOCATIONS.c.id).where(
-                _ALLOCATIONS.c.uuid == row.uuid,
-                _ALLOCATIONS.c.state == 'active')).first()
-        if still is None:  # deleted meanwhile: its release may be done
+        if not allocation_consumers.is_active(db, row.uuid):
+            # Deleted meanwhile: its release may be done.
             consumers.release(conf, client, row.uuid)
             continue
         LOG.warning('Node %(node)s: created the missing Placement consumer '

@@ -6,11 +6,10 @@ in Placement whose uuid is the allocation's. When an allocation goes, its
 consumer must go too, whichever way it went: an explicit delete, a
 tear-down, an ``instance_uuid`` PATCH, the node's deletion, a lease's end.
 
-Recording. :func:`install` hooks the engine (``before_execute``) like the
-node outbox (:mod:`ferrum.placement.outbox`), for the same reason: every
-DELETE of ``allocations`` first inserts one ``placement_releases`` row per
-allocation it deletes, on the same connection and so in the same
-transaction; a deletion path that forgot a call cannot leak a consumer.
+Recording. The objects layer queues a ``placement_releases`` row per
+allocation in the transaction of every deletion of allocations
+(:mod:`ferrum.objects.placement_queue`, which says why that covers every
+deletion); :func:`install` turns that on for this process's database.
 Code that fails an allocation whose claim may have reached Placement
 (the answer was lost in an outage) calls :func:`record` in its own
 transaction.
@@ -36,9 +35,9 @@ import sqlalchemy as sa
 from oslo_config import cfg
 
 from ferrum.db import api as db_api
-from ferrum.db import models
-from ferrum.objects import base
+from ferrum.objects import lease_class
 from ferrum.objects import lease_node
+from ferrum.objects import placement_queue
 from ferrum.placement import client as client_mod
 from ferrum.placement import mapping
 from ferrum.placement import outbox
@@ -47,86 +46,27 @@ from ferrum.placement import sync
 
 LOG = logging.getLogger(__name__)
 
-TABLE: sa.Table = models.PlacementRelease.__table__  # type: ignore[assignment]
-ALLOCATIONS: sa.Table = models.Allocation.__table__  # type: ignore[assignment]
-_NODES: sa.Table = models.Node.__table__  # type: ignore[assignment]
-_LEASES: sa.Table = models.Lease.__table__  # type: ignore[assignment]
-#: The recording INSERT of each DELETE statement (by identity).
-_CACHE: dict[int, tuple[sa.Executable, sa.Insert]] = {}
-_CACHE_SIZE = 256
-_NOW = 'ferrum_release_now'
+TABLE = placement_queue.RELEASES
 #: Seconds the sync worker leaves a queued release to the path that
 #: queued it (which releases at once after its commit), so that the two
 #: do not send the same release.
 GRACE = 2.0
-#: Allocation states whose consumer is legitimately held.
-LIVE = ('allocating', 'active')
 
 
 # ---- recording --------------------------------------------------------------
 
 def install(db: db_api.Database) -> None:
-    """Record deleted allocations' consumers from now on (idempotent)."""
-    db.hook_statements(_before_execute)
+    """Queue deleted allocations' consumers from now on (idempotent)."""
+    db.queues_releases = True
 
 
 def uninstall(db: db_api.Database) -> None:
-    db.hook_statements(_before_execute, on=False)
-
-
-def _where(statement: sa.Delete) -> Any:
-    """The condition naming the allocations ``statement`` deletes.
-
-    PostgreSQL's one-statement release deletes the rows an UPDATE in a
-    CTE returned; that UPDATE's own condition (over allocations and nodes)
-    names them before the statement runs.
-    """
-    where = statement.whereclause
-    for element in sa.sql.visitors.iterate(where):
-        table = getattr(element, 'table', None)
-        if isinstance(table, sa.CTE):
-            return getattr(table.element, 'whereclause', None)
-    return where
-
-
-def _recorder(statement: sa.Delete) -> sa.Insert:
-    cached = _CACHE.get(id(statement))
-    if cached is not None and cached[0] is statement:
-        return cached[1]
-    select = sa.select(
-        ALLOCATIONS.c.uuid, _NODES.c.uuid,
-        sa.bindparam(_NOW, type_=sa.DateTime)).select_from(
-            ALLOCATIONS.outerjoin(_NODES,
-                                   _NODES.c.id == ALLOCATIONS.c.node_id))
-    where = _where(statement)
-    if where is not None:
-        select = select.where(where)
-    insert = sa.insert(TABLE).from_select(
-        ['consumer_uuid', 'node_uuid', 'created_at'], select)
-    if len(_CACHE) >= _CACHE_SIZE:
-        _CACHE.clear()
-    _CACHE[id(statement)] = (statement, insert)
-    return insert
-
-
-def _before_execute(conn: sa.Connection, clause: Any, multiparams: Any,
-                    params: Any, _options: Any) -> None:
-    if not isinstance(clause, sa.Delete) or clause.table is not ALLOCATIONS:
-        return
-    insert = _recorder(clause)
-    now = base.utcnow()
-    for values in multiparams or [params or {}]:
-        conn.execute(insert, dict(values, **{_NOW: now}))
+    db.queues_releases = False
 
 
 def record(db: db_api.Database, consumer_uuids: Iterable[str]) -> None:
     """Queue these consumers' release (joins the caller's transaction)."""
-    now = base.utcnow()
-    rows = [{'consumer_uuid': u, 'node_uuid': None, 'created_at': now}
-            for u in consumer_uuids]
-    if rows:
-        with db.writer() as conn:
-            conn.execute(sa.insert(TABLE), rows)
+    placement_queue.release(db, [(uuid, None) for uuid in consumer_uuids])
 
 
 # ---- claiming ---------------------------------------------------------------
@@ -206,10 +146,11 @@ def release(conf: cfg.ConfigOpts, client: client_mod.PlacementClient,
         lease = _live_lease(db, current) if current.get(
             'user_id') == user else None
         if lease is not None:
+            lease_uuid, project = lease
             try:
-                reservations.give_back(client, consumer, current, lease[0],
-                                       lease[1], user)
-                _late_give_back(db, client, lease[0], user)
+                reservations.give_back(client, consumer, current, lease_uuid,
+                                       project, user)
+                _late_give_back(db, client, lease_uuid, user)
                 return True
             except reservations.ConsumerTaken:
                 # The lease's uuid is another service's consumer: never
@@ -249,11 +190,7 @@ def _late_give_back(db: db_api.Database,
 
 def _running(db: db_api.Database, lease_uuid: str) -> str | None:
     """The project of lease ``lease_uuid`` if it is running."""
-    with db.reader() as conn:
-        row = conn.execute(sa.select(
-            _LEASES.c.project, _LEASES.c.status).where(
-                _LEASES.c.uuid == lease_uuid)).first()
-    return row.project if row and row.status in lease_node.RUNNING else None
+    return lease_class.project_while_in(db, lease_uuid, lease_node.RUNNING)
 
 
 def _live_lease(db: db_api.Database, current: dict[str, Any]

@@ -39,16 +39,15 @@ from __future__ import annotations
 from collections.abc import Collection, Iterator
 from typing import NamedTuple
 
-import sqlalchemy as sa
 from oslo_config import cfg
 
 from ferrum.common import lease_statuses as statuses
 from ferrum.db import api as db_api
-from ferrum.db import models
+from ferrum.objects import allocation_consumers
 from ferrum.objects import base
-from ferrum.objects import lease as lease_obj
 from ferrum.objects import lease_class
 from ferrum.objects import lease_node
+from ferrum.objects import node as node_obj
 from ferrum.placement import client as client_mod
 from ferrum.placement import mapping
 from ferrum.placement import reservations
@@ -58,9 +57,6 @@ CONSUMER_ORPHAN = 'lease-consumer-orphan'
 CLASS_ORPHAN = 'class-orphan'
 CLASS_MISSING = 'class-missing'
 
-_LEASES = lease_obj.TABLE
-_NODES: sa.Table = models.Node.__table__  # type: ignore[assignment]
-_ALLOCATIONS: sa.Table = models.Allocation.__table__  # type: ignore[assignment]
 #: Statuses in which a lease in Placement has its class.
 _CLASSED = frozenset({statuses.PENDING, statuses.STARTING, statuses.ACTIVE,
                       statuses.ENDING})
@@ -72,27 +68,6 @@ class LeaseDrift(NamedTuple):
     detail: str
     node_uuid: str | None = None
     repairable: bool = True
-
-
-class _Lease(NamedTuple):
-    id: int
-    uuid: str
-    status: str
-    project: str
-    placement_class: bool
-
-
-def _leases(db: db_api.Database, uuids: Collection[str]
-            ) -> dict[str, _Lease]:
-    """The leases in Placement, and those named ``uuids``, by uuid."""
-    with db.reader() as conn:
-        rows = conn.execute(sa.select(
-            _LEASES.c.id, _LEASES.c.uuid, _LEASES.c.status,
-            _LEASES.c.project, _LEASES.c.placement_class).where(sa.or_(
-                _LEASES.c.placement_class.is_(True),
-                _LEASES.c.uuid.in_(sa.bindparam('b_uuids', expanding=True)))),
-            {'b_uuids': sorted(uuids)})
-        return {row.uuid: _Lease(*row) for row in rows}
 
 
 class _Want(NamedTuple):
@@ -121,18 +96,16 @@ def _expected(db: db_api.Database, claims: bool) -> dict[str, _Want]:
         holders = lease_node.placement_holders(conn, None)
         if not holders:
             return {}
-        rows = list(conn.execute(sa.select(
-            _NODES.c.id, _NODES.c.uuid, _NODES.c.resource_class,
-            _NODES.c.allocation_id).where(_NODES.c.id.in_(
-                sa.bindparam('b_ids', expanding=True))),
-            {'b_ids': base.bucketed(sorted(holders))}))
+        rows = node_obj.Node.list_columns(
+            db, ['id', 'uuid', 'resource_class', 'allocation_id'],
+            {'id_in': base.bucketed(sorted(holders))})
     expected: dict[str, _Want] = {}
     for row in rows:
-        lease_uuid, status = holders[row.id]
-        if status != statuses.ACTIVE or not row.resource_class or (
+        holder = holders[row.id]
+        if holder.status != statuses.ACTIVE or not row.resource_class or (
                 claims and row.allocation_id is not None):
             continue
-        want = expected.setdefault(lease_uuid, _Want({}, {}))
+        want = expected.setdefault(holder.lease_uuid, _Want({}, {}))
         rc = mapping.resource_class_name(row.resource_class)
         want.allowed[row.uuid] = rc
         if row.allocation_id is None:
@@ -142,13 +115,7 @@ def _expected(db: db_api.Database, claims: bool) -> dict[str, _Want]:
 
 def _live(db: db_api.Database, uuids: Collection[str]) -> bool:
     """Whether any of ``uuids`` is an allocation in flight or active."""
-    if not uuids:
-        return False
-    with db.reader() as conn:
-        return conn.execute(sa.select(_ALLOCATIONS.c.id).where(
-            _ALLOCATIONS.c.uuid.in_(sorted(uuids)),
-            _ALLOCATIONS.c.state.in_(('allocating', 'active')))
-        ).first() is not None
+    return bool(allocation_consumers.live_uuids(db, uuids))
 
 
 def classes_to_delete(db: db_api.Database) -> int:
@@ -156,10 +123,7 @@ def classes_to_delete(db: db_api.Database) -> int:
     (the status view's ``lease_classes``): each engine run deletes them
     once no inventory uses them, so a count that stays up means nodes
     that do not come back, or a Placement that refuses."""
-    with db.reader() as conn:
-        return int(conn.execute(sa.select(sa.func.count()).where(
-            _LEASES.c.placement_class.is_(True),
-            _LEASES.c.status.in_(sorted(statuses.FINAL)))).scalar() or 0)
+    return lease_class.over_with_class(db)
 
 
 def drift(conf: cfg.ConfigOpts, db: db_api.Database,
@@ -175,7 +139,7 @@ def drift(conf: cfg.ConfigOpts, db: db_api.Database,
         lease_uuid = reservations.lease_of(name)
         if lease_uuid is not None:
             named[lease_uuid] = name
-    leases = _leases(db, named)
+    leases = lease_class.classed_or_named(db, named)
     found = list(_classes(leases, named))
     expected = _expected(db, claims)
     user = conf.allocation.default_user
@@ -187,7 +151,7 @@ def drift(conf: cfg.ConfigOpts, db: db_api.Database,
     return found
 
 
-def _classes(leases: dict[str, _Lease],
+def _classes(leases: dict[str, lease_class.ClassedLease],
              named: dict[str, str]) -> Iterator[LeaseDrift]:
     for uuid, name in sorted(named.items()):
         lease = leases.get(uuid)
@@ -213,7 +177,7 @@ def _classes(leases: dict[str, _Lease],
 
 
 def _consumer(db: db_api.Database, client: client_mod.PlacementClient,
-              user: str, lease: _Lease,
+              user: str, lease: lease_class.ClassedLease,
               expected: _Want) -> Iterator[LeaseDrift]:
     current = client.consumer(lease.uuid)
     held = set(current.get('allocations') or {})
@@ -242,7 +206,7 @@ def heal_consumers(conf: cfg.ConfigOpts, db: db_api.Database,
                     and item.kind in (CONSUMER_MISSING, CONSUMER_ORPHAN)})
     if not uuids:
         return {}
-    leases = _leases(db, uuids)
+    leases = lease_class.classed_or_named(db, uuids)
     expected = _expected(db, claims)
     user = conf.allocation.default_user
     outcomes = {}
@@ -262,7 +226,8 @@ def heal_consumers(conf: cfg.ConfigOpts, db: db_api.Database,
     return outcomes
 
 
-def _claim(client: client_mod.PlacementClient, user: str, lease: _Lease,
+def _claim(client: client_mod.PlacementClient, user: str,
+           lease: lease_class.ClassedLease,
            wanted: dict[str, str]) -> str:
     """Make the lease's consumer hold ``wanted``; the nodes Placement
     refuses (another consumer holds them) are left out and reported."""
@@ -298,7 +263,8 @@ def heal_classes(db: db_api.Database, client: client_mod.PlacementClient,
     outcomes = {}
     gone = []
     made = []
-    leases = _leases(db, [item.lease_uuid for item in found])
+    leases = lease_class.classed_or_named(
+        db, [item.lease_uuid for item in found])
     for item in found:
         lease = leases.get(item.lease_uuid)
         if not item.repairable or lease is None:

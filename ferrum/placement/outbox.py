@@ -2,18 +2,13 @@
 """The change outbox: which nodes' providers need a push, recorded in the
 node change's own transaction, and claimed by exactly one conductor.
 
-Recording. :func:`install` hooks the engine (``before_execute``), so every
-INSERT, UPDATE or DELETE of ``nodes`` that sets a column the provider
-depends on (:data:`ferrum.placement.mapping.COLUMNS`), and every change of
-``node_traits``, first inserts one outbox row per node it touches, on the
-same connection and therefore in the same transaction. A hook rather than
-a call at each write site because nodes are written from many places
-(objects, claims, recovery, the PostgreSQL one-statement release), and a
-site that forgot the call would silently lose updates; the hook sees them
-all. The row is written before the statement, with the statement's own
-WHERE clause, because after it the clause may no longer match (a claim sets
-the ``allocation_id`` its WHERE requires to be NULL). The hook is installed
-only when ``[placement]`` is configured: otherwise nothing changes at all.
+Recording. The objects layer queues a row per node in the transaction of
+every write of a column the provider depends on
+(:data:`ferrum.placement.mapping.COLUMNS`) and of every change of the
+node's traits (:mod:`ferrum.objects.placement_queue`, which says why that
+covers every write). :func:`install` turns that on for this process's
+database; it is called only when ``[placement]`` is configured, and
+otherwise nothing is queued at all.
 
 Claiming. A node's rows are pushed by whoever holds its *oldest* row: a
 conditional UPDATE sets ``claimed_by`` on it only while nobody holds it (or
@@ -29,148 +24,29 @@ from __future__ import annotations
 import datetime
 import logging
 from collections.abc import Iterable, Sequence
-from typing import Any, NamedTuple
+from typing import NamedTuple
 
 import sqlalchemy as sa
-from sqlalchemy.sql import visitors
 
 from ferrum.db import api as db_api
-from ferrum.db import models
 from ferrum.objects import base
+from ferrum.objects import placement_queue
 from ferrum.placement import mapping
 
 LOG = logging.getLogger(__name__)
 
-TABLE: sa.Table = models.PlacementOutbox.__table__  # type: ignore[assignment]
-_NODES: sa.Table = models.Node.__table__  # type: ignore[assignment]
-_TRAITS: sa.Table = models.NodeTrait.__table__  # type: ignore[assignment]
-_NOW = 'ferrum_outbox_now'
-_MARK = '_ferrum_outbox'
+TABLE = placement_queue.OUTBOX
 
 
 # ---- recording --------------------------------------------------------------
 
 def install(db: db_api.Database) -> None:
-    """Record node changes in the outbox from now on (idempotent)."""
-    db.hook_statements(_before_execute)
+    """Queue node changes from now on (idempotent)."""
+    db.pushed_columns = mapping.COLUMNS
 
 
 def uninstall(db: db_api.Database) -> None:
-    db.hook_statements(_before_execute, on=False)
-
-
-class _Recorder(NamedTuple):
-    """How to record one DML statement: the INSERT ... SELECT to run, and
-    the columns that make an UPDATE relevant (None: always relevant)."""
-
-    insert: sa.Insert
-    set_columns: frozenset[str] | None
-    #: The statement's parameters the INSERT takes (None: all of them).
-    keys: frozenset[str] | None = None
-
-
-def _select_into(select: sa.Select[Any]) -> sa.Insert:
-    return sa.insert(TABLE).from_select(['node_uuid', 'created_at'], select)
-
-
-def _dml_in(statement: Any) -> list[Any]:
-    """``statement`` and the DML statements of the CTEs it uses, such as
-    the UPDATE of nodes inside PostgreSQL's one-statement release (a plain
-    traversal stops at a CTE's columns)."""
-    found: list[Any] = []
-    pending = [statement]
-    seen: set[int] = set()
-    while pending:
-        current = pending.pop()
-        if id(current) in seen:
-            continue
-        seen.add(id(current))
-        for element in visitors.iterate(current):
-            if isinstance(element, sa.sql.dml.UpdateBase):
-                found.append(element)
-            table = getattr(element, 'table', None)
-            if isinstance(table, sa.CTE):
-                pending.append(table.element)
-    return found
-
-
-def _recorders(statement: Any) -> list[_Recorder]:
-    """The recorders of ``statement`` and of the DML in its CTEs."""
-    found: list[_Recorder] = []
-    now = sa.bindparam(_NOW, type_=sa.DateTime)
-    for element in _dml_in(statement):
-        table = getattr(element, 'table', None)
-        where = getattr(element, 'whereclause', None)
-        given = getattr(element, '_values', None) or {}
-        values = {getattr(k, 'key', k): v for k, v in given.items()}
-        if table is _NODES and isinstance(element, sa.Insert):
-            found.append(_Recorder(sa.insert(TABLE).values(
-                node_uuid=sa.bindparam('uuid'), created_at=now), None,
-                frozenset({'uuid'})))
-        elif table is _NODES:
-            select = sa.select(_NODES.c.uuid, now)
-            if where is not None:
-                select = select.where(where)
-            columns = None
-            if isinstance(element, sa.Update):
-                columns = frozenset(values)
-            found.append(_Recorder(_select_into(select), columns))
-        elif table is _TRAITS and isinstance(element, sa.Insert):
-            node_id = values.get('node_id', sa.bindparam('node_id'))
-            found.append(_Recorder(_select_into(sa.select(
-                _NODES.c.uuid, now).where(_NODES.c.id == node_id)), None))
-        elif table is _TRAITS:
-            ids = sa.select(_TRAITS.c.node_id)
-            if where is not None:
-                ids = ids.where(where)
-            found.append(_Recorder(_select_into(sa.select(
-                _NODES.c.uuid, now).where(_NODES.c.id.in_(ids))), None))
-    return found
-
-
-#: Recorders by statement. Hot statements are built once (see
-#: objects/node.py), so this stays small; it is cleared when ad-hoc
-#: statements fill it. Values keep the statement alive, so its id() is
-#: not reused while cached.
-_CACHE: dict[int, tuple[sa.Executable, list[_Recorder]]] = {}
-_CACHE_SIZE = 512
-
-
-def _recorders_cached(statement: sa.Executable) -> list[_Recorder]:
-    cached = _CACHE.get(id(statement))
-    if cached is not None and cached[0] is statement:
-        return cached[1]
-    recorders = _recorders(statement)
-    if len(_CACHE) >= _CACHE_SIZE:
-        _CACHE.clear()
-    _CACHE[id(statement)] = (statement, recorders)
-    return recorders
-
-
-def _before_execute(conn: sa.Connection, clause: Any, multiparams: Any,
-                    params: Any, _options: Any) -> None:
-    if not isinstance(clause, sa.sql.dml.UpdateBase) or (
-            getattr(clause, 'table', None) is TABLE):
-        return
-    recorders = _recorders_cached(clause)
-    if not recorders:
-        return
-    param_sets: Sequence[dict[str, Any]] = multiparams or [params or {}]
-    now = base.utcnow()
-    for recorder in recorders:
-        seen: set[Any] = set()
-        for values in param_sets:
-            if recorder.set_columns is not None and not (
-                    (recorder.set_columns | set(values)) & mapping.COLUMNS):
-                continue
-            # An executemany of trait rows names the same node many times.
-            key = values.get('node_id', id(values))
-            if key in seen:
-                continue
-            seen.add(key)
-            if recorder.keys is not None:
-                values = {k: values[k] for k in recorder.keys}
-            conn.execute(recorder.insert, dict(values, **{_NOW: now}))
+    db.pushed_columns = frozenset()
 
 
 # ---- the queue --------------------------------------------------------------

@@ -18,6 +18,7 @@ import sqlalchemy as sa
 from oslo_config import cfg
 
 from ferrum.db import api as db_api
+from ferrum.objects import allocation_consumers
 from ferrum.objects import base
 from ferrum.placement import client as client_mod
 from ferrum.placement import consumers
@@ -110,11 +111,7 @@ class PlacementService:
         return found
 
     def _live(self, consumer_uuids: list[str]) -> set[str]:
-        with self.db.reader() as conn:
-            allocations = consumers.ALLOCATIONS
-            return set(conn.execute(sa.select(allocations.c.uuid).where(
-                allocations.c.uuid.in_(consumer_uuids),
-                allocations.c.state.in_(consumers.LIVE))).scalars())
+        return allocation_consumers.live_uuids(self.db, consumer_uuids)
 
     def _release(self, queued: dict[str, _Queued]) -> None:
         """Release the queued consumers, each after pushing its node.

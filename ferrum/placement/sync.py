@@ -29,14 +29,13 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
-import sqlalchemy as sa
 from oslo_config import cfg
 
 from ferrum.common import lease_statuses
 from ferrum.conf import allocation as allocation_conf
 from ferrum.db import api as db_api
-from ferrum.db import models
 from ferrum.objects import lease_node
+from ferrum.objects import node as node_obj
 from ferrum.objects import trait as trait_obj
 from ferrum.placement import client as client_mod
 from ferrum.placement import mapping
@@ -45,9 +44,7 @@ from ferrum.placement import reservations
 
 LOG = logging.getLogger(__name__)
 
-_NODES: sa.Table = models.Node.__table__  # type: ignore[assignment]
-_NODE_COLUMNS = [_NODES.c.id] + [_NODES.c[name]
-                                 for name in sorted(mapping.COLUMNS)]
+_NODE_COLUMNS = ['id', *sorted(mapping.COLUMNS)]
 
 #: How far ``POST /reshaper`` moves the generation of a provider whose
 #: inventory it replaces with a non-empty one (Placement writes an interim
@@ -72,29 +69,24 @@ def desired_many(db: db_api.Database, node_uuids: Sequence[str] | None,
 
     :param claims: allocations are consumers (see mapping.reserved).
     """
-    query = sa.select(*_NODE_COLUMNS)
-    params: dict[str, Any] = {}
-    if node_uuids is not None:
-        query = query.where(_NODES.c.uuid.in_(
-            sa.bindparam('uuids', expanding=True)))
-        params['uuids'] = list(node_uuids)
+    filters = None if node_uuids is None else {'uuid_in': node_uuids}
     with db.reader() as conn:
-        rows = list(conn.execute(query, params).mappings())
-        ids = [row['id'] for row in rows]
+        rows = node_obj.Node.list_columns(db, _NODE_COLUMNS, filters)
+        ids = [row.id for row in rows]
         traits = trait_obj.get_for_nodes(db, ids)
         holders = lease_node.placement_holders(
             conn, None if node_uuids is None else ids)
-    return {row['uuid']: mapping.provider_of(
-        dict(row), traits[row['id']], claims, _holder(holders.get(row['id'])))
-        for row in rows}
+    return {row.uuid: mapping.provider_of(
+        dict(row._mapping), traits[row.id], claims,
+        _holder(holders.get(row.id))) for row in rows}
 
 
-def _holder(held: tuple[str, str] | None) -> mapping.Holder | None:
+def _holder(held: lease_node.PlacementHolder | None
+            ) -> mapping.Holder | None:
     if held is None:
         return None
-    lease_uuid, status = held
-    return mapping.Holder(reservations.class_name(lease_uuid),
-                          status == lease_statuses.ENDING)
+    return mapping.Holder(reservations.class_name(held.lease_uuid),
+                          held.status == lease_statuses.ENDING)
 
 
 def desired(db: db_api.Database, node_uuid: str,

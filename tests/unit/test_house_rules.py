@@ -120,6 +120,54 @@ def test_no_import_cycles():
     assert [c for c in graph['package_cycles'] if c != ALLOWED_CYCLE] == []
 
 
+#: Tables written only by ferrum/objects, which queues what Placement must
+#: be told in the same transaction (objects/placement_queue.py): a write
+#: elsewhere would never reach Placement.
+_OBJECTS_TABLES = re.compile(
+    r'models\.(Node|NodeTrait|Allocation|AllocationTrait)\b'
+    r'|\b(node|trait|allocation)_obj\.(TABLE|TRAITS)\b')
+
+
+def _dml_targets(tree):
+    """The first argument of each sa.update/insert/delete call, as source,
+    a local name replaced by what was assigned to it."""
+    assigned = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Assign):
+            for target in node.targets:
+                if isinstance(target, ast.Name):
+                    assigned[target.id] = ast.unparse(node.value)
+        elif isinstance(node, ast.AnnAssign) and node.value is not None \
+                and isinstance(node.target, ast.Name):
+            assigned[node.target.id] = ast.unparse(node.value)
+    for node in ast.walk(tree):
+        if (isinstance(node, ast.Call) and node.args
+                and isinstance(node.func, ast.Attribute)
+                and node.func.attr in ('update', 'insert', 'delete')
+                and isinstance(node.func.value, ast.Name)
+                and node.func.value.id in ('sa', 'sqlalchemy')):
+            target = node.args[0]
+            text = ast.unparse(target)
+            if isinstance(target, ast.Name):
+                text = assigned.get(target.id, text)
+            yield node.lineno, text
+
+
+def test_nodes_traits_and_allocations_are_written_only_in_objects():
+    found = []
+    for path in _modules('ferrum'):
+        relative = os.path.relpath(path, ROOT)
+        if relative.startswith(('ferrum/objects/', 'ferrum/db/')):
+            continue
+        with open(path) as source:
+            tree = ast.parse(source.read())
+        found.extend('%s:%d %s' % (relative, line, text)
+                     for line, text in _dml_targets(tree)
+                     if _OBJECTS_TABLES.search(text))
+    assert found == [], ('write these through ferrum/objects, which queues '
+                         'the change for Placement: %s' % found)
+
+
 def test_ruff_passes():
     # The rules and their settings are in pyproject.toml (style.md: E, F,
     # B, G, I at 79 columns); .pre-commit-config.yaml runs the same check.

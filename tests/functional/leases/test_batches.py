@@ -18,7 +18,7 @@ from ferrum.leases import engine
 from ferrum.leases import selection
 from ferrum.objects import base
 from ferrum.objects import lease as lease_obj
-from ferrum.objects import lease_node
+from ferrum.objects import lease_end
 from ferrum.objects import node as node_obj
 from tests.functional.conductor.flows import resume
 from tests.functional.conductor.flows import settled
@@ -120,11 +120,11 @@ def test_a_node_in_two_rows_goes_back_once(site):
     engine.run(site.conductor.ctx)
     assert node_obj.Node.get(site.db, node.id).lessee == 'tenant'
     rows = first.node_rows() + second.node_rows()
-    assert lease_node.give_back_all(site.db, rows, site.clock()) == {
-        rows[0]['id']}
+    assert lease_end.give_back_all(site.db, rows, site.clock()) == {
+        rows[0].id}
     assert node_obj.Node.get(site.db, node.id).lessee is None
-    assert [row['id'] for row in first.node_rows() + second.node_rows()
-            ] == [rows[1]['id']]
+    assert [row.id for row in first.node_rows() + second.node_rows()
+            ] == [rows[1].id]
 
 
 def test_the_pick_reads_one_index_entry_for_the_highest_id(pg_db):

@@ -13,6 +13,7 @@ from ferrum.leases import engine
 from ferrum.objects import allocation as allocation_obj
 from ferrum.objects import base
 from ferrum.objects import lease as lease_obj
+from ferrum.objects import lease_booking
 from ferrum.objects import lease_node
 from ferrum.placement import audit
 from ferrum.placement import client as client_mod
@@ -275,12 +276,12 @@ def test_placement_killed_during_a_start_and_an_end(
     # The project's rights went first; the lease still holds the nodes,
     # in Placement too.
     assert lessees(db) == set()
-    rows = lease_obj.node_rows_of(db, [lease.id])[lease.id]
-    assert {row['node_uuid'] for row in rows} == set(lease.nodes)
+    rows = lease_booking.node_rows_of(db, [lease.id])[lease.id]
+    assert {row.node_uuid for row in rows} == set(lease.nodes)
     with db.reader() as conn:
         assert lease_node.placement_holders(
-            conn, [row['node_id'] for row in rows]) == {
-                row['node_id']: (lease_uuid, 'ending') for row in rows}
+            conn, [row.node_id for row in rows]) == {
+                row.node_id: (lease_uuid, 'ending', PROJECT) for row in rows}
     placement_process.start()
 
     def ended():
