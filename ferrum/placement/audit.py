@@ -28,6 +28,7 @@ from ferrum.placement import client as client_mod
 from ferrum.placement import mapping
 from ferrum.placement import records
 from ferrum.placement import sync
+from ferrum.placement.resources import providers as providers_res
 
 _NODES: sa.Table = models.Node.__table__  # type: ignore[assignment]
 
@@ -46,13 +47,6 @@ def _confirmed_gone(db: db_api.Database, uuid: str) -> bool:
             _NODES.c.uuid == uuid)).first() is None
 
 
-def _providers(client: client_mod.PlacementClient,
-               query: str = '') -> dict[str, int]:
-    body = client.get('/resource_providers' + query)
-    return {p['uuid']: int(p['generation'])
-            for p in body['resource_providers']}
-
-
 def drift(db: db_api.Database, client: client_mod.PlacementClient,
           deep: bool = True, claims: bool = False) -> list[Drift]:
     """Every difference between ferrum and Placement (see the docstring).
@@ -62,9 +56,9 @@ def drift(db: db_api.Database, client: client_mod.PlacementClient,
     :raises PlacementUnavailable: when Placement cannot be read.
     """
     wanted = sync.desired_many(db, None, claims)
-    providers = _providers(client)
+    providers = providers_res.listing(client)
     try:
-        managed = _providers(client, '?required=%s' % mapping.MANAGED)
+        managed = providers_res.listing(client, required=mapping.MANAGED)
     except client_mod.PlacementRefused:
         # 400 "no such trait": nothing was ever marked, nothing is managed.
         managed = {}
@@ -94,7 +88,7 @@ def drift(db: db_api.Database, client: client_mod.PlacementClient,
 def _deep(client: client_mod.PlacementClient, db: db_api.Database,
           provider: mapping.Provider, present: bool) -> Iterator[Drift]:
     uuid = provider.uuid
-    current = sync.read(client, uuid) if present else None
+    current = providers_res.read(client, uuid) if present else None
     if current is None:
         yield Drift(uuid, 'missing', 'no resource provider')
         return

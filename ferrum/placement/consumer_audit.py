@@ -38,9 +38,10 @@ from ferrum.db import models
 from ferrum.objects import lease_node
 from ferrum.placement import client as client_mod
 from ferrum.placement import consumers
-from ferrum.placement import mapping
 from ferrum.placement import reservations
 from ferrum.placement import sync
+from ferrum.placement.resources import consumers as resource_consumers
+from ferrum.placement.resources import providers
 
 LOG = logging.getLogger(__name__)
 
@@ -112,7 +113,7 @@ def drift(conf: cfg.ConfigOpts, db: db_api.Database,
     nodes, held, live = _state(db)
     found: list[ConsumerDrift] = []
     for node in sorted(nodes):
-        holders = client.consumers_of(node)
+        holders = providers.consumers_of(client, node)
         mine = held.get(node)
         if mine is not None and mine.allocation not in holders:
             found.append(ConsumerDrift(
@@ -125,7 +126,7 @@ def drift(conf: cfg.ConfigOpts, db: db_api.Database,
             if consumer in live:
                 # An allocation in flight, one moving, or a lease's.
                 continue
-            ours = client.consumer(consumer).get('user_id') == user
+            ours = resource_consumers.read(client, consumer).user == user
             if ours:
                 found.append(ConsumerDrift(
                     node, ORPHAN, consumer, 'ferrum consumer %s holds the '
@@ -150,39 +151,29 @@ def heal(conf: cfg.ConfigOpts, db: db_api.Database,
             continue
         if item.kind == ORPHAN:
             outcomes[item.consumer] = (
-                'released' if consumers.release(conf, client, item.consumer,
-                                                db) else 'not ours')
+                'released' if consumers.release(pusher, item.consumer)
+                else 'not ours')
             continue
         mine = held.get(item.node_uuid)
         if mine is None or mine.allocation != item.consumer:
             outcomes[item.consumer] = 'gone meanwhile'
             continue
-        outcomes[item.consumer] = _claim(conf, pusher, item, mine)
+        outcomes[item.consumer] = _claim(pusher, item, mine)
     return outcomes
 
 
-def _claim(conf: cfg.ConfigOpts, pusher: sync.Pusher, item: ConsumerDrift,
-           mine: _Held) -> str:
-    """Claim a missing consumer: its node is in use (reserved) unless
-    ``available``, hence :func:`consumers.claim_in_use`. A node a running
-    lease holds is taken from the lease's consumer in the same request
-    (:func:`reservations.take`), as the allocation took it."""
+def _claim(pusher: sync.Pusher, item: ConsumerDrift, mine: _Held) -> str:
+    """Claim a missing consumer as the allocation claimed it
+    (:func:`consumers.claim`: a node a running lease holds is taken from
+    the lease's consumer in the same request); its node is in use
+    (reserved) unless ``available``, hence :func:`consumers.claim_in_use`.
+    """
     refusal: list[str] = []
-    holder = lease_node.placement_holder_of(pusher.db, item.node_uuid)
-    lease = holder[0] if holder and holder[1] in lease_node.RUNNING else None
 
     def claim_once() -> bool:
         try:
-            if lease is None:
-                consumers.claim(conf, pusher.client, item.consumer,
-                                item.node_uuid, mine.resource_class,
-                                mine.owner)
-            else:
-                group = conf.allocation
-                reservations.take(
-                    pusher.client, lease, item.consumer, item.node_uuid,
-                    mapping.resource_class_name(mine.resource_class or ''),
-                    mine.owner or group.default_project, group.default_user)
+            consumers.claim(pusher, item.consumer, item.node_uuid,
+                            mine.resource_class, mine.owner)
             return True
         except (client_mod.PlacementRefused, reservations.Busy,
                 reservations.ConsumerTaken) as exc:
@@ -194,8 +185,7 @@ def _claim(conf: cfg.ConfigOpts, pusher: sync.Pusher, item: ConsumerDrift,
     return 'refused: %s' % ''.join(refusal)
 
 
-def claim_missing_unreserved(conf: cfg.ConfigOpts, db: db_api.Database,
-                             client: client_mod.PlacementClient) -> int:
+def claim_missing_unreserved(pusher: sync.Pusher) -> int:
     """The periodic reconcile's check (placement backend): an active
     allocation whose node is still ``available`` is not reserved in
     Placement (see :func:`mapping.reserved`), so only its consumer fences
@@ -208,6 +198,7 @@ def claim_missing_unreserved(conf: cfg.ConfigOpts, db: db_api.Database,
 
     :raises PlacementUnavailable: Placement is away.
     """
+    db, client = pusher.db, pusher.client
     with db.reader() as conn:
         ending = _ending(conn)
         rows = [row for row in conn.execute(sa.select(
@@ -220,7 +211,7 @@ def claim_missing_unreserved(conf: cfg.ConfigOpts, db: db_api.Database,
             if row.id not in ending]
     claimed = 0
     for row in rows:
-        holders = client.consumers_of(row.node_uuid)
+        holders = providers.consumers_of(client, row.node_uuid)
         if row.uuid in holders:
             continue
         if holders:
@@ -230,9 +221,10 @@ def claim_missing_unreserved(conf: cfg.ConfigOpts, db: db_api.Database,
                          'others': ', '.join(sorted(holders))})
             continue
         try:
-            consumers.claim(conf, client, row.uuid, row.node_uuid,
-                            row.resource_class, row.owner)
-        except client_mod.PlacementRefused as exc:
+            consumers.claim_alone(pusher, row.uuid, row.node_uuid,
+                                  row.resource_class, row.owner)
+        except (client_mod.PlacementRefused,
+                reservations.ConsumerTaken) as exc:
             LOG.warning('Node %(node)s: the missing consumer of allocation '
                         '%(alloc)s was refused: %(error)s',
                         {'node': row.node_uuid, 'alloc': row.uuid,
@@ -243,7 +235,7 @@ def claim_missing_unreserved(conf: cfg.ConfigOpts, db: db_api.Database,
                 _ALLOCATIONS.c.uuid == row.uuid,
                 _ALLOCATIONS.c.state == 'active')).first()
         if still is None:  # deleted meanwhile: its release may be done
-            consumers.release(conf, client, row.uuid)
+            consumers.release(pusher, row.uuid, lease_aware=False)
             continue
         LOG.warning('Node %(node)s: created the missing Placement consumer '
                     'of allocation %(alloc)s', {'node': row.node_uuid,

@@ -50,8 +50,11 @@ from ferrum.objects import lease as lease_obj
 from ferrum.objects import lease_class
 from ferrum.objects import lease_node
 from ferrum.placement import client as client_mod
-from ferrum.placement import mapping
 from ferrum.placement import reservations
+from ferrum.placement import sync
+from ferrum.placement.resources import classes
+from ferrum.placement.resources import consumers as resource_consumers
+from ferrum.placement.resources import providers
 
 CONSUMER_MISSING = 'lease-consumer-missing'
 CONSUMER_ORPHAN = 'lease-consumer-orphan'
@@ -129,11 +132,11 @@ def _expected(db: db_api.Database, claims: bool) -> dict[str, _Want]:
     expected: dict[str, _Want] = {}
     for row in rows:
         lease_uuid, status = holders[row.id]
-        if status != statuses.ACTIVE or not row.resource_class or (
-                claims and row.allocation_id is not None):
+        rc = reservations.held_by_lease(row.resource_class,
+                                        row.allocation_id, claims)
+        if status != statuses.ACTIVE or rc is None:
             continue
         want = expected.setdefault(lease_uuid, _Want({}, {}))
-        rc = mapping.resource_class_name(row.resource_class)
         want.allowed[row.uuid] = rc
         if row.allocation_id is None:
             want.required[row.uuid] = rc
@@ -171,7 +174,7 @@ def drift(conf: cfg.ConfigOpts, db: db_api.Database,
     :raises PlacementUnavailable: when Placement cannot be read.
     """
     named = {}
-    for name in client.resource_classes(reservations.PREFIX):
+    for name in classes.names(client, reservations.PREFIX):
         lease_uuid = reservations.lease_of(name)
         if lease_uuid is not None:
             named[lease_uuid] = name
@@ -215,13 +218,13 @@ def _classes(leases: dict[str, _Lease],
 def _consumer(db: db_api.Database, client: client_mod.PlacementClient,
               user: str, lease: _Lease,
               expected: _Want) -> Iterator[LeaseDrift]:
-    current = client.consumer(lease.uuid)
-    held = set(current.get('allocations') or {})
-    if held and current.get('user_id') != user:
+    current = resource_consumers.read(client, lease.uuid)
+    held = set(current.allocations)
+    if current.foreign(user):
         return  # another service's consumer of that uuid
     wanted = expected if lease.status == statuses.ACTIVE else _NOTHING
     for node in sorted(set(wanted.required) - held):
-        if _live(db, client.consumers_of(node)):
+        if _live(db, providers.consumers_of(client, node)):
             continue  # an allocation under the lease is taking it
         yield LeaseDrift(lease.uuid, CONSUMER_MISSING, 'the consumer of '
                          'active lease %s does not hold node %s'
@@ -245,29 +248,30 @@ def heal_consumers(conf: cfg.ConfigOpts, db: db_api.Database,
     leases = _leases(db, uuids)
     expected = _expected(db, claims)
     user = conf.allocation.default_user
+    writer = sync.Pusher(conf, db, client).writer
     outcomes = {}
     for uuid in uuids:
         lease = leases.get(uuid)
         want = expected.get(uuid, _NOTHING)
-        held = set(client.consumer(uuid).get('allocations') or {})
+        held = set(resource_consumers.read(client, uuid).allocations)
         wanted = {node: rc for node, rc in want.allowed.items()
                   if node in want.required or node in held}
         if lease is None or lease.status in statuses.TRANSITIONAL:
             outcomes[uuid] = 'in flight, left alone'
         elif lease.status != statuses.ACTIVE or not wanted:
-            released = reservations.release_all(client, user, [uuid])
+            released = reservations.release_all(writer, user, [uuid])
             outcomes[uuid] = 'released' if released else 'nothing held'
         else:
-            outcomes[uuid] = _claim(client, user, lease, wanted)
+            outcomes[uuid] = _claim(writer, user, lease, wanted)
     return outcomes
 
 
-def _claim(client: client_mod.PlacementClient, user: str, lease: _Lease,
+def _claim(writer: resource_consumers.Writer, user: str, lease: _Lease,
            wanted: dict[str, str]) -> str:
     """Make the lease's consumer hold ``wanted``; the nodes Placement
     refuses (another consumer holds them) are left out and reported."""
     try:
-        reservations.claim_lease(client, lease.uuid, lease.project, user,
+        reservations.claim_lease(writer, lease.uuid, lease.project, user,
                                  wanted)
         return 'claimed'
     except reservations.ConsumerTaken:
@@ -283,7 +287,7 @@ def _claim(client: client_mod.PlacementClient, user: str, lease: _Lease,
     if not rest:
         return outcome
     try:
-        reservations.claim_lease(client, lease.uuid, lease.project, user,
+        reservations.claim_lease(writer, lease.uuid, lease.project, user,
                                  rest)
     except (reservations.Busy, reservations.ConsumerTaken) as exc:
         return '%s; refused: %s' % (outcome, exc)

@@ -59,6 +59,7 @@ from ferrum.placement import outbox
 from ferrum.placement import records
 from ferrum.placement import service
 from ferrum.placement import sync
+from ferrum.placement.resources import classes
 
 LOG = logging.getLogger(__name__)
 #: A resource class read (and never found) to see whether Placement is back.
@@ -211,7 +212,7 @@ class SyncWorker:
         """One cheap call while down: ends the outage when it answers."""
         self.client.forget_version()
         # Authenticated, unlike GET /: refused credentials are an outage too.
-        self.client.get('/resource_classes/%s' % PROBE, not_found_ok=True)
+        classes.exists(self.client, PROBE)
         self.outage.succeeded()
 
     def _push(self, heads: list[outbox.Head]) -> list[str | Exception]:
@@ -275,10 +276,9 @@ class Reconcile:
             return
         try:
             drifted = audit.drift(worker.db, worker.client, deep=False,
-                                  claims=worker.pusher.claims)
-            if worker.pusher.claims:
-                consumer_audit.claim_missing_unreserved(
-                    worker.conf, worker.db, worker.client)
+                                  claims=worker.pusher.claims_allocations)
+            if worker.pusher.claims_allocations:
+                consumer_audit.claim_missing_unreserved(worker.pusher)
         except client_mod.PlacementUnavailable as exc:
             worker.outage.failed(exc)
             return

@@ -18,7 +18,10 @@ from ferrum.objects import node as node_obj
 from ferrum.placement import audit
 from ferrum.placement import client as client_mod
 from ferrum.placement import consumer_audit
+from ferrum.placement import consumers
 from ferrum.placement import outbox
+from ferrum.placement import sync
+from ferrum.placement.resources import providers
 from tests.functional.leases.sites import iso
 from tests.polling import wait_for
 
@@ -67,12 +70,17 @@ def reserved(client, uuid):
 
 
 def holders(client, node_uuid):
-    return set(client.consumers_of(node_uuid))
+    return set(providers.consumers_of(client, node_uuid))
+
+
+def consumer_body(client, uuid):
+    """``GET /allocations/{uuid}`` as Placement answers it."""
+    return client.get('/allocations/%s' % uuid)
 
 
 def resources(client, consumer):
     return {p: v['resources'] for p, v in
-            client.consumer(consumer)['allocations'].items()}
+            consumer_body(client, consumer)['allocations'].items()}
 
 
 def classes(client):
@@ -147,11 +155,29 @@ def book(api, count, project=PROJECT, hours=1):
 
 # ---- another service in Placement ------------------------------------------
 
+def put_consumer(client, consumer, provider, resource_class, project,
+                 user):
+    """Another service's claim, as nova writes it: ``PUT
+    /allocations/{consumer}`` with ``consumer_generation: null`` (only a
+    new consumer), past ferrum's writer and its records."""
+    client.put('/allocations/%s' % consumer, {
+        'allocations': {provider: {'resources': {resource_class: 1}}},
+        'consumer_generation': None, 'project_id': project,
+        'user_id': user})
+
+
 def foreign_claim(client, node_uuid, consumer=None):
     """A nova-style claim of one node by another service."""
     consumer = consumer or str(uuid.uuid4())
-    client.claim(consumer, node_uuid, RC, 'nova-project', 'nova-user')
+    put_consumer(client, consumer, node_uuid, RC, 'nova-project',
+                 'nova-user')
     return consumer
+
+
+def stray_claim(conf, db, client, consumer, node_uuid):
+    """A consumer of ferrum's (its user) that no allocation made."""
+    consumers.claim_alone(sync.Pusher(conf, db, client), consumer,
+                          node_uuid, 'bm', None)
 
 
 def change_inventory(client, node_uuid, **fields):
@@ -189,7 +215,7 @@ class Nova(threading.Thread):
         while not self.stop.is_set() and (
                 self.limit is None or len(self.held) < self.limit):
             try:
-                offered = self.client.allocation_candidates(
+                offered = providers.allocation_candidates(self.client, 
                     self.resource_class)
             except client_mod.PlacementRefused as exc:
                 self.errors.append(exc)
@@ -201,8 +227,8 @@ class Nova(threading.Thread):
             wanted = sorted(self.prefer.intersection(offered)) or offered
             node, consumer = random.choice(wanted), str(uuid.uuid4())
             try:
-                self.client.claim(consumer, node, self.resource_class,
-                                  self.project, 'nova-user')
+                put_consumer(self.client, consumer, node,
+                             self.resource_class, self.project, 'nova-user')
             except client_mod.PlacementConflict:
                 self.refused += 1
                 continue

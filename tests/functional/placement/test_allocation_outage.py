@@ -9,6 +9,7 @@ import threading
 from ferrum.placement import client as client_mod
 from ferrum.placement import consumer_audit
 from ferrum.placement import consumers
+from ferrum.placement.resources import consumers as resource_consumers
 from tests.functional.placement.scenario import holders
 from tests.functional.placement.scenario import nodes
 from tests.polling import wait_for
@@ -62,13 +63,13 @@ def test_a_refused_release_does_not_fail_the_delete(backend, db, pclient,
     allocation = backend.manager.create_allocation(
         {'resource_class': 'bm'}, [])
 
-    def refuse(self, consumer, user):
+    def refuse(self, uuids, build, fresh=()):
         raise client_mod.PlacementConflict(
-            method='PUT', url='/allocations/%s' % consumer, status=409,
+            method='POST', url='/allocations', status=409,
             error_code=client_mod.CONCURRENT_UPDATE, detail='kept changing')
 
     with monkeypatch.context() as patch:
-        patch.setattr(client_mod.PlacementClient, 'release_own', refuse)
+        patch.setattr(resource_consumers.Writer, 'write', refuse)
         backend.manager.destroy_allocation(allocation.uuid)
         assert consumers.backlog(db) == 0
     found = consumer_audit.drift(pconf, db, pclient)

@@ -16,6 +16,7 @@ from ferrum.placement import audit
 from ferrum.placement import client as client_mod
 from ferrum.placement import consumer_audit
 from ferrum.placement import consumers
+from ferrum.placement import sync
 from ferrum.placement import worker
 from tests.functional.conductor.flows import settled
 from tests.functional.placement.scenario import converged
@@ -80,7 +81,8 @@ def test_release_leaves_another_user_s_consumer(backend, db, pclient,
                                                 pconf):
     (node,) = nodes(db, 1)
     nova = foreign_claim(pclient, node.uuid)
-    assert not consumers.release(pconf, pclient, nova)
+    assert not consumers.release(sync.Pusher(pconf, db, pclient), nova,
+                                 lease_aware=False)
     assert holders(pclient, node.uuid) == {nova}
     orphan = consumer_audit.ConsumerDrift(node.uuid, consumer_audit.ORPHAN,
                                           nova, 'forced')

@@ -77,13 +77,15 @@ def test_a_write_before_the_read_back_leaves_no_generation_trusted(
     nodes = _pushed_nodes(pconf, db, pclient, 3)
     _maintenance(db, nodes)
     client = client_mod.PlacementClient(pconf)
-    reshape = client.reshape
+    post = client.post
 
-    def then_a_foreign_write(inventories):
-        reshape(inventories)
-        # Another service writes the provider ferrum reads back.
-        _foreign_trait(pclient, nodes[0].uuid, 'CUSTOM_FIRST')
-    client.reshape = then_a_foreign_write
+    def then_a_foreign_write(url, body, **kwargs):
+        answer = post(url, body, **kwargs)
+        if url == '/reshaper':
+            # Another service writes the provider ferrum reads back.
+            _foreign_trait(pclient, nodes[0].uuid, 'CUSTOM_FIRST')
+        return answer
+    client.post = then_a_foreign_write
     outcomes, rest = sync.Pusher(pconf, db, client).push_batch(
         [node.uuid for node in nodes])
     assert rest == [] and set(outcomes.values()) == {sync.WRITTEN}

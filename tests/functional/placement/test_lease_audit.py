@@ -20,6 +20,7 @@ from tests.functional.leases.sites import iso
 from tests.functional.placement.deployment import command_config
 from tests.functional.placement.scenario import RC
 from tests.functional.placement.scenario import classes
+from tests.functional.placement.scenario import consumer_body
 from tests.functional.placement.scenario import converged
 from tests.functional.placement.scenario import foreign_claim
 from tests.functional.placement.scenario import no_drift
@@ -89,7 +90,7 @@ def test_lease_consumer_missing_and_orphan_are_healed(running, db, pclient,
     kept, lost = sorted(lease.nodes)
     # Behind ferrum's back: the lease's consumer drops a node it holds and
     # holds one the lease does not.
-    current = pclient.consumer(lease.uuid)
+    current = consumer_body(pclient, lease.uuid)
     pclient.put('/allocations/%s' % lease.uuid, {
         'allocations': {kept: {'resources': {RC: 1}},
                         free: {'resources': {RC: 1}}},
@@ -110,7 +111,7 @@ def test_missing_node_held_by_a_foreign_consumer_is_reported_not_taken(
         running, db, pclient, pconf):
     lease, _free = running
     kept, lost = sorted(lease.nodes)
-    current = pclient.consumer(lease.uuid)
+    current = consumer_body(pclient, lease.uuid)
     pclient.put('/allocations/%s' % lease.uuid, {
         'allocations': {kept: {'resources': {RC: 1}}},
         'consumer_generation': current['consumer_generation'],
@@ -189,7 +190,7 @@ def test_audit_command_reports_and_heals_leases(running, db, pclient, pconf,
     from ferrum.cmd import placement as placement_cmd
     lease, _free = running
     # The bug this audit fixed: --heal released an active lease's consumer.
-    pclient.release(lease.uuid)
+    pclient.delete('/allocations/%s' % lease.uuid)
     config = command_config(tmp_path, pconf)
     assert placement_cmd.main(['--config-file', config, 'audit']) == 3
     out = capsys.readouterr().out
@@ -212,8 +213,8 @@ def test_missing_allocation_consumer_under_a_lease_is_taken_from_it(
     converged(db)
     # Behind ferrum's back (or an allocation made with the database
     # backend): the lease's consumer holds the allocation's node.
-    held = pclient.consumer(lease.uuid)
-    mine = pclient.consumer(alloc.uuid)
+    held = consumer_body(pclient, lease.uuid)
+    mine = consumer_body(pclient, alloc.uuid)
     body = {alloc.uuid: {
         'allocations': {}, 'project_id': 'p1', 'user_id': mine['user_id'],
         'consumer_generation': mine['consumer_generation']},
@@ -255,7 +256,7 @@ def test_database_backend_lease_consumer_keeps_allocated_nodes(
     assert lease_audit.drift(pconf, db, pclient) == []
     # Lost: the free node is missing and claimed again; the allocation's
     # is reserved (in use), fenced without the lease's consumer.
-    pclient.release(lease_uuid)
+    pclient.delete('/allocations/%s' % lease_uuid)
     (free,) = set(lease.nodes) - {alloc.node_uuid}
     found = lease_audit.drift(pconf, db, pclient)
     assert [(d.kind, d.node_uuid) for d in found] == [

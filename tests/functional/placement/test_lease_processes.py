@@ -27,6 +27,9 @@ from ferrum.placement import consumer_audit
 from ferrum.placement import consumers
 from ferrum.placement import lease_audit
 from ferrum.placement import reservations
+from ferrum.placement import sync
+from ferrum.placement.resources import classes
+from ferrum.placement.resources import providers
 from tests.functional.leases.sites import iso
 from tests.functional.placement.deployment import killed_conductor_config
 from tests.functional.placement.scenario import RC
@@ -164,7 +167,7 @@ def _settle(svc, db, lease_uuid, done):
 
 
 def _classes(client):
-    return client.resource_classes(reservations.PREFIX)
+    return classes.names(client, reservations.PREFIX)
 
 
 def _nothing_left(conf, db, client, lease_uuid, made):
@@ -177,7 +180,7 @@ def _nothing_left(conf, db, client, lease_uuid, made):
         inventories = client.get('/resource_providers/%s/inventories'
                                  % node.uuid)['inventories']
         assert set(inventories) == {RC}
-        assert set(client.consumers_of(node.uuid)) == set()
+        assert set(providers.consumers_of(client, node.uuid)) == set()
 
 
 def _running_as_booked(conf, db, client, lease_uuid):
@@ -271,7 +274,7 @@ def test_sigkill_during_the_end(survivor, db, tmp_path, step):
         # lease's, nor the lease's is a finding (nor claimed again).
         assert consumer_audit.drift(survivor.conf, db, client) == []
         assert consumer_audit.claim_missing_unreserved(
-            survivor.conf, db, client) == 0
+            sync.Pusher(survivor.conf, db, client)) == 0
         assert lease_audit.drift(survivor.conf, db, client, True) == []
         _settle(survivor, db, lease_uuid, lambda lease: (
             lease.status == 'ended' and not lease.placement_class))
