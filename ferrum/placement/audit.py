@@ -47,15 +47,14 @@ def _confirmed_gone(db: db_api.Database, uuid: str) -> bool:
             _NODES.c.uuid == uuid)).first() is None
 
 
-def drift(db: db_api.Database, client: client_mod.PlacementClient,
-          deep: bool = True, claims: bool = False) -> list[Drift]:
-    """Every difference between ferrum and Placement (see the docstring).
+def drift(pusher: sync.Pusher, deep: bool = True) -> list[Drift]:
+    """Every difference between ferrum and Placement (see the docstring),
+    as ``pusher`` wants the providers (its ``claims_allocations``).
 
-    :param claims: allocations are consumers (``[allocation] backend =
-        placement``): their nodes are not reserved (mapping.reserved).
     :raises PlacementUnavailable: when Placement cannot be read.
     """
-    wanted = sync.desired_many(db, None, claims)
+    db, client = pusher.db, pusher.client
+    wanted = pusher.desired_many(None)
     providers = providers_res.listing(client)
     try:
         managed = providers_res.listing(client, required=mapping.MANAGED)

@@ -30,7 +30,6 @@ import logging
 from typing import NamedTuple
 
 import sqlalchemy as sa
-from oslo_config import cfg
 
 from ferrum.common import lease_statuses
 from ferrum.db import api as db_api
@@ -103,13 +102,13 @@ def _state(db: db_api.Database) -> tuple[list[str], dict[str, _Held],
     return nodes, held, live
 
 
-def drift(conf: cfg.ConfigOpts, db: db_api.Database,
-          client: client_mod.PlacementClient) -> list[ConsumerDrift]:
+def drift(pusher: sync.Pusher) -> list[ConsumerDrift]:
     """Every difference (see the module docstring).
 
     :raises PlacementUnavailable: when Placement cannot be read.
     """
-    user = conf.allocation.default_user
+    db, client = pusher.db, pusher.client
+    user = pusher.conf.allocation.default_user
     nodes, held, live = _state(db)
     found: list[ConsumerDrift] = []
     for node in sorted(nodes):
@@ -139,12 +138,9 @@ def drift(conf: cfg.ConfigOpts, db: db_api.Database,
     return found
 
 
-def heal(conf: cfg.ConfigOpts, db: db_api.Database,
-         client: client_mod.PlacementClient,
-         found: list[ConsumerDrift]) -> dict[str, str]:
+def heal(pusher: sync.Pusher, found: list[ConsumerDrift]) -> dict[str, str]:
     """Repair what can be repaired; consumer -> outcome."""
-    _nodes, held, _live = _state(db)
-    pusher = sync.Pusher(conf, db, client)
+    _nodes, held, _live = _state(pusher.db)
     outcomes: dict[str, str] = {}
     for item in found:
         if not item.repairable:

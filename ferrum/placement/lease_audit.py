@@ -40,7 +40,6 @@ from collections.abc import Collection, Iterator
 from typing import NamedTuple
 
 import sqlalchemy as sa
-from oslo_config import cfg
 
 from ferrum.common import lease_statuses as statuses
 from ferrum.db import api as db_api
@@ -114,12 +113,11 @@ class _Want(NamedTuple):
 _NOTHING = _Want({}, {})
 
 
-def _expected(db: db_api.Database, claims: bool) -> dict[str, _Want]:
-    """What each ``active`` lease's consumer should hold, by lease uuid.
-
-    :param claims: allocations are consumers (``[allocation] backend =
-        placement``): a node an allocation holds is its consumer's.
-    """
+def _expected(pusher: sync.Pusher) -> dict[str, _Want]:
+    """What each ``active`` lease's consumer should hold, by lease uuid
+    (:func:`reservations.held_by_lease`, by the pusher's
+    ``claims_allocations``)."""
+    db = pusher.db
     with db.reader() as conn:
         holders = lease_node.placement_holders(conn, None)
         if not holders:
@@ -133,7 +131,8 @@ def _expected(db: db_api.Database, claims: bool) -> dict[str, _Want]:
     for row in rows:
         lease_uuid, status = holders[row.id]
         rc = reservations.held_by_lease(row.resource_class,
-                                        row.allocation_id, claims)
+                                        row.allocation_id,
+                                        pusher.claims_allocations)
         if status != statuses.ACTIVE or rc is None:
             continue
         want = expected.setdefault(lease_uuid, _Want({}, {}))
@@ -165,14 +164,12 @@ def classes_to_delete(db: db_api.Database) -> int:
             _LEASES.c.status.in_(sorted(statuses.FINAL)))).scalar() or 0)
 
 
-def drift(conf: cfg.ConfigOpts, db: db_api.Database,
-          client: client_mod.PlacementClient,
-          claims: bool = False) -> list[LeaseDrift]:
+def drift(pusher: sync.Pusher) -> list[LeaseDrift]:
     """Every difference (see the module docstring).
 
-    :param claims: as for :func:`_expected`.
     :raises PlacementUnavailable: when Placement cannot be read.
     """
+    db, client = pusher.db, pusher.client
     named = {}
     for name in classes.names(client, reservations.PREFIX):
         lease_uuid = reservations.lease_of(name)
@@ -180,8 +177,8 @@ def drift(conf: cfg.ConfigOpts, db: db_api.Database,
             named[lease_uuid] = name
     leases = _leases(db, named)
     found = list(_classes(leases, named))
-    expected = _expected(db, claims)
-    user = conf.allocation.default_user
+    expected = _expected(pusher)
+    user = pusher.conf.allocation.default_user
     for uuid, lease in sorted(leases.items()):
         if lease.placement_class and lease.status not in (
                 statuses.TRANSITIONAL):
@@ -235,20 +232,18 @@ def _consumer(db: db_api.Database, client: client_mod.PlacementClient,
                          % (lease.status, lease.uuid, node), node)
 
 
-def heal_consumers(conf: cfg.ConfigOpts, db: db_api.Database,
-                   client: client_mod.PlacementClient,
-                   found: list[LeaseDrift],
-                   claims: bool = False) -> dict[str, str]:
+def heal_consumers(pusher: sync.Pusher,
+                   found: list[LeaseDrift]) -> dict[str, str]:
     """Rewrite each drifted lease consumer to what it should hold now
     (read again), in one request each; lease uuid -> outcome."""
     uuids = sorted({item.lease_uuid for item in found if item.repairable
                     and item.kind in (CONSUMER_MISSING, CONSUMER_ORPHAN)})
     if not uuids:
         return {}
+    db, client, writer = pusher.db, pusher.client, pusher.writer
     leases = _leases(db, uuids)
-    expected = _expected(db, claims)
-    user = conf.allocation.default_user
-    writer = sync.Pusher(conf, db, client).writer
+    expected = _expected(pusher)
+    user = pusher.conf.allocation.default_user
     outcomes = {}
     for uuid in uuids:
         lease = leases.get(uuid)
@@ -294,11 +289,12 @@ def _claim(writer: resource_consumers.Writer, user: str, lease: _Lease,
     return 'claimed; %s' % outcome
 
 
-def heal_classes(db: db_api.Database, client: client_mod.PlacementClient,
+def heal_classes(pusher: sync.Pusher,
                  found: list[LeaseDrift]) -> dict[str, str]:
     """Create the missing classes and delete the orphans (after the
     inventories were pushed: Placement refuses to delete a class in
     use); class name -> outcome."""
+    db, client = pusher.db, pusher.client
     outcomes = {}
     gone = []
     made = []

@@ -71,32 +71,6 @@ class Clash(Exception):
     """The provider is another service's."""
 
 
-def desired_many(db: db_api.Database, node_uuids: Sequence[str] | None,
-                 claims_allocations: bool) -> dict[str, mapping.Provider]:
-    """The providers of these nodes (of every node with None), in two
-    queries; a node that is gone has none.
-
-    :param claims_allocations: allocations are consumers (see
-        mapping.reserved); :attr:`Pusher.claims_allocations`.
-    """
-    query = sa.select(*_NODE_COLUMNS)
-    params: dict[str, Any] = {}
-    if node_uuids is not None:
-        query = query.where(_NODES.c.uuid.in_(
-            sa.bindparam('uuids', expanding=True)))
-        params['uuids'] = list(node_uuids)
-    with db.reader() as conn:
-        rows = list(conn.execute(query, params).mappings())
-        ids = [row['id'] for row in rows]
-        traits = trait_obj.get_for_nodes(db, ids)
-        holders = lease_node.placement_holders(
-            conn, None if node_uuids is None else ids)
-    return {row['uuid']: mapping.provider_of(
-        dict(row), traits[row['id']], claims_allocations,
-        _holder(holders.get(row['id'])))
-        for row in rows}
-
-
 def _holder(held: tuple[str, str] | None) -> mapping.Holder | None:
     if held is None:
         return None
@@ -161,8 +135,23 @@ class Pusher:
 
     def desired_many(self, node_uuids: Sequence[str] | None
                      ) -> dict[str, mapping.Provider]:
-        """:func:`desired_many` with this pusher's rule."""
-        return desired_many(self.db, node_uuids, self.claims_allocations)
+        """The providers of these nodes (of every node with None), in two
+        queries; a node that is gone has none."""
+        query = sa.select(*_NODE_COLUMNS)
+        params: dict[str, Any] = {}
+        if node_uuids is not None:
+            query = query.where(_NODES.c.uuid.in_(
+                sa.bindparam('uuids', expanding=True)))
+            params['uuids'] = list(node_uuids)
+        with self.db.reader() as conn:
+            rows = list(conn.execute(query, params).mappings())
+            ids = [row['id'] for row in rows]
+            traits = trait_obj.get_for_nodes(self.db, ids)
+            holders = lease_node.placement_holders(
+                conn, None if node_uuids is None else ids)
+        return {row['uuid']: mapping.provider_of(
+            dict(row), traits[row['id']], self.claims_allocations,
+            _holder(holders.get(row['id']))) for row in rows}
 
     def push(self, node_uuid: str, verify: bool = False,
              delete: bool = True) -> str:

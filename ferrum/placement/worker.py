@@ -275,8 +275,7 @@ class Reconcile:
         if worker.outage.down is not None:
             return
         try:
-            drifted = audit.drift(worker.db, worker.client, deep=False,
-                                  claims=worker.pusher.claims_allocations)
+            drifted = audit.drift(worker.pusher, deep=False)
             if worker.pusher.claims_allocations:
                 consumer_audit.claim_missing_unreserved(worker.pusher)
         except client_mod.PlacementUnavailable as exc:

@@ -42,15 +42,21 @@ def converged(db, timeout=10.0):
              what='the Placement outbox to drain')
 
 
-def assert_no_drift(db, client):
+def auditor(conf, db, client, claims=False):
+    """What the audits compare and heal with: a pusher, and whether
+    allocations are consumers (``claims``)."""
+    return sync.Pusher(conf, db, client, claims_allocations=claims)
+
+
+def assert_no_drift(conf, db, client):
     """The audit finds nothing: ferrum and Placement agree node by node."""
-    assert audit.drift(db, client, deep=True) == []
+    assert audit.drift(auditor(conf, db, client), deep=True) == []
 
 
 def no_drift(conf, db, client):
     """Nodes and providers agree, and so do allocations and consumers."""
-    assert audit.drift(db, client, deep=True, claims=True) == []
-    assert consumer_audit.drift(conf, db, client) == []
+    assert audit.drift(auditor(conf, db, client, True), deep=True) == []
+    assert consumer_audit.drift(auditor(conf, db, client)) == []
 
 
 def provider(client, uuid):

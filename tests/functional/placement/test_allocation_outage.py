@@ -10,6 +10,7 @@ from ferrum.placement import client as client_mod
 from ferrum.placement import consumer_audit
 from ferrum.placement import consumers
 from ferrum.placement.resources import consumers as resource_consumers
+from tests.functional.placement.scenario import auditor
 from tests.functional.placement.scenario import holders
 from tests.functional.placement.scenario import nodes
 from tests.polling import wait_for
@@ -72,6 +73,6 @@ def test_a_refused_release_does_not_fail_the_delete(backend, db, pclient,
         patch.setattr(resource_consumers.Writer, 'write', refuse)
         backend.manager.destroy_allocation(allocation.uuid)
         assert consumers.backlog(db) == 0
-    found = consumer_audit.drift(pconf, db, pclient)
+    found = consumer_audit.drift(auditor(pconf, db, pclient))
     assert [(d.kind, d.consumer) for d in found] == [
         (consumer_audit.ORPHAN, allocation.uuid)]

@@ -17,6 +17,7 @@ from ferrum.placement import consumers
 from tests.functional.conductor.flows import settled
 from tests.functional.placement.deployment import command_config
 from tests.functional.placement.scenario import RC
+from tests.functional.placement.scenario import auditor
 from tests.functional.placement.scenario import change_inventory
 from tests.functional.placement.scenario import consumer_body
 from tests.functional.placement.scenario import converged
@@ -220,13 +221,13 @@ def test_audit_reports_and_heals_consumer_orphans(backend, db, pclient,
     stray = str(uuid.uuid4())
     stray_claim(pconf, db, pclient, stray, orphaned.uuid)
     nova = foreign_claim(pclient, foreign.uuid)
-    found = consumer_audit.drift(pconf, db, pclient)
+    found = consumer_audit.drift(auditor(pconf, db, pclient))
     assert sorted((d.kind, d.node_uuid, d.consumer) for d in found) == sorted(
         [(consumer_audit.MISSING, lost.uuid, allocation.uuid),
          (consumer_audit.ORPHAN, orphaned.uuid, stray)])
-    outcomes = consumer_audit.heal(pconf, db, pclient, found)
+    outcomes = consumer_audit.heal(auditor(pconf, db, pclient), found)
     assert outcomes == {allocation.uuid: 'claimed', stray: 'released'}
-    assert consumer_audit.drift(pconf, db, pclient) == []
+    assert consumer_audit.drift(auditor(pconf, db, pclient)) == []
     assert holders(pclient, foreign.uuid) == {nova}
 
 
@@ -237,7 +238,7 @@ def test_audit_reports_a_node_held_by_both(backend, db, pclient, pconf):
     # Only possible behind ferrum's back (reserved lifted by hand).
     change_inventory(pclient, node.uuid, total=2)
     nova = foreign_claim(pclient, node.uuid)
-    (found,) = consumer_audit.drift(pconf, db, pclient)
+    (found,) = consumer_audit.drift(auditor(pconf, db, pclient))
     assert (found.kind, found.consumer, found.repairable) == (
         consumer_audit.DOUBLE, nova, False)
     assert allocation.uuid in found.detail

@@ -20,6 +20,7 @@ from ferrum.placement.resources import providers
 from tests.functional.placement.scenario import PROJECT
 from tests.functional.placement.scenario import RC
 from tests.functional.placement.scenario import agrees
+from tests.functional.placement.scenario import auditor
 from tests.functional.placement.scenario import book
 from tests.functional.placement.scenario import claim_posts
 from tests.functional.placement.scenario import classes
@@ -80,7 +81,7 @@ def test_a_busy_node_fails_the_start_with_policy_fail(
     wait_for_end(backend, db, lease_uuid)
     engine.run(backend.ctx)
     assert name not in classes(pclient)
-    assert audit.drift(db, pclient, deep=True, claims=True) == []
+    assert audit.drift(auditor(pconf, db, pclient, True), deep=True) == []
 
 
 def test_a_substitute_is_a_node_placement_has_free(
@@ -134,7 +135,7 @@ def test_a_give_back_racing_the_end_leaves_no_claim(
     converged(db)
     engine.run(backend.ctx)
     assert reservations.class_name(lease_uuid) not in classes(pclient)
-    assert audit.drift(db, pclient, deep=True, claims=True) == []
+    assert audit.drift(auditor(pconf, db, pclient, True), deep=True) == []
 
 
 def test_a_take_racing_the_end_leaves_no_claim(
@@ -169,7 +170,7 @@ def test_a_take_racing_the_end_leaves_no_claim(
     converged(db)
     engine.run(backend.ctx)
     assert name not in classes(pclient)
-    assert audit.drift(db, pclient, deep=True, claims=True) == []
+    assert audit.drift(auditor(pconf, db, pclient, True), deep=True) == []
 
 
 def test_a_node_missing_in_placement_holds_the_start_back(
@@ -304,7 +305,7 @@ def test_the_end_order_with_a_foreign_consumer_of_the_class(
     engine.run(backend.ctx)
     assert name not in classes(pclient)
     assert not lease_obj.Lease.get(db, lease_uuid).placement_class
-    assert audit.drift(db, pclient, deep=True, claims=True) == []
+    assert audit.drift(auditor(pconf, db, pclient, True), deep=True) == []
 
 
 def wait_for_end(conductor, db, lease_uuid):

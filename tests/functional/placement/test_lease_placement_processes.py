@@ -23,6 +23,7 @@ from tests.functional.placement.scenario import PROJECT
 from tests.functional.placement.scenario import RC
 from tests.functional.placement.scenario import Nova
 from tests.functional.placement.scenario import agrees
+from tests.functional.placement.scenario import auditor
 from tests.functional.placement.scenario import book
 from tests.functional.placement.scenario import claim_posts
 from tests.functional.placement.scenario import consumer_body
@@ -114,7 +115,7 @@ def test_a_start_racing_nova_is_all_or_nothing(
     for consumer in [early, *nova.held]:
         assert consumer_body(client, consumer)['user_id'] == 'nova-user'
     converged(db, timeout=60)
-    assert audit.drift(db, client, deep=True, claims=True) == []
+    assert audit.drift(auditor(gconf, db, client, True), deep=True) == []
 
 
 def _ferrum(manager, made, stop):
@@ -173,7 +174,7 @@ def test_the_class_and_ferrum_allocations_never_share_a_node(
     # The lease's consumer holds exactly the nodes ferrum did not take.
     assert set(resources(client, lease_uuid)) == set(lease.nodes) - set(mine)
     converged(db, timeout=60)
-    assert audit.drift(db, client, deep=True, claims=True) == []
+    assert audit.drift(auditor(gconf, db, client, True), deep=True) == []
 
 
 def test_no_move_opens_a_gap_to_a_nova_claimer(
@@ -243,7 +244,7 @@ def test_no_move_opens_a_gap_to_a_nova_claimer(
     assert {node.uuid for node in made} == theirs | set(lease.nodes)
     assert resources(client, early) == {booked[0]: {RC: 1}}
     assert lease_obj.Lease.get(db, lease_uuid).status == 'active'
-    assert audit.drift(db, client, deep=True, claims=True) == []
+    assert audit.drift(auditor(gconf, db, client, True), deep=True) == []
 
 
 def test_placement_killed_during_a_start_and_an_end(
@@ -299,4 +300,4 @@ def test_placement_killed_during_a_start_and_an_end(
     assert reservations.class_name(lease_uuid) not in {
         rc['name'] for rc in client.get('/resource_classes')[
             'resource_classes']}
-    assert audit.drift(db, client, deep=True, claims=True) == []
+    assert audit.drift(auditor(gconf, db, client, True), deep=True) == []
