@@ -64,18 +64,16 @@ def _status(conf: cfg.ConfigOpts, db: db_api.Database) -> int:
 
 
 class _Found(NamedTuple):
+    """The three audits' findings, kept apart for the order of the heal."""
+
     nodes: list[audit.Drift]
-    consumers: list[consumer_audit.ConsumerDrift]
-    leases: list[lease_audit.LeaseDrift]
+    consumers: list[audit.Drift]
+    leases: list[audit.Drift]
 
     def lines(self) -> Iterator[str]:
-        for item in self.nodes:
-            yield '%s %s: %s' % (item.node_uuid, item.kind, item.detail)
-        for held in self.consumers:
-            yield '%s %s: %s' % (held.node_uuid, held.kind, held.detail)
-        for leased in self.leases:
-            yield 'lease %s %s: %s' % (leased.lease_uuid, leased.kind,
-                                       leased.detail)
+        for found in self:
+            for item in found:
+                yield item.line()
 
 
 def _drift(pusher: sync.Pusher) -> _Found:

@@ -34,11 +34,27 @@ _NODES: sa.Table = models.Node.__table__  # type: ignore[assignment]
 
 
 class Drift(NamedTuple):
-    node_uuid: str
+    """One difference between ferrum and Placement, whichever audit found
+    it: a node's provider (here), an allocation's consumer
+    (:mod:`~ferrum.placement.consumer_audit`, ``consumer`` set) or a
+    lease's consumer or class (:mod:`~ferrum.placement.lease_audit`,
+    ``lease_uuid`` set)."""
+
+    #: The node it concerns (None for a lease's class).
+    node_uuid: str | None
     kind: str
     detail: str
-    #: Whether a push repairs it (a clash needs an operator).
+    #: Whether ``--heal`` repairs it (a clash needs an operator).
     repairable: bool = True
+    consumer: str | None = None
+    lease_uuid: str | None = None
+
+    def line(self) -> str:
+        """How ``ferrum-placement audit`` prints it."""
+        if self.lease_uuid is not None:
+            return 'lease %s %s: %s' % (self.lease_uuid, self.kind,
+                                        self.detail)
+        return '%s %s: %s' % (self.node_uuid, self.kind, self.detail)
 
 
 def _confirmed_gone(db: db_api.Database, uuid: str) -> bool:
@@ -122,7 +138,8 @@ def heal(pusher: sync.Pusher, found: list[Drift]) -> dict[str, str]:
     """Push every node with repairable drift; node UUID -> outcome."""
     outcomes: dict[str, str] = {}
     for item in found:
-        if item.repairable and item.node_uuid not in outcomes:
+        if (item.repairable and item.node_uuid is not None
+                and item.node_uuid not in outcomes):
             outcomes[item.node_uuid] = pusher.push(item.node_uuid,
                                                    verify=True)
     return outcomes

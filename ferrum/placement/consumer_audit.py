@@ -35,6 +35,7 @@ from ferrum.common import lease_statuses
 from ferrum.db import api as db_api
 from ferrum.db import models
 from ferrum.objects import lease_node
+from ferrum.placement import audit
 from ferrum.placement import client as client_mod
 from ferrum.placement import consumers
 from ferrum.placement import reservations
@@ -51,14 +52,6 @@ _LEASES: sa.Table = models.Lease.__table__  # type: ignore[assignment]
 MISSING = 'consumer-missing'
 ORPHAN = 'consumer-orphan'
 DOUBLE = 'double'
-
-
-class ConsumerDrift(NamedTuple):
-    node_uuid: str
-    kind: str
-    consumer: str
-    detail: str
-    repairable: bool = True
 
 
 class _Held(NamedTuple):
@@ -102,7 +95,7 @@ def _state(db: db_api.Database) -> tuple[list[str], dict[str, _Held],
     return nodes, held, live
 
 
-def drift(pusher: sync.Pusher) -> list[ConsumerDrift]:
+def drift(pusher: sync.Pusher) -> list[audit.Drift]:
     """Every difference (see the module docstring).
 
     :raises PlacementUnavailable: when Placement cannot be read.
@@ -110,15 +103,15 @@ def drift(pusher: sync.Pusher) -> list[ConsumerDrift]:
     db, client = pusher.db, pusher.client
     user = pusher.conf.allocation.default_user
     nodes, held, live = _state(db)
-    found: list[ConsumerDrift] = []
+    found: list[audit.Drift] = []
     for node in sorted(nodes):
         holders = providers.consumers_of(client, node)
         mine = held.get(node)
         if mine is not None and mine.allocation not in holders:
-            found.append(ConsumerDrift(
-                node, MISSING, mine.allocation,
-                'allocation %s holds the node in ferrum but has no consumer '
-                'in Placement' % mine.allocation))
+            found.append(audit.Drift(
+                node, MISSING, 'allocation %s holds the node in ferrum but '
+                'has no consumer in Placement' % mine.allocation,
+                consumer=mine.allocation))
         for consumer in sorted(holders):
             if mine is not None and consumer == mine.allocation:
                 continue
@@ -127,38 +120,41 @@ def drift(pusher: sync.Pusher) -> list[ConsumerDrift]:
                 continue
             ours = resource_consumers.read(client, consumer).user == user
             if ours:
-                found.append(ConsumerDrift(
-                    node, ORPHAN, consumer, 'ferrum consumer %s holds the '
-                    'node without an allocation' % consumer))
+                found.append(audit.Drift(
+                    node, ORPHAN, 'ferrum consumer %s holds the node '
+                    'without an allocation' % consumer, consumer=consumer))
             elif mine is not None:
-                found.append(ConsumerDrift(
-                    node, DOUBLE, consumer, 'consumer %s of another service '
-                    'holds the node ferrum allocated to %s' % (
-                        consumer, mine.allocation), repairable=False))
+                found.append(audit.Drift(
+                    node, DOUBLE, 'consumer %s of another service holds the '
+                    'node ferrum allocated to %s' % (
+                        consumer, mine.allocation), repairable=False,
+                    consumer=consumer))
     return found
 
 
-def heal(pusher: sync.Pusher, found: list[ConsumerDrift]) -> dict[str, str]:
+def heal(pusher: sync.Pusher, found: list[audit.Drift]) -> dict[str, str]:
     """Repair what can be repaired; consumer -> outcome."""
     _nodes, held, _live = _state(pusher.db)
     outcomes: dict[str, str] = {}
     for item in found:
-        if not item.repairable:
+        consumer, node_uuid = item.consumer, item.node_uuid
+        if not item.repairable or consumer is None or node_uuid is None:
             continue
         if item.kind == ORPHAN:
-            outcomes[item.consumer] = (
-                'released' if consumers.release(pusher, item.consumer)
+            outcomes[consumer] = (
+                'released' if consumers.release(pusher, consumer)
                 else 'not ours')
             continue
-        mine = held.get(item.node_uuid)
-        if mine is None or mine.allocation != item.consumer:
-            outcomes[item.consumer] = 'gone meanwhile'
+        mine = held.get(node_uuid)
+        if mine is None or mine.allocation != consumer:
+            outcomes[consumer] = 'gone meanwhile'
             continue
-        outcomes[item.consumer] = _claim(pusher, item, mine)
+        outcomes[consumer] = _claim(pusher, consumer, node_uuid, mine)
     return outcomes
 
 
-def _claim(pusher: sync.Pusher, item: ConsumerDrift, mine: _Held) -> str:
+def _claim(pusher: sync.Pusher, consumer: str, node_uuid: str,
+           mine: _Held) -> str:
     """Claim a missing consumer as the allocation claimed it
     (:func:`consumers.claim`: a node a running lease holds is taken from
     the lease's consumer in the same request); its node is in use
@@ -168,7 +164,7 @@ def _claim(pusher: sync.Pusher, item: ConsumerDrift, mine: _Held) -> str:
 
     def claim_once() -> bool:
         try:
-            consumers.claim(pusher, item.consumer, item.node_uuid,
+            consumers.claim(pusher, consumer, node_uuid,
                             mine.resource_class, mine.owner)
             return True
         except (client_mod.PlacementRefused, reservations.Busy,
@@ -176,7 +172,7 @@ def _claim(pusher: sync.Pusher, item: ConsumerDrift, mine: _Held) -> str:
             refusal[:] = [str(exc)]
             return False
 
-    if consumers.claim_in_use(pusher, item.node_uuid, claim_once):
+    if consumers.claim_in_use(pusher, node_uuid, claim_once):
         return 'claimed'
     return 'refused: %s' % ''.join(refusal)
 

@@ -48,6 +48,7 @@ from ferrum.objects import base
 from ferrum.objects import lease as lease_obj
 from ferrum.objects import lease_class
 from ferrum.objects import lease_node
+from ferrum.placement import audit
 from ferrum.placement import client as client_mod
 from ferrum.placement import reservations
 from ferrum.placement import sync
@@ -66,14 +67,6 @@ _ALLOCATIONS: sa.Table = models.Allocation.__table__  # type: ignore[assignment]
 #: Statuses in which a lease in Placement has its class.
 _CLASSED = frozenset({statuses.PENDING, statuses.STARTING, statuses.ACTIVE,
                       statuses.ENDING})
-
-
-class LeaseDrift(NamedTuple):
-    lease_uuid: str
-    kind: str
-    detail: str
-    node_uuid: str | None = None
-    repairable: bool = True
 
 
 class _Lease(NamedTuple):
@@ -164,7 +157,7 @@ def classes_to_delete(db: db_api.Database) -> int:
             _LEASES.c.status.in_(sorted(statuses.FINAL)))).scalar() or 0)
 
 
-def drift(pusher: sync.Pusher) -> list[LeaseDrift]:
+def drift(pusher: sync.Pusher) -> list[audit.Drift]:
     """Every difference (see the module docstring).
 
     :raises PlacementUnavailable: when Placement cannot be read.
@@ -188,33 +181,37 @@ def drift(pusher: sync.Pusher) -> list[LeaseDrift]:
 
 
 def _classes(leases: dict[str, _Lease],
-             named: dict[str, str]) -> Iterator[LeaseDrift]:
+             named: dict[str, str]) -> Iterator[audit.Drift]:
     for uuid, name in sorted(named.items()):
         lease = leases.get(uuid)
         if lease is None:
-            yield LeaseDrift(uuid, CLASS_ORPHAN, 'class %s names no lease '
-                             'of ferrum\'s (another service\'s?): left '
-                             'alone' % name, repairable=False)
+            yield audit.Drift(None, CLASS_ORPHAN, 'class %s names no lease '
+                              'of ferrum\'s (another service\'s?): left '
+                              'alone' % name, repairable=False,
+                              lease_uuid=uuid)
         elif lease.status in statuses.FINAL:
-            yield LeaseDrift(uuid, CLASS_ORPHAN, 'class %s outlived its '
-                             'lease, which is %s' % (name, lease.status))
+            yield audit.Drift(None, CLASS_ORPHAN, 'class %s outlived its '
+                              'lease, which is %s' % (name, lease.status),
+                              lease_uuid=uuid)
     for uuid, lease in sorted(leases.items()):
         if not lease.placement_class or uuid in named:
             continue
         if lease.status in statuses.FINAL:
-            yield LeaseDrift(uuid, CLASS_ORPHAN, 'lease is %s and still '
-                             'records its class %s, which Placement no '
-                             'longer has' % (lease.status,
-                                             reservations.class_name(uuid)))
+            yield audit.Drift(None, CLASS_ORPHAN, 'lease is %s and still '
+                              'records its class %s, which Placement no '
+                              'longer has' % (lease.status,
+                                              reservations.class_name(uuid)),
+                              lease_uuid=uuid)
         elif lease.status in _CLASSED:
-            yield LeaseDrift(uuid, CLASS_MISSING, 'lease is %s and its class '
-                             '%s is missing' % (lease.status,
-                                                reservations.class_name(uuid)))
+            yield audit.Drift(None, CLASS_MISSING, 'lease is %s and its '
+                              'class %s is missing' % (
+                                  lease.status, reservations.class_name(uuid)),
+                              lease_uuid=uuid)
 
 
 def _consumer(db: db_api.Database, client: client_mod.PlacementClient,
               user: str, lease: _Lease,
-              expected: _Want) -> Iterator[LeaseDrift]:
+              expected: _Want) -> Iterator[audit.Drift]:
     current = resource_consumers.read(client, lease.uuid)
     held = set(current.allocations)
     if current.foreign(user):
@@ -223,20 +220,22 @@ def _consumer(db: db_api.Database, client: client_mod.PlacementClient,
     for node in sorted(set(wanted.required) - held):
         if _live(db, providers.consumers_of(client, node)):
             continue  # an allocation under the lease is taking it
-        yield LeaseDrift(lease.uuid, CONSUMER_MISSING, 'the consumer of '
-                         'active lease %s does not hold node %s'
-                         % (lease.uuid, node), node)
+        yield audit.Drift(node, CONSUMER_MISSING, 'the consumer of active '
+                          'lease %s does not hold node %s'
+                          % (lease.uuid, node), lease_uuid=lease.uuid)
     for node in sorted(held - set(wanted.allowed)):
-        yield LeaseDrift(lease.uuid, CONSUMER_ORPHAN, 'the consumer of '
-                         '%s lease %s holds node %s, which it should not'
-                         % (lease.status, lease.uuid, node), node)
+        yield audit.Drift(node, CONSUMER_ORPHAN, 'the consumer of %s lease '
+                          '%s holds node %s, which it should not'
+                          % (lease.status, lease.uuid, node),
+                          lease_uuid=lease.uuid)
 
 
 def heal_consumers(pusher: sync.Pusher,
-                   found: list[LeaseDrift]) -> dict[str, str]:
+                   found: list[audit.Drift]) -> dict[str, str]:
     """Rewrite each drifted lease consumer to what it should hold now
     (read again), in one request each; lease uuid -> outcome."""
-    uuids = sorted({item.lease_uuid for item in found if item.repairable
+    uuids = sorted({item.lease_uuid for item in found
+                    if item.repairable and item.lease_uuid is not None
                     and item.kind in (CONSUMER_MISSING, CONSUMER_ORPHAN)})
     if not uuids:
         return {}
@@ -290,7 +289,7 @@ def _claim(writer: resource_consumers.Writer, user: str, lease: _Lease,
 
 
 def heal_classes(pusher: sync.Pusher,
-                 found: list[LeaseDrift]) -> dict[str, str]:
+                 found: list[audit.Drift]) -> dict[str, str]:
     """Create the missing classes and delete the orphans (after the
     inventories were pushed: Placement refuses to delete a class in
     use); class name -> outcome."""
@@ -298,9 +297,10 @@ def heal_classes(pusher: sync.Pusher,
     outcomes = {}
     gone = []
     made = []
-    leases = _leases(db, [item.lease_uuid for item in found])
+    leases = _leases(db, [item.lease_uuid for item in found
+                          if item.lease_uuid is not None])
     for item in found:
-        lease = leases.get(item.lease_uuid)
+        lease = leases.get(item.lease_uuid or '')
         if not item.repairable or lease is None:
             continue
         name = reservations.class_name(lease.uuid)

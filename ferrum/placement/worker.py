@@ -281,7 +281,8 @@ class Reconcile:
         except client_mod.PlacementUnavailable as exc:
             worker.outage.failed(exc)
             return
-        uuids = sorted({d.node_uuid for d in drifted if d.repairable})
+        uuids = sorted({d.node_uuid for d in drifted
+                        if d.repairable and d.node_uuid is not None})
         if uuids:
             LOG.info('Placement reconcile: %s drifted; queued for a push',
                      plural.count(len(uuids), 'node'))

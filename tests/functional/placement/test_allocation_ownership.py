@@ -85,8 +85,8 @@ def test_release_leaves_another_user_s_consumer(backend, db, pclient,
     assert not consumers.release(sync.Pusher(pconf, db, pclient), nova,
                                  lease_aware=False)
     assert holders(pclient, node.uuid) == {nova}
-    orphan = consumer_audit.ConsumerDrift(node.uuid, consumer_audit.ORPHAN,
-                                          nova, 'forced')
+    orphan = audit.Drift(node.uuid, consumer_audit.ORPHAN, 'forced',
+                         consumer=nova)
     assert consumer_audit.heal(auditor(pconf, db, pclient), [orphan]) == {
         nova: 'not ours'}
     assert holders(pclient, node.uuid) == {nova}
