@@ -108,12 +108,15 @@ class SyncWorker:
     """Drains the outbox on one conductor (see the module docstring)."""
 
     def __init__(self, conf: cfg.ConfigOpts, db: db_api.Database, host: str,
-                 client: client_mod.PlacementClient) -> None:
+                 client: client_mod.PlacementClient,
+                 claims_allocations: bool | None = None) -> None:
+        """:param claims_allocations: see :class:`sync.Pusher`."""
         self.conf = conf
         self.db = db
         self.host = host
         self.client = client
-        self.pusher = sync.Pusher(conf, db, client)
+        self.pusher = sync.Pusher(conf, db, client,
+                                  claims_allocations=claims_allocations)
         self.consumers = service.PlacementService(conf, db, client,
                                                   self.pusher)
         self.outage = Outage(db, host)
@@ -304,9 +307,13 @@ def check_config(conf: cfg.ConfigOpts) -> client_mod.PlacementClient | None:
 
 
 def start(conf: cfg.ConfigOpts, db: db_api.Database, host: str,
-          client: client_mod.PlacementClient) -> SyncWorker:
-    """Record node changes from now on, and start draining them."""
+          client: client_mod.PlacementClient,
+          claims_allocations: bool | None = None) -> SyncWorker:
+    """Record node changes from now on, and start draining them.
+
+    :param claims_allocations: see :class:`sync.Pusher`.
+    """
     outbox.install(db)
-    worker = SyncWorker(conf, db, host, client)
+    worker = SyncWorker(conf, db, host, client, claims_allocations)
     worker.start()
     return worker
