@@ -9,9 +9,11 @@ On with ``[allocation] backend = placement``
 The claim. The allocation process picks candidates with ferrum's own
 filters (:mod:`ferrum.allocation.candidates`: fast, and they explain a
 miss), then for each one claims in Placement first, because Placement is
-the fence every other service honours: ``PUT /allocations/{allocation
-uuid}`` with one unit of the node's ``CUSTOM_<RC>`` class and
-``consumer_generation: null`` (only a new consumer). Then it reserves the
+the fence every other service honours: a new consumer named after the
+allocation (one ``POST /allocations`` through the one consumer writer,
+:class:`ferrum.placement.resources.consumers.Writer`) with one unit of
+the node's ``CUSTOM_<RC>`` class and ``consumer_generation: null`` (only
+a new consumer). Then it reserves the
 node in ferrum's database (the same conditional UPDATE as the database
 backend); if that fails, the claim is removed before the next candidate
 is tried. A node Placement refuses (someone else holds its unit, or it is
@@ -41,13 +43,10 @@ from collections.abc import Callable
 from ferrum.common import exception
 from ferrum.conductor import context as context_mod
 from ferrum.objects import allocation as allocation_obj
-from ferrum.objects import lease_node
 from ferrum.placement import client as client_mod
 from ferrum.placement import consumers
-from ferrum.placement import mapping
 from ferrum.placement import reservations
 from ferrum.placement import service
-from ferrum.placement import sync
 
 LOG = logging.getLogger(__name__)
 
@@ -85,75 +84,30 @@ def _refused(node_uuid: str, consumer: str, exc: Exception) -> bool:
 
 def place(ctx: context_mod.ConductorContext, consumer: str, node_uuid: str,
           resource_class: str | None, owner: str | None) -> bool:
-    """Claim ``node_uuid``'s unit for new consumer ``consumer``; False
-    when Placement refused the node.
+    """Claim ``node_uuid``'s unit for new consumer ``consumer`` (taken
+    from a running lease's consumer when one holds the node: see
+    :func:`consumers.claim`); False when Placement refused the node.
 
-    The client never retries a claim (a lost answer fails the
-    allocation), so a consumer of that uuid that exists already is not
-    ours to take: another service's, or a user-chosen uuid that collides.
+    A lost answer is never retried (it fails the allocation), so a
+    consumer of that uuid that exists already is not ours to take:
+    another service's, or a user-chosen uuid that collides.
 
     :raises ConsumerExists: see above.
     :raises PlacementUnavailable: Placement is away.
     """
     placement = _placement(ctx)
     placement.check_up()
-    client = placement.client
-    holder = lease_node.placement_holder_of(ctx.db, node_uuid)
-    if holder is not None and holder.running:
-        return _take(ctx, client, consumer, node_uuid, resource_class,
-                     owner, holder.lease_uuid)
-    generation: int | None = None
-    for attempt in range(3):
-        try:
-            consumers.claim(ctx.conf, client, consumer, node_uuid,
-                            resource_class, owner, generation)
-            return True
-        except client_mod.PlacementConflict as exc:
-            if exc.error_code != client_mod.CONCURRENT_UPDATE:
-                return _refused(node_uuid, consumer, exc)
-            existing = client.consumer(consumer)
-            if existing.get('allocations'):
-                raise ConsumerExists(
-                    consumer, existing.get('user_id')) from exc
-            # No such consumer, and the provider's generation moved under
-            # Placement's own retries (concurrent claimers); or an empty
-            # one that an earlier candidate's refused write left, which
-            # takes generation 0 (see reservations.next_generation).
-            generation = reservations.next_generation(existing, generation)
-            if attempt == 2:
-                return _refused(node_uuid, consumer, exc)
-        except client_mod.PlacementRefused as exc:
-            # No provider, or no such class on it yet (the sync is behind).
-            return _refused(node_uuid, consumer, exc)
-    raise AssertionError('unreachable')  # pragma: no cover
-
-
-def _take(ctx: context_mod.ConductorContext,
-          client: client_mod.PlacementClient, consumer: str,
-          node_uuid: str, resource_class: str | None, owner: str | None,
-          lease_uuid: str) -> bool:
-    """Claim a node a running lease holds: moved from the lease's
-    consumer to the allocation's in one request, with the lease's
-    reservation unit (:func:`reservations.take`)."""
-    group = ctx.conf.allocation
-    for attempt in range(2):
-        try:
-            reservations.take(
-                client, lease_uuid, consumer, node_uuid,
-                mapping.resource_class_name(resource_class or ''),
-                owner or group.default_project, group.default_user)
-            return True
-        except reservations.Busy as exc:
-            # Just after the lease's start the sync worker may not have
-            # written the node's reservation unit yet: write it now, once.
-            if attempt or _placement(ctx).pusher.push(
-                    node_uuid, delete=False) != sync.WRITTEN:
-                return _refused(node_uuid, consumer, exc)
-        except reservations.ConsumerTaken as exc:
-            raise ConsumerExists(consumer, None) from exc
-        except client_mod.PlacementRefused as exc:
-            return _refused(node_uuid, consumer, exc)
-    raise AssertionError('unreachable')  # pragma: no cover
+    try:
+        consumers.claim(placement.pusher, consumer, node_uuid,
+                        resource_class, owner)
+    except reservations.ConsumerTaken as exc:
+        raise ConsumerExists(consumer, exc.user) from exc
+    except (reservations.Busy, client_mod.PlacementRefused) as exc:
+        # Someone else holds the node's unit, or it is reserved; no
+        # provider or no such class on it yet (the sync is behind); or
+        # the consumers kept changing.
+        return _refused(node_uuid, consumer, exc)
+    return True
 
 
 def claim(ctx: context_mod.ConductorContext,
@@ -220,7 +174,7 @@ def forget(ctx: context_mod.ConductorContext, consumer: str) -> None:
     """
     placement = _placement(ctx)
     placement.check_up()
-    consumers.release(ctx.conf, placement.client, consumer, ctx.db)
+    consumers.release(placement.pusher, consumer)
 
 
 def outage_error(exc: Exception) -> str:

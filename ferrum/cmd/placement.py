@@ -33,7 +33,6 @@ from ferrum import conf as ferrum_conf
 from ferrum.cmd import startup
 from ferrum.common import exception
 from ferrum.common import plural
-from ferrum.conf import allocation as allocation_conf
 from ferrum.conf import placement as placement_conf
 from ferrum.conf import validation
 from ferrum.db import api as db_api
@@ -65,46 +64,40 @@ def _status(conf: cfg.ConfigOpts, db: db_api.Database) -> int:
 
 
 class _Found(NamedTuple):
+    """The three audits' findings, kept apart for the order of the heal."""
+
     nodes: list[audit.Drift]
-    consumers: list[consumer_audit.ConsumerDrift]
-    leases: list[lease_audit.LeaseDrift]
+    consumers: list[audit.Drift]
+    leases: list[audit.Drift]
 
     def lines(self) -> Iterator[str]:
-        for item in self.nodes:
-            yield '%s %s: %s' % (item.node_uuid, item.kind, item.detail)
-        for held in self.consumers:
-            yield '%s %s: %s' % (held.node_uuid, held.kind, held.detail)
-        for leased in self.leases:
-            yield 'lease %s %s: %s' % (leased.lease_uuid, leased.kind,
-                                       leased.detail)
+        for found in self:
+            for item in found:
+                yield item.line()
 
 
-def _drift(conf: cfg.ConfigOpts, db: db_api.Database,
-           client: client_mod.PlacementClient, claims: bool) -> _Found:
-    return _Found(audit.drift(db, client, claims=claims),
-                  consumer_audit.drift(conf, db, client) if claims else [],
-                  lease_audit.drift(conf, db, client, claims))
+def _drift(pusher: sync.Pusher) -> _Found:
+    claims = pusher.claims_allocations
+    return _Found(audit.drift(pusher),
+                  consumer_audit.drift(pusher) if claims else [],
+                  lease_audit.drift(pusher))
 
 
-def _heal(conf: cfg.ConfigOpts, db: db_api.Database,
-          client: client_mod.PlacementClient, claims: bool,
-          found: _Found) -> dict[str, str]:
+def _heal(pusher: sync.Pusher, found: _Found) -> dict[str, str]:
     """In the order Placement accepts: consumers (allocations', then
     leases'), inventories (a push of each node), classes last (a class is
     deleted only once no inventory uses it)."""
     outcomes = {}
     if found.consumers:
-        outcomes.update(consumer_audit.heal(conf, db, client,
-                                            found.consumers))
-    outcomes.update(lease_audit.heal_consumers(conf, db, client,
-                                               found.leases, claims))
+        outcomes.update(consumer_audit.heal(pusher, found.consumers))
+    outcomes.update(lease_audit.heal_consumers(pusher, found.leases))
     nodes = found.nodes
     if found.consumers or found.leases:
         # A consumer healed can change what a node's provider wants.
-        nodes = audit.drift(db, client, claims=claims)
+        nodes = audit.drift(pusher)
     if nodes:
-        outcomes.update(audit.heal(sync.Pusher(conf, db, client), nodes))
-    outcomes.update(lease_audit.heal_classes(db, client, found.leases))
+        outcomes.update(audit.heal(pusher, nodes))
+    outcomes.update(lease_audit.heal_classes(pusher, found.leases))
     return outcomes
 
 
@@ -113,17 +106,16 @@ def _audit(conf: cfg.ConfigOpts, db: db_api.Database, heal: bool) -> int:
         print('Placement sync is not configured ([placement] auth_type).',
               file=sys.stderr)
         return 4
-    client = client_mod.PlacementClient(conf)
-    claims = allocation_conf.through_placement(conf)
+    pusher = sync.Pusher(conf, db, client_mod.PlacementClient(conf))
     try:
-        found = _drift(conf, db, client, claims)
+        found = _drift(pusher)
         for line in found.lines():
             print(line)
         if heal and any(found):
-            outcomes = _heal(conf, db, client, claims, found)
+            outcomes = _heal(pusher, found)
             for uuid, outcome in sorted(outcomes.items()):
                 print('%s healed: %s' % (uuid, outcome))
-            found = _drift(conf, db, client, claims)
+            found = _drift(pusher)
     except client_mod.PlacementUnavailable as exc:
         print(str(exc), file=sys.stderr)
         return 2

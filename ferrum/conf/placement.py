@@ -22,12 +22,13 @@ opts: list[cfg.Opt] = [
                     'are pushed at once, not at this interval. 0 disables '
                     'the reconcile.'),
     cfg.IntOpt('max_conflict_retries', default=4, min=0,
-               help='Times one push re-reads the provider and tries again '
-                    'when Placement answers 409 placement.concurrent_update '
-                    '(someone else changed the provider meanwhile). Each '
-                    'retry waits a random time of up to 0.1 s times the '
+               help='Times one push re-reads the provider, or one write '
+                    'of consumers re-reads them, and tries again when '
+                    'Placement answers 409 placement.concurrent_update '
+                    '(someone else changed them meanwhile). Each retry of '
+                    'a push waits a random time of up to 0.1 s times the '
                     'attempt number. 0 means no retry: the change stays '
-                    'queued for the next round.'),
+                    'queued for the next round, and a claim is refused.'),
     cfg.IntOpt('outage_retry_interval', default=5, min=1,
                help='Seconds between two attempts to reach Placement while '
                     'it is down or refusing ferrum\'s credentials. Changes '

@@ -34,6 +34,7 @@ from ferrum.placement import mapping
 from ferrum.placement import outbox
 from ferrum.placement import reservations
 from ferrum.placement import service
+from ferrum.placement.resources import providers
 
 LOG = logging.getLogger(__name__)
 _TABLE = lease_obj.TABLE
@@ -94,19 +95,18 @@ def claim_start(ctx: context_mod.ConductorContext, lease: lease_obj.Lease,
     lease.class_was_created()
     # With the placement backend an allocation's consumer holds its node;
     # with the database backend the lease's consumer keeps holding it.
-    mine = placement.claims_allocations
     # A node the project's previous lease still has comes with its
     # hand-over (see hand_over), not now: that lease's consumer holds it.
     others = lease_node.held_by_others(ctx.db, lease.id, lease.project,
                                        [row.node_id for row in rows])
-    nodes = {row.node_uuid: mapping.resource_class_name(
-        row.resource_class) for row in rows
-        if row.resource_class and row.node_id not in others
-        and not (mine and row.allocation_id is not None)}
+    held = {row.node_uuid: reservations.held_by_lease(
+        row.resource_class, row.allocation_id, placement.claims_allocations)
+        for row in rows if row.node_id not in others}
+    nodes = {uuid: rc for uuid, rc in held.items() if rc is not None}
     if not nodes:
         return []
     try:
-        reservations.claim_lease(client, lease.uuid, lease.project,
+        reservations.claim_lease(placement.writer, lease.uuid, lease.project,
                                  ctx.conf.allocation.default_user, nodes)
         return []
     except reservations.Busy as exc:
@@ -182,7 +182,7 @@ def _held_elsewhere(client: client_mod.PlacementClient,
 def _held_by_another(client: client_mod.PlacementClient,
                      lease: lease_obj.Lease, node: str) -> bool:
     """Whether a consumer other than the lease's holds ``node``."""
-    return bool(set(client.consumers_of(node)) - {lease.uuid})
+    return bool(set(providers.consumers_of(client, node)) - {lease.uuid})
 
 
 def release_start(ctx: context_mod.ConductorContext,
@@ -190,7 +190,7 @@ def release_start(ctx: context_mod.ConductorContext,
     """Empty the lease's consumer after a start that failed."""
     placement = link(ctx, lease)
     if placement is not None:
-        reservations.release_all(placement.client,
+        reservations.release_all(placement.writer,
                                  ctx.conf.allocation.default_user,
                                  [lease.uuid])
 
@@ -208,7 +208,7 @@ def release_end(ctx: context_mod.ConductorContext, lease: lease_obj.Lease,
     held = [row.allocation_id for row in rows
             if row.allocation_id is not None]
     allocations = allocation_obj.uuids_by_id(ctx.db, held).values()
-    return reservations.release_all(placement.client,
+    return reservations.release_all(placement.writer,
                                     ctx.conf.allocation.default_user,
                                     [lease.uuid, *sorted(allocations)])
 
@@ -251,7 +251,7 @@ def hand_over(ctx: context_mod.ConductorContext,
                 mapping.resource_class_name(row.resource_class))
     for lease_uuid, nodes in sorted(wanted.items()):
         try:
-            reservations.add_nodes(ctx.placement.client, lease_uuid,
+            reservations.add_nodes(ctx.placement.writer, lease_uuid,
                                    rows[0].project,
                                    ctx.conf.allocation.default_user, nodes)
         except (Unavailable, Refused, reservations.Busy,

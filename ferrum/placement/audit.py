@@ -26,39 +26,48 @@ from ferrum.placement import client as client_mod
 from ferrum.placement import mapping
 from ferrum.placement import records
 from ferrum.placement import sync
+from ferrum.placement.resources import providers as providers_res
 
 
 class Drift(NamedTuple):
-    node_uuid: str
+    """One difference between ferrum and Placement, whichever audit found
+    it: a node's provider (here), an allocation's consumer
+    (:mod:`~ferrum.placement.consumer_audit`, ``consumer`` set) or a
+    lease's consumer or class (:mod:`~ferrum.placement.lease_audit`,
+    ``lease_uuid`` set)."""
+
+    #: The node it concerns (None for a lease's class).
+    node_uuid: str | None
     kind: str
     detail: str
-    #: Whether a push repairs it (a clash needs an operator).
+    #: Whether ``--heal`` repairs it (a clash needs an operator).
     repairable: bool = True
+    consumer: str | None = None
+    lease_uuid: str | None = None
+
+    def line(self) -> str:
+        """How ``ferrum-placement audit`` prints it."""
+        if self.lease_uuid is not None:
+            return 'lease %s %s: %s' % (self.lease_uuid, self.kind,
+                                        self.detail)
+        return '%s %s: %s' % (self.node_uuid, self.kind, self.detail)
 
 
 def _confirmed_gone(db: db_api.Database, uuid: str) -> bool:
     return not node_obj.Node.list_columns(db, ['id'], {'uuid_in': [uuid]})
 
 
-def _providers(client: client_mod.PlacementClient,
-               query: str = '') -> dict[str, int]:
-    body = client.get('/resource_providers' + query)
-    return {p['uuid']: int(p['generation'])
-            for p in body['resource_providers']}
+def drift(pusher: sync.Pusher, deep: bool = True) -> list[Drift]:
+    """Every difference between ferrum and Placement (see the docstring),
+    as ``pusher`` wants the providers (its ``claims_allocations``).
 
-
-def drift(db: db_api.Database, client: client_mod.PlacementClient,
-          deep: bool = True, claims: bool = False) -> list[Drift]:
-    """Every difference between ferrum and Placement (see the docstring).
-
-    :param claims: allocations are consumers (``[allocation] backend =
-        placement``): their nodes are not reserved (mapping.reserved).
     :raises PlacementUnavailable: when Placement cannot be read.
     """
-    wanted = sync.desired_many(db, None, claims)
-    providers = _providers(client)
+    db, client = pusher.db, pusher.client
+    wanted = pusher.desired_many(None)
+    providers = providers_res.listing(client)
     try:
-        managed = _providers(client, '?required=%s' % mapping.MANAGED)
+        managed = providers_res.listing(client, required=mapping.MANAGED)
     except client_mod.PlacementRefused:
         # 400 "no such trait": nothing was ever marked, nothing is managed.
         managed = {}
@@ -88,7 +97,7 @@ def drift(db: db_api.Database, client: client_mod.PlacementClient,
 def _deep(client: client_mod.PlacementClient, db: db_api.Database,
           provider: mapping.Provider, present: bool) -> Iterator[Drift]:
     uuid = provider.uuid
-    current = sync.read(client, uuid) if present else None
+    current = providers_res.read(client, uuid) if present else None
     if current is None:
         yield Drift(uuid, 'missing', 'no resource provider')
         return
@@ -123,7 +132,8 @@ def heal(pusher: sync.Pusher, found: list[Drift]) -> dict[str, str]:
     """Push every node with repairable drift; node UUID -> outcome."""
     outcomes: dict[str, str] = {}
     for item in found:
-        if item.repairable and item.node_uuid not in outcomes:
+        if (item.repairable and item.node_uuid is not None
+                and item.node_uuid not in outcomes):
             outcomes[item.node_uuid] = pusher.push(item.node_uuid,
                                                    verify=True)
     return outcomes

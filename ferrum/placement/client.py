@@ -1,7 +1,9 @@
 # SPDX-License-Identifier: Apache-2.0
-"""The one module that talks to Placement: a keystoneauth1 adapter built from
-``[placement]``, a negotiated microversion sent on every call, and
-Placement's answers translated into ferrum exceptions.
+"""The transport to Placement, as sushy's connector: a keystoneauth1
+adapter built from ``[placement]``, a negotiated microversion sent on
+every call, and Placement's answers translated into ferrum exceptions.
+No URL of a Placement resource is built here: that is
+:mod:`ferrum.placement.resources`, the one layer above.
 
 The microversion is the lowest that has everything ferrum relies on
 (:data:`NEEDED`): idempotent custom classes and traits, ``reserved`` equal
@@ -30,7 +32,6 @@ outages there, at the HTTP boundary, whatever the code above calls
 
 from __future__ import annotations
 
-import datetime
 import threading
 from collections.abc import Callable, Iterable
 from typing import Any
@@ -41,7 +42,6 @@ from oslo_config import cfg
 
 from ferrum.common import exception
 from ferrum.conf import placement as placement_conf
-from ferrum.objects import base
 
 #: The microversion ferrum speaks: consumer generations (1.28) and
 #: everything before it (traits 1.6, idempotent PUT of classes 1.7,
@@ -176,19 +176,6 @@ class PlacementClient:
         #: One that raises stops the request: nothing is sent, and the
         #: exception reaches the caller as the request's own would.
         self.observers: list[RequestObserver] = list(observers)
-        #: Told the providers an allocation write of ours moved the
-        #: generation of (Placement bumps each provider a write touches,
-        #: once), so that the sync's recorded generations stay trusted.
-        self.on_allocations: Callable[
-            [set[str], datetime.datetime], None] | None = None
-
-    def allocations_written(self, providers: set[str],
-                            since: datetime.datetime) -> None:
-        """An allocation write of ours, sent at ``since``, succeeded on
-        ``providers``."""
-        if providers and self.on_allocations is not None:
-            self.on_allocations(providers, since)
-
     # ---- the version ----------------------------------------------------
 
     def check_version(self) -> str:
@@ -235,118 +222,17 @@ class PlacementClient:
     def put(self, url: str, body: Any = None) -> Any:
         return self._call('PUT', url, body)
 
-    def post(self, url: str, body: Any) -> Any:
-        return self._call('POST', url, body)
+    def post(self, url: str, body: Any, version: str = VERSION,
+             forbidden_is_refusal: bool = False) -> Any:
+        """POST ``body``; ``version`` above :data:`VERSION` only where
+        Placement serves it (:meth:`can_reshape`); with
+        ``forbidden_is_refusal`` a 403 is Placement's policy refusing this
+        one call (:class:`PlacementRefused`), not an outage."""
+        return self._call('POST', url, body, version=version,
+                          forbidden_is_refusal=forbidden_is_refusal)
 
     def delete(self, url: str, not_found_ok: bool = True) -> Any:
         return self._call('DELETE', url, not_found_ok=not_found_ok)
-
-    # ---- consumers (the placement allocation backend) -----------------
-
-    def claim(self, consumer: str, provider: str, resource_class: str,
-              project: str, user: str, generation: int | None = None
-              ) -> None:
-        """Create consumer ``consumer`` holding one ``resource_class`` unit
-        of ``provider`` (``consumer_generation: null``: only if new; or
-        ``generation``, for an empty consumer a refused write left).
-
-        :raises PlacementConflict: with :data:`CONCURRENT_UPDATE` when the
-            consumer exists already; with another code when the provider
-            has no free unit (someone else holds it, or it is reserved).
-        :raises PlacementRefused: the provider or class does not exist.
-        """
-        since = base.utcnow()
-        self.put('/allocations/%s' % consumer, {
-            'allocations': {provider: {'resources': {resource_class: 1}}},
-            'consumer_generation': generation,
-            'project_id': project, 'user_id': user})
-        self.allocations_written({provider}, since)
-
-    def consumer(self, consumer: str) -> dict[str, Any]:
-        """``GET /allocations/{consumer}``: its ``allocations`` by provider
-        (empty when it does not exist), ``project_id`` and ``user_id``."""
-        body: dict[str, Any] = self.get('/allocations/%s' % consumer)
-        return body
-
-    def release(self, consumer: str) -> None:
-        """Delete a consumer's allocations; a missing consumer is fine.
-
-        Whoever the consumer belongs to: only for a deleted node's
-        provider. ferrum's own consumers go with :meth:`release_own`.
-        """
-        self.delete('/allocations/%s' % consumer, not_found_ok=True)
-
-    def release_own(self, consumer: str, user: str) -> bool:
-        """Remove ``consumer``'s allocations if its user is ``user``.
-
-        A consumer of another service (another user) is left alone: an
-        allocation uuid chosen by a user may be another service's
-        consumer. The removal is ``PUT {allocations: {}}`` with the
-        generation just read, so a consumer that changed meanwhile is read
-        again rather than removed blindly.
-
-        :returns: False when the consumer is another user's (left alone);
-            True when it is gone (or never existed).
-        :raises PlacementConflict: it kept changing under us.
-        """
-        for attempt in range(3):
-            body = self.consumer(consumer)
-            if not body.get('allocations'):
-                return True
-            if body.get('user_id') != user:
-                return False
-            try:
-                since = base.utcnow()
-                self.put('/allocations/%s' % consumer, {
-                    'allocations': {},
-                    'consumer_generation': body.get('consumer_generation'),
-                    'project_id': body['project_id'], 'user_id': user})
-                self.allocations_written(set(body['allocations']), since)
-                return True
-            except PlacementConflict as exc:
-                if (exc.error_code != CONCURRENT_UPDATE
-                        or attempt == 2):
-                    raise
-        raise AssertionError('unreachable')  # pragma: no cover
-
-    def consumers_of(self, provider: str) -> dict[str, Any]:
-        """The consumers holding ``provider``: uuid -> their resources."""
-        body = self.get('/resource_providers/%s/allocations' % provider,
-                        not_found_ok=True)
-        return dict((body or {}).get('allocations') or {})
-
-    def resource_classes(self, prefix: str = '') -> set[str]:
-        """The names of Placement's resource classes starting with
-        ``prefix``."""
-        body = self.get('/resource_classes')
-        return {rc['name'] for rc in body['resource_classes']
-                if rc['name'].startswith(prefix)}
-
-    def allocation_candidates(self, resource_class: str,
-                              required: list[str] | None = None,
-                              limit: int | None = None) -> list[str]:
-        """Providers ``GET /allocation_candidates`` offers for one unit."""
-        query = 'resources=%s:1' % resource_class
-        if required:
-            query += '&required=%s' % ','.join(sorted(required))
-        if limit:
-            query += '&limit=%d' % limit
-        body = self.get('/allocation_candidates?' + query)
-        return [uuid for request in body['allocation_requests']
-                for uuid in request['allocations']]
-
-    def reshape(self, inventories: dict[str, Any]) -> None:
-        """Replace the inventories of several providers in one request
-        (``POST /reshaper``; each entry carries its provider generation).
-        All or nothing: a generation conflict on any provider fails all.
-        Placement answers 204 without the new generations.
-
-        :raises PlacementRefused: 403 when Placement's policy does not let
-            ferrum reshape (a refusal of this call, not an outage).
-        """
-        self._call('POST', '/reshaper', {'inventories': inventories,
-                                         'allocations': {}},
-                   version=RESHAPER_VERSION, forbidden_is_refusal=True)
 
     def _call(self, method: str, url: str, body: Any = None,
               versioned: bool = True, not_found_ok: bool = False,

@@ -29,8 +29,6 @@ from __future__ import annotations
 import logging
 from typing import NamedTuple
 
-from oslo_config import cfg
-
 from ferrum.common import lease_statuses
 from ferrum.common import states
 from ferrum.db import api as db_api
@@ -38,25 +36,19 @@ from ferrum.objects import allocation_consumers
 from ferrum.objects import lease_class
 from ferrum.objects import lease_node
 from ferrum.objects import node as node_obj
+from ferrum.placement import audit
 from ferrum.placement import client as client_mod
 from ferrum.placement import consumers
-from ferrum.placement import mapping
 from ferrum.placement import reservations
 from ferrum.placement import sync
+from ferrum.placement.resources import consumers as resource_consumers
+from ferrum.placement.resources import providers
 
 LOG = logging.getLogger(__name__)
 
 MISSING = 'consumer-missing'
 ORPHAN = 'consumer-orphan'
 DOUBLE = 'double'
-
-
-class ConsumerDrift(NamedTuple):
-    node_uuid: str
-    kind: str
-    consumer: str
-    detail: str
-    repairable: bool = True
 
 
 class _Held(NamedTuple):
@@ -95,100 +87,89 @@ def _state(db: db_api.Database) -> tuple[list[str], dict[str, _Held],
     return nodes, held, live
 
 
-def drift(conf: cfg.ConfigOpts, db: db_api.Database,
-          client: client_mod.PlacementClient) -> list[ConsumerDrift]:
+def drift(pusher: sync.Pusher) -> list[audit.Drift]:
     """Every difference (see the module docstring).
 
     :raises PlacementUnavailable: when Placement cannot be read.
     """
-    user = conf.allocation.default_user
+    db, client = pusher.db, pusher.client
+    user = pusher.conf.allocation.default_user
     nodes, held, live = _state(db)
-    found: list[ConsumerDrift] = []
+    found: list[audit.Drift] = []
     for node in sorted(nodes):
-        holders = client.consumers_of(node)
+        holders = providers.consumers_of(client, node)
         mine = held.get(node)
         if mine is not None and mine.allocation not in holders:
-            found.append(ConsumerDrift(
-                node, MISSING, mine.allocation,
-                'allocation %s holds the node in ferrum but has no consumer '
-                'in Placement' % mine.allocation))
+            found.append(audit.Drift(
+                node, MISSING, 'allocation %s holds the node in ferrum but '
+                'has no consumer in Placement' % mine.allocation,
+                consumer=mine.allocation))
         for consumer in sorted(holders):
             if mine is not None and consumer == mine.allocation:
                 continue
             if consumer in live:
                 # An allocation in flight, one moving, or a lease's.
                 continue
-            ours = client.consumer(consumer).get('user_id') == user
+            ours = resource_consumers.read(client, consumer).user == user
             if ours:
-                found.append(ConsumerDrift(
-                    node, ORPHAN, consumer, 'ferrum consumer %s holds the '
-                    'node without an allocation' % consumer))
+                found.append(audit.Drift(
+                    node, ORPHAN, 'ferrum consumer %s holds the node '
+                    'without an allocation' % consumer, consumer=consumer))
             elif mine is not None:
-                found.append(ConsumerDrift(
-                    node, DOUBLE, consumer, 'consumer %s of another service '
-                    'holds the node ferrum allocated to %s' % (
-                        consumer, mine.allocation), repairable=False))
+                found.append(audit.Drift(
+                    node, DOUBLE, 'consumer %s of another service holds the '
+                    'node ferrum allocated to %s' % (
+                        consumer, mine.allocation), repairable=False,
+                    consumer=consumer))
     return found
 
 
-def heal(conf: cfg.ConfigOpts, db: db_api.Database,
-         client: client_mod.PlacementClient,
-         found: list[ConsumerDrift]) -> dict[str, str]:
+def heal(pusher: sync.Pusher, found: list[audit.Drift]) -> dict[str, str]:
     """Repair what can be repaired; consumer -> outcome."""
-    _nodes, held, _live = _state(db)
-    pusher = sync.Pusher(conf, db, client)
+    _nodes, held, _live = _state(pusher.db)
     outcomes: dict[str, str] = {}
     for item in found:
-        if not item.repairable:
+        consumer, node_uuid = item.consumer, item.node_uuid
+        if not item.repairable or consumer is None or node_uuid is None:
             continue
         if item.kind == ORPHAN:
-            outcomes[item.consumer] = (
-                'released' if consumers.release(conf, client, item.consumer,
-                                                db) else 'not ours')
+            outcomes[consumer] = (
+                'released' if consumers.release(pusher, consumer)
+                else 'not ours')
             continue
-        mine = held.get(item.node_uuid)
-        if mine is None or mine.allocation != item.consumer:
-            outcomes[item.consumer] = 'gone meanwhile'
+        mine = held.get(node_uuid)
+        if mine is None or mine.allocation != consumer:
+            outcomes[consumer] = 'gone meanwhile'
             continue
-        outcomes[item.consumer] = _claim(conf, pusher, item, mine)
+        outcomes[consumer] = _claim(pusher, consumer, node_uuid, mine)
     return outcomes
 
 
-def _claim(conf: cfg.ConfigOpts, pusher: sync.Pusher, item: ConsumerDrift,
+def _claim(pusher: sync.Pusher, consumer: str, node_uuid: str,
            mine: _Held) -> str:
-    """Claim a missing consumer: its node is in use (reserved) unless
-    ``available``, hence :func:`consumers.claim_in_use`. A node a running
-    lease holds is taken from the lease's consumer in the same request
-    (:func:`reservations.take`), as the allocation took it."""
+    """Claim a missing consumer as the allocation claimed it
+    (:func:`consumers.claim`: a node a running lease holds is taken from
+    the lease's consumer in the same request); its node is in use
+    (reserved) unless ``available``, hence :func:`consumers.claim_in_use`.
+    """
     refusal: list[str] = []
-    holder = lease_node.placement_holder_of(pusher.db, item.node_uuid)
-    lease = holder.lease_uuid if holder and holder.running else None
 
     def claim_once() -> bool:
         try:
-            if lease is None:
-                consumers.claim(conf, pusher.client, item.consumer,
-                                item.node_uuid, mine.resource_class,
-                                mine.owner)
-            else:
-                group = conf.allocation
-                reservations.take(
-                    pusher.client, lease, item.consumer, item.node_uuid,
-                    mapping.resource_class_name(mine.resource_class or ''),
-                    mine.owner or group.default_project, group.default_user)
+            consumers.claim(pusher, consumer, node_uuid,
+                            mine.resource_class, mine.owner)
             return True
         except (client_mod.PlacementRefused, reservations.Busy,
                 reservations.ConsumerTaken) as exc:
             refusal[:] = [str(exc)]
             return False
 
-    if consumers.claim_in_use(pusher, item.node_uuid, claim_once):
+    if consumers.claim_in_use(pusher, node_uuid, claim_once):
         return 'claimed'
     return 'refused: %s' % ''.join(refusal)
 
 
-def claim_missing_unreserved(conf: cfg.ConfigOpts, db: db_api.Database,
-                             client: client_mod.PlacementClient) -> int:
+def claim_missing_unreserved(pusher: sync.Pusher) -> int:
     """The periodic reconcile's check (placement backend): an active
     allocation whose node is still ``available`` is not reserved in
     Placement (see :func:`mapping.reserved`), so only its consumer fences
@@ -201,13 +182,14 @@ def claim_missing_unreserved(conf: cfg.ConfigOpts, db: db_api.Database,
 
     :raises PlacementUnavailable: Placement is away.
     """
+    db, client = pusher.db, pusher.client
     with db.reader():  # one snapshot for both reads
         ending = _ending(db)
         rows = [row for row in allocation_consumers.active_on_nodes(
             db, states.AVAILABLE) if row.node_id not in ending]
     claimed = 0
     for row in rows:
-        holders = client.consumers_of(row.node_uuid)
+        holders = providers.consumers_of(client, row.node_uuid)
         if row.uuid in holders:
             continue
         if holders:
@@ -217,9 +199,10 @@ def claim_missing_unreserved(conf: cfg.ConfigOpts, db: db_api.Database,
                          'others': ', '.join(sorted(holders))})
             continue
         try:
-            consumers.claim(conf, client, row.uuid, row.node_uuid,
-                            row.resource_class, row.owner)
-        except client_mod.PlacementRefused as exc:
+            consumers.claim_alone(pusher, row.uuid, row.node_uuid,
+                                  row.resource_class, row.owner)
+        except (client_mod.PlacementRefused,
+                reservations.ConsumerTaken) as exc:
             LOG.warning('Node %(node)s: the missing consumer of allocation '
                         '%(alloc)s was refused: %(error)s',
                         {'node': row.node_uuid, 'alloc': row.uuid,
@@ -227,7 +210,7 @@ def claim_missing_unreserved(conf: cfg.ConfigOpts, db: db_api.Database,
             continue
         if not allocation_consumers.is_active(db, row.uuid):
             # Deleted meanwhile: its release may be done.
-            consumers.release(conf, client, row.uuid)
+            consumers.release(pusher, row.uuid, lease_aware=False)
             continue
         LOG.warning('Node %(node)s: created the missing Placement consumer '
                     'of allocation %(alloc)s', {'node': row.node_uuid,

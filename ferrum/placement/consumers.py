@@ -28,11 +28,9 @@ statement that matched nothing, or was refused) does no harm.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Iterable
-from typing import Any
+from collections.abc import Callable, Iterable, Mapping
 
 import sqlalchemy as sa
-from oslo_config import cfg
 
 from ferrum.db import api as db_api
 from ferrum.objects import lease_class
@@ -43,6 +41,9 @@ from ferrum.placement import mapping
 from ferrum.placement import outbox
 from ferrum.placement import reservations
 from ferrum.placement import sync
+from ferrum.placement.resources import consumers as resource_consumers
+from ferrum.placement.resources import providers
+from ferrum.placement.resources import retry
 
 LOG = logging.getLogger(__name__)
 
@@ -71,20 +72,68 @@ def record(db: db_api.Database, consumer_uuids: Iterable[str]) -> None:
 
 # ---- claiming ---------------------------------------------------------------
 
-def claim(conf: cfg.ConfigOpts, client: client_mod.PlacementClient,
-          consumer: str, node_uuid: str, resource_class: str | None,
-          owner: str | None, generation: int | None = None) -> None:
+def claim_alone(pusher: sync.Pusher, consumer: str, node_uuid: str,
+                resource_class: str | None, owner: str | None) -> None:
+    """Create ``consumer`` holding the node's one unit, and nothing else
+    (presumed new: no read unless Placement says it exists); for project
+    and user see :func:`claim`.
+
+    :raises ConsumerTaken: a consumer of that uuid exists already.
+    :raises PlacementRefused: as for :func:`claim`.
+    """
+    group = pusher.conf.allocation
+    project = owner or group.default_project
+    holding = resource_consumers.Holding(
+        {node_uuid: {mapping.resource_class_name(resource_class or ''): 1}},
+        project, group.default_user)
+
+    def build(current: Mapping[str, resource_consumers.Consumer]
+              ) -> dict[str, resource_consumers.Holding]:
+        if not current[consumer].empty:
+            raise reservations.ConsumerTaken(consumer,
+                                             current[consumer].user)
+        return {consumer: holding}
+
+    pusher.writer.write([consumer], build, fresh=[consumer])
+
+
+def claim(pusher: sync.Pusher, consumer: str, node_uuid: str,
+          resource_class: str | None, owner: str | None) -> None:
     """Create ``consumer`` holding the node's one unit: project the
     allocation's owner (else ``[allocation] default_project``), user
     ``[allocation] default_user`` (which marks ferrum's consumers).
 
-    :raises PlacementConflict: see :meth:`PlacementClient.claim`.
+    A node a running lease holds is taken from the lease's consumer in
+    the same request, with the lease's reservation unit
+    (:func:`reservations.take`); just after the lease's start the sync
+    worker may not have written that unit yet: it is pushed now, once.
+
+    :raises ConsumerTaken: a consumer of that uuid exists already.
+    :raises Busy: Placement refused a node a lease holds.
+    :raises PlacementRefused: Placement refused the node (someone else
+        holds its unit, it is reserved, or it has no provider or no such
+        class yet: the sync is behind); or the consumers kept changing.
     """
-    group = conf.allocation
-    client.claim(consumer, node_uuid,
-                 mapping.resource_class_name(resource_class or ''),
-                 owner or group.default_project, group.default_user,
-                 generation)
+    holder = lease_node.placement_holder_of(pusher.db, node_uuid)
+    if holder is None or not holder.running:
+        claim_alone(pusher, consumer, node_uuid, resource_class, owner)
+        return
+    group = pusher.conf.allocation
+    rc = mapping.resource_class_name(resource_class or '')
+    project = owner or group.default_project
+    user = group.default_user
+    try:
+        reservations.take(pusher.writer, holder.lease_uuid, consumer,
+                          node_uuid, rc, project, user)
+    except reservations.Busy:
+        if pusher.push(node_uuid, delete=False) != sync.WRITTEN:
+            raise
+        reservations.take(pusher.writer, holder.lease_uuid, consumer,
+                          node_uuid, rc, project, user)
+
+
+class _ReservedAgain(Exception):
+    """The node's provider was reserved again before the claim."""
 
 
 def claim_in_use(pusher: sync.Pusher, node_uuid: str,
@@ -99,19 +148,26 @@ def claim_in_use(pusher: sync.Pusher, node_uuid: str,
     rule's value (reserved) whatever happened. For that short window (a
     few requests) another service may claim the node first: the claim is
     then refused (False). A node only reserved again meanwhile (our own
-    sync thread pushed it) is tried again. If the push back fails, the
-    provider stays unreserved until the sync thread's next push or the
+    sync thread pushed it) is tried again, within the one retry budget
+    (:mod:`ferrum.placement.resources.retry`). If the push back fails,
+    the provider stays unreserved until the sync thread's next push or the
     periodic reconcile, which reserve it again (the node is in use).
 
     :raises PlacementUnavailable: Placement is away.
     """
+    def attempt(_number: int) -> bool:
+        pusher.unreserve(node_uuid)
+        if claim_once():
+            return True
+        if providers.consumers_of(pusher.client, node_uuid):
+            return False
+        raise _ReservedAgain(node_uuid)
+
     try:
-        for _attempt in range(3):
-            pusher.unreserve(node_uuid)
-            if claim_once():
-                return True
-            if pusher.client.consumers_of(node_uuid):
-                return False
+        return retry.on_conflict(
+            attempt, retry.attempts(pusher.conf),
+            again=lambda exc: isinstance(exc, _ReservedAgain))
+    except _ReservedAgain:
         return False
     finally:
         try:
@@ -122,8 +178,8 @@ def claim_in_use(pusher: sync.Pusher, node_uuid: str,
                         '%(error)s', {'node': node_uuid, 'error': exc})
 
 
-def release(conf: cfg.ConfigOpts, client: client_mod.PlacementClient,
-            consumer: str, db: db_api.Database | None = None) -> bool:
+def release(pusher: sync.Pusher, consumer: str, lease_aware: bool = True
+            ) -> bool:
     """Remove ``consumer`` if it is ferrum's (its user is ``[allocation]
     default_user``); another service's consumer of that uuid is left
     alone and False returned.
@@ -132,36 +188,37 @@ def release(conf: cfg.ConfigOpts, client: client_mod.PlacementClient,
     resources include the lease's reservation class) gives the node back
     to the lease's consumer in the same request
     (:func:`reservations.give_back`): no other consumer can take the node
-    in between. With ``db`` None the lease is not looked up.
+    in between. Without ``lease_aware`` the lease is not looked up.
 
     :raises PlacementUnavailable: Placement is away.
     :raises PlacementConflict: the consumer kept changing under us.
     """
-    user = conf.allocation.default_user
+    user = pusher.conf.allocation.default_user
+    db = pusher.db
     reserving: list[str] = []
-    if db is not None:
-        current = client.consumer(consumer)
-        if not current.get('allocations'):
+    if lease_aware:
+        current = resource_consumers.read(pusher.client, consumer)
+        if current.empty:
             return True
-        lease = _live_lease(db, current) if current.get(
-            'user_id') == user else None
+        lease = _live_lease(db, current) if current.user == user else None
         if lease is not None:
             lease_uuid, project = lease
             try:
-                reservations.give_back(client, consumer, current, lease_uuid,
+                reservations.give_back(pusher.writer, consumer, lease_uuid,
                                        project, user)
-                _late_give_back(db, client, lease_uuid, user)
+                _late_give_back(pusher, lease_uuid, user)
                 return True
             except reservations.ConsumerTaken:
                 # The lease's uuid is another service's consumer: never
                 # written; this consumer is simply emptied.
                 pass
-        reserving = [provider for provider, found
-                     in current['allocations'].items()
+        reserving = [provider for provider, resources
+                     in current.allocations.items()
                      if any(reservations.lease_of(rc) is not None
-                            for rc in found['resources'])]
-    if client.release_own(consumer, user):
-        if reserving and db is not None:
+                            for rc in resources)]
+    if not resource_consumers.empty(pusher.writer, [consumer],
+                                    user).foreign:
+        if reserving:
             # The reservation inventory of a lease that stopped running
             # was kept while this consumer held it: it can go now.
             outbox.enqueue(db, reserving)
@@ -173,19 +230,17 @@ def release(conf: cfg.ConfigOpts, client: client_mod.PlacementClient,
     return False
 
 
-def _late_give_back(db: db_api.Database,
-                    client: client_mod.PlacementClient, lease_uuid: str,
-                    user: str) -> None:
+def _late_give_back(pusher: sync.Pusher, lease_uuid: str, user: str) -> None:
     """Release the lease's consumer if the lease stopped running while
     the node was given back to it (its end may have released it already).
     The end moves the lease to ``ending`` before it releases, so either
     this read sees it running and the end's release takes the node, or
     the release is done here."""
-    if _running(db, lease_uuid) is None:
+    if _running(pusher.db, lease_uuid) is None:
         LOG.info('Lease %(lease)s: it ended while a node was given back '
                  'to its Placement consumer; releasing that consumer',
                  {'lease': lease_uuid})
-        reservations.release_all(client, user, [lease_uuid])
+        resource_consumers.empty(pusher.writer, [lease_uuid], user)
 
 
 def _running(db: db_api.Database, lease_uuid: str) -> str | None:
@@ -193,12 +248,12 @@ def _running(db: db_api.Database, lease_uuid: str) -> str | None:
     return lease_class.project_while_in(db, lease_uuid, lease_node.RUNNING)
 
 
-def _live_lease(db: db_api.Database, current: dict[str, Any]
-                ) -> tuple[str, str] | None:
+def _live_lease(db: db_api.Database, current: resource_consumers.Consumer
+               ) -> tuple[str, str] | None:
     """(uuid, project) of the running lease whose class ``current`` (a
-    consumer's allocations) holds, if any."""
-    for found in current['allocations'].values():
-        for rc in found['resources']:
+    consumer as read) holds, if any."""
+    for resources in current.allocations.values():
+        for rc in resources:
             lease_uuid = reservations.lease_of(rc)
             project = None if lease_uuid is None else _running(
                 db, lease_uuid)

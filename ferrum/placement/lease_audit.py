@@ -39,8 +39,6 @@ from __future__ import annotations
 from collections.abc import Collection, Iterator
 from typing import NamedTuple
 
-from oslo_config import cfg
-
 from ferrum.common import lease_statuses as statuses
 from ferrum.db import api as db_api
 from ferrum.objects import allocation_consumers
@@ -48,9 +46,13 @@ from ferrum.objects import base
 from ferrum.objects import lease_class
 from ferrum.objects import lease_node
 from ferrum.objects import node as node_obj
+from ferrum.placement import audit
 from ferrum.placement import client as client_mod
-from ferrum.placement import mapping
 from ferrum.placement import reservations
+from ferrum.placement import sync
+from ferrum.placement.resources import classes
+from ferrum.placement.resources import consumers as resource_consumers
+from ferrum.placement.resources import providers
 
 CONSUMER_MISSING = 'lease-consumer-missing'
 CONSUMER_ORPHAN = 'lease-consumer-orphan'
@@ -62,12 +64,6 @@ _CLASSED = frozenset({statuses.PENDING, statuses.STARTING, statuses.ACTIVE,
                       statuses.ENDING})
 
 
-class LeaseDrift(NamedTuple):
-    lease_uuid: str
-    kind: str
-    detail: str
-    node_uuid: str | None = None
-    repairable: bool = True
 
 
 class _Want(NamedTuple):
@@ -86,12 +82,11 @@ class _Want(NamedTuple):
 _NOTHING = _Want({}, {})
 
 
-def _expected(db: db_api.Database, claims: bool) -> dict[str, _Want]:
-    """What each ``active`` lease's consumer should hold, by lease uuid.
-
-    :param claims: allocations are consumers (``[allocation] backend =
-        placement``): a node an allocation holds is its consumer's.
-    """
+def _expected(pusher: sync.Pusher) -> dict[str, _Want]:
+    """What each ``active`` lease's consumer should hold, by lease uuid
+    (:func:`reservations.held_by_lease`, by the pusher's
+    ``claims_allocations``)."""
+    db = pusher.db
     with db.reader() as conn:
         holders = lease_node.placement_holders(conn, None)
         if not holders:
@@ -102,11 +97,12 @@ def _expected(db: db_api.Database, claims: bool) -> dict[str, _Want]:
     expected: dict[str, _Want] = {}
     for row in rows:
         holder = holders[row.id]
-        if holder.status != statuses.ACTIVE or not row.resource_class or (
-                claims and row.allocation_id is not None):
+        rc = reservations.held_by_lease(row.resource_class,
+                                        row.allocation_id,
+                                        pusher.claims_allocations)
+        if holder.status != statuses.ACTIVE or rc is None:
             continue
         want = expected.setdefault(holder.lease_uuid, _Want({}, {}))
-        rc = mapping.resource_class_name(row.resource_class)
         want.allowed[row.uuid] = rc
         if row.allocation_id is None:
             want.required[row.uuid] = rc
@@ -126,23 +122,21 @@ def classes_to_delete(db: db_api.Database) -> int:
     return lease_class.over_with_class(db)
 
 
-def drift(conf: cfg.ConfigOpts, db: db_api.Database,
-          client: client_mod.PlacementClient,
-          claims: bool = False) -> list[LeaseDrift]:
+def drift(pusher: sync.Pusher) -> list[audit.Drift]:
     """Every difference (see the module docstring).
 
-    :param claims: as for :func:`_expected`.
     :raises PlacementUnavailable: when Placement cannot be read.
     """
+    db, client = pusher.db, pusher.client
     named = {}
-    for name in client.resource_classes(reservations.PREFIX):
+    for name in classes.names(client, reservations.PREFIX):
         lease_uuid = reservations.lease_of(name)
         if lease_uuid is not None:
             named[lease_uuid] = name
     leases = lease_class.classed_or_named(db, named)
     found = list(_classes(leases, named))
-    expected = _expected(db, claims)
-    user = conf.allocation.default_user
+    expected = _expected(pusher)
+    user = pusher.conf.allocation.default_user
     for uuid, lease in sorted(leases.items()):
         if lease.placement_class and lease.status not in (
                 statuses.TRANSITIONAL):
@@ -152,87 +146,92 @@ def drift(conf: cfg.ConfigOpts, db: db_api.Database,
 
 
 def _classes(leases: dict[str, lease_class.ClassedLease],
-             named: dict[str, str]) -> Iterator[LeaseDrift]:
+             named: dict[str, str]) -> Iterator[audit.Drift]:
     for uuid, name in sorted(named.items()):
         lease = leases.get(uuid)
         if lease is None:
-            yield LeaseDrift(uuid, CLASS_ORPHAN, 'class %s names no lease '
-                             'of ferrum\'s (another service\'s?): left '
-                             'alone' % name, repairable=False)
+            yield audit.Drift(None, CLASS_ORPHAN, 'class %s names no lease '
+                              'of ferrum\'s (another service\'s?): left '
+                              'alone' % name, repairable=False,
+                              lease_uuid=uuid)
         elif lease.status in statuses.FINAL:
-            yield LeaseDrift(uuid, CLASS_ORPHAN, 'class %s outlived its '
-                             'lease, which is %s' % (name, lease.status))
+            yield audit.Drift(None, CLASS_ORPHAN, 'class %s outlived its '
+                              'lease, which is %s' % (name, lease.status),
+                              lease_uuid=uuid)
     for uuid, lease in sorted(leases.items()):
         if not lease.placement_class or uuid in named:
             continue
         if lease.status in statuses.FINAL:
-            yield LeaseDrift(uuid, CLASS_ORPHAN, 'lease is %s and still '
-                             'records its class %s, which Placement no '
-                             'longer has' % (lease.status,
-                                             reservations.class_name(uuid)))
+            yield audit.Drift(None, CLASS_ORPHAN, 'lease is %s and still '
+                              'records its class %s, which Placement no '
+                              'longer has' % (lease.status,
+                                              reservations.class_name(uuid)),
+                              lease_uuid=uuid)
         elif lease.status in _CLASSED:
-            yield LeaseDrift(uuid, CLASS_MISSING, 'lease is %s and its class '
-                             '%s is missing' % (lease.status,
-                                                reservations.class_name(uuid)))
+            yield audit.Drift(None, CLASS_MISSING, 'lease is %s and its '
+                              'class %s is missing' % (
+                                  lease.status, reservations.class_name(uuid)),
+                              lease_uuid=uuid)
 
 
 def _consumer(db: db_api.Database, client: client_mod.PlacementClient,
               user: str, lease: lease_class.ClassedLease,
-              expected: _Want) -> Iterator[LeaseDrift]:
-    current = client.consumer(lease.uuid)
-    held = set(current.get('allocations') or {})
-    if held and current.get('user_id') != user:
+              expected: _Want) -> Iterator[audit.Drift]:
+    current = resource_consumers.read(client, lease.uuid)
+    held = set(current.allocations)
+    if current.foreign(user):
         return  # another service's consumer of that uuid
     wanted = expected if lease.status == statuses.ACTIVE else _NOTHING
     for node in sorted(set(wanted.required) - held):
-        if _live(db, client.consumers_of(node)):
+        if _live(db, providers.consumers_of(client, node)):
             continue  # an allocation under the lease is taking it
-        yield LeaseDrift(lease.uuid, CONSUMER_MISSING, 'the consumer of '
-                         'active lease %s does not hold node %s'
-                         % (lease.uuid, node), node)
+        yield audit.Drift(node, CONSUMER_MISSING, 'the consumer of active '
+                          'lease %s does not hold node %s'
+                          % (lease.uuid, node), lease_uuid=lease.uuid)
     for node in sorted(held - set(wanted.allowed)):
-        yield LeaseDrift(lease.uuid, CONSUMER_ORPHAN, 'the consumer of '
-                         '%s lease %s holds node %s, which it should not'
-                         % (lease.status, lease.uuid, node), node)
+        yield audit.Drift(node, CONSUMER_ORPHAN, 'the consumer of %s lease '
+                          '%s holds node %s, which it should not'
+                          % (lease.status, lease.uuid, node),
+                          lease_uuid=lease.uuid)
 
 
-def heal_consumers(conf: cfg.ConfigOpts, db: db_api.Database,
-                   client: client_mod.PlacementClient,
-                   found: list[LeaseDrift],
-                   claims: bool = False) -> dict[str, str]:
+def heal_consumers(pusher: sync.Pusher,
+                   found: list[audit.Drift]) -> dict[str, str]:
     """Rewrite each drifted lease consumer to what it should hold now
     (read again), in one request each; lease uuid -> outcome."""
-    uuids = sorted({item.lease_uuid for item in found if item.repairable
+    uuids = sorted({item.lease_uuid for item in found
+                    if item.repairable and item.lease_uuid is not None
                     and item.kind in (CONSUMER_MISSING, CONSUMER_ORPHAN)})
     if not uuids:
         return {}
+    db, client, writer = pusher.db, pusher.client, pusher.writer
     leases = lease_class.classed_or_named(db, uuids)
-    expected = _expected(db, claims)
-    user = conf.allocation.default_user
+    expected = _expected(pusher)
+    user = pusher.conf.allocation.default_user
     outcomes = {}
     for uuid in uuids:
         lease = leases.get(uuid)
         want = expected.get(uuid, _NOTHING)
-        held = set(client.consumer(uuid).get('allocations') or {})
+        held = set(resource_consumers.read(client, uuid).allocations)
         wanted = {node: rc for node, rc in want.allowed.items()
                   if node in want.required or node in held}
         if lease is None or lease.status in statuses.TRANSITIONAL:
             outcomes[uuid] = 'in flight, left alone'
         elif lease.status != statuses.ACTIVE or not wanted:
-            released = reservations.release_all(client, user, [uuid])
+            released = reservations.release_all(writer, user, [uuid])
             outcomes[uuid] = 'released' if released else 'nothing held'
         else:
-            outcomes[uuid] = _claim(client, user, lease, wanted)
+            outcomes[uuid] = _claim(writer, user, lease, wanted)
     return outcomes
 
 
-def _claim(client: client_mod.PlacementClient, user: str,
+def _claim(writer: resource_consumers.Writer, user: str,
            lease: lease_class.ClassedLease,
            wanted: dict[str, str]) -> str:
     """Make the lease's consumer hold ``wanted``; the nodes Placement
     refuses (another consumer holds them) are left out and reported."""
     try:
-        reservations.claim_lease(client, lease.uuid, lease.project, user,
+        reservations.claim_lease(writer, lease.uuid, lease.project, user,
                                  wanted)
         return 'claimed'
     except reservations.ConsumerTaken:
@@ -248,25 +247,27 @@ def _claim(client: client_mod.PlacementClient, user: str,
     if not rest:
         return outcome
     try:
-        reservations.claim_lease(client, lease.uuid, lease.project, user,
+        reservations.claim_lease(writer, lease.uuid, lease.project, user,
                                  rest)
     except (reservations.Busy, reservations.ConsumerTaken) as exc:
         return '%s; refused: %s' % (outcome, exc)
     return 'claimed; %s' % outcome
 
 
-def heal_classes(db: db_api.Database, client: client_mod.PlacementClient,
-                 found: list[LeaseDrift]) -> dict[str, str]:
+def heal_classes(pusher: sync.Pusher,
+                 found: list[audit.Drift]) -> dict[str, str]:
     """Create the missing classes and delete the orphans (after the
     inventories were pushed: Placement refuses to delete a class in
     use); class name -> outcome."""
+    db, client = pusher.db, pusher.client
     outcomes = {}
     gone = []
     made = []
     leases = lease_class.classed_or_named(
-        db, [item.lease_uuid for item in found])
+        db, [item.lease_uuid for item in found
+             if item.lease_uuid is not None])
     for item in found:
-        lease = leases.get(item.lease_uuid)
+        lease = leases.get(item.lease_uuid or '')
         if not item.repairable or lease is None:
             continue
         name = reservations.class_name(lease.uuid)

@@ -27,23 +27,26 @@ The mapping (see ``doc/placement.md`` for the diagram):
   other order (Blazar bug 1813252).
 
 Consumers are ferrum's when their user is ``[allocation] default_user``;
-a consumer of another user is never changed. Every write carries the
-consumer generations just read (1.28): a concurrent change is read again
-and the write tried again, a bounded number of times.
+a consumer of another user is never changed. Each write here only says
+what each consumer should hold afterwards; the one writer
+(:class:`ferrum.placement.resources.consumers.Writer`) reads them, sends
+their generations, and reads again on a concurrent change.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping
-from typing import Any
 
-from ferrum.objects import base
 from ferrum.placement import client as client_mod
+from ferrum.placement import mapping
+from ferrum.placement.resources import classes
+from ferrum.placement.resources import consumers
+
+Consumer = consumers.Consumer
+Holding = consumers.Holding
 
 PREFIX = 'CUSTOM_RESERVATION_'
-#: Tries of a write whose consumer generations moved meanwhile.
-ATTEMPTS = 5
 _UUID = re.compile('[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-'
                    '[0-9a-fA-F]{4}-[0-9a-fA-F]{12}')
 
@@ -51,6 +54,21 @@ _UUID = re.compile('[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-'
 def class_name(lease_uuid: str) -> str:
     """``CUSTOM_RESERVATION_`` + the uuid in upper case, ``-`` as ``_``."""
     return PREFIX + lease_uuid.upper().replace('-', '_')
+
+
+def held_by_lease(resource_class: str | None, allocation_id: int | None,
+                  claims_allocations: bool) -> str | None:
+    """The class a running lease's consumer holds one unit of for one of
+    its nodes (``CUSTOM_<RC>``); None when it holds none: a node without
+    a resource class has no inventory (nothing in Placement can claim it,
+    nor can the lease), and when allocations are consumers
+    (``claims_allocations``) an allocation's consumer holds its node.
+    The lease's start claims by this rule and the lease audit checks by
+    it."""
+    if not resource_class or (claims_allocations
+                              and allocation_id is not None):
+        return None
+    return mapping.resource_class_name(resource_class)
 
 
 def lease_of(resource_class: str) -> str | None:
@@ -71,64 +89,13 @@ class Busy(Exception):
 
 
 class ConsumerTaken(Exception):
-    """The uuid is already a consumer of another user."""
+    """The uuid is already a consumer (of another user, or one ferrum
+    expected to create)."""
 
-
-def _entry(allocations: Mapping[str, Any], generation: int | None,
-           project: str, user: str) -> dict[str, Any]:
-    return {'allocations': {
-        provider: {'resources': dict(found['resources'])}
-        for provider, found in allocations.items()},
-        'consumer_generation': generation, 'project_id': project,
-        'user_id': user}
-
-
-def next_generation(current: Mapping[str, Any],
-                    sent: int | None) -> int | None:
-    """The consumer generation to send again after Placement said the
-    one ``sent`` is stale (``current`` is the consumer, read since).
-
-    Placement shows no generation for a consumer without allocations,
-    yet one exists at generation 0 after a write it refused with a 400
-    (a provider missing: it creates the consumer before it looks the
-    providers up) and refuses None for it ever after ("expected 0 but
-    got None"). Sending 0 once None was refused claims it.
-    """
-    generation = current.get('consumer_generation')
-    if generation is None and not current.get('allocations'):
-        return 0 if sent is None else None
-    return generation
-
-
-def _read_lease(client: client_mod.PlacementClient, lease_uuid: str,
-                user: str, sent: int | None, retry: bool
-                ) -> tuple[dict[str, Any], int | None]:
-    """The lease's consumer and the generation to write it with: as read
-    on a first try, by :func:`next_generation` on a retry (``sent`` was
-    refused).
-
-    :raises ConsumerTaken: the lease's uuid is another user's consumer.
-    """
-    current = client.consumer(lease_uuid)
-    if current.get('allocations') and current.get('user_id') != user:
-        raise ConsumerTaken(lease_uuid)
-    if retry:
-        return current, next_generation(current, sent)
-    return current, current.get('consumer_generation')
-
-
-def _post(client: client_mod.PlacementClient, body: dict[str, Any],
-          before: Mapping[str, Mapping[str, Any]] | None = None) -> None:
-    """``POST /allocations``; then tell the client which providers it
-    moved the generation of: those of each consumer's new allocations,
-    or of its previous ones (``before``) when it is emptied."""
-    since = base.utcnow()
-    client.post('/allocations', body)
-    touched: set[str] = set()
-    for consumer, entry in body.items():
-        touched.update(entry['allocations']
-                       or (before or {}).get(consumer) or {})
-    client.allocations_written(touched, since)
+    def __init__(self, uuid: str, user: str | None = None) -> None:
+        super().__init__(uuid)
+        self.uuid = uuid
+        self.user = user
 
 
 def _busy(exc: client_mod.PlacementRefused,
@@ -141,23 +108,47 @@ def _busy(exc: client_mod.PlacementRefused,
 
 def ensure_class(client: client_mod.PlacementClient, lease_uuid: str) -> None:
     """Create the lease's class (idempotent)."""
-    client.put('/resource_classes/%s' % class_name(lease_uuid))
+    classes.ensure(client, class_name(lease_uuid))
 
 
 def delete_class(client: client_mod.PlacementClient,
                  lease_uuid: str) -> bool:
     """Delete the lease's class; False while an inventory still uses it."""
+    return classes.delete(client, class_name(lease_uuid))
+
+
+def _lease_consumer(current: Mapping[str, Consumer], lease_uuid: str,
+                    user: str) -> Consumer:
+    """The lease's consumer as read.
+
+    :raises ConsumerTaken: the lease's uuid is another user's consumer.
+    """
+    lease = current[lease_uuid]
+    if lease.foreign(user):
+        raise ConsumerTaken(lease_uuid, lease.user)
+    return lease
+
+
+def _units(nodes: Mapping[str, str]) -> dict[str, dict[str, int]]:
+    """One unit of each node's class (provider uuid -> class)."""
+    return {provider: {rc: 1} for provider, rc in nodes.items()}
+
+
+def _write(writer: consumers.Writer, uuids: list[str],
+           build: consumers.Build, nodes: Iterable[str],
+           fresh: Iterable[str] = ()) -> consumers.Written:
+    """The write; a refusal other than a concurrent change is
+    :class:`Busy`, naming which of ``nodes`` Placement named."""
     try:
-        client.delete('/resource_classes/%s' % class_name(lease_uuid))
-    except client_mod.PlacementRefused as exc:
-        if exc.status in (400, 409):
-            return False
-        raise
-    return True
+        return writer.write(uuids, build, fresh=set(fresh))
+    except client_mod.PlacementConflict as exc:
+        if exc.error_code == client_mod.CONCURRENT_UPDATE:
+            raise
+        raise _busy(exc, nodes) from exc
 
 
-def claim_lease(client: client_mod.PlacementClient, lease_uuid: str,
-                project: str, user: str, nodes: Mapping[str, str]) -> None:
+def claim_lease(writer: consumers.Writer, lease_uuid: str, project: str,
+                user: str, nodes: Mapping[str, str]) -> None:
     """Make the lease's consumer hold the ``CUSTOM_<RC>`` unit of each of
     ``nodes`` (provider uuid -> class), and nothing else: one request, all
     or nothing. Run again (a start taken over), it replaces what the
@@ -168,26 +159,16 @@ def claim_lease(client: client_mod.PlacementClient, lease_uuid: str,
     :raises ConsumerTaken: the lease's uuid is another user's consumer.
     :raises PlacementConflict: the consumer kept changing.
     """
-    wanted = {provider: {'resources': {rc: 1}}
-              for provider, rc in nodes.items()}
-    generation: int | None = None
-    for attempt in range(ATTEMPTS):
-        try:
-            _post(client, {lease_uuid: _entry(wanted, generation, project,
-                                              user)})
-            return
-        except client_mod.PlacementConflict as exc:
-            if exc.error_code != client_mod.CONCURRENT_UPDATE:
-                raise _busy(exc, nodes) from exc
-            if attempt == ATTEMPTS - 1:
-                raise
-        _current, generation = _read_lease(client, lease_uuid, user,
-                                           generation, retry=True)
-    raise AssertionError('unreachable')  # pragma: no cover
+    def build(current: Mapping[str, Consumer]) -> dict[str, Holding]:
+        _lease_consumer(current, lease_uuid, user)
+        return {lease_uuid: Holding(_units(nodes), project, user)}
+
+    # Presumed new: a start's first claim costs no read.
+    _write(writer, [lease_uuid], build, nodes, fresh=[lease_uuid])
 
 
-def add_nodes(client: client_mod.PlacementClient, lease_uuid: str,
-              project: str, user: str, nodes: Mapping[str, str]) -> None:
+def add_nodes(writer: consumers.Writer, lease_uuid: str, project: str,
+              user: str, nodes: Mapping[str, str]) -> None:
     """Make the lease's consumer hold ``nodes`` (provider uuid -> class)
     too, keeping what it holds: one request.
 
@@ -195,27 +176,17 @@ def add_nodes(client: client_mod.PlacementClient, lease_uuid: str,
     :raises ConsumerTaken: the lease's uuid is another user's consumer.
     :raises PlacementConflict: the consumer kept changing.
     """
-    sent: int | None = None
-    for attempt in range(ATTEMPTS):
-        current, sent = _read_lease(client, lease_uuid, user, sent,
-                                    retry=attempt > 0)
-        held = dict(current.get('allocations') or {})
-        held.update((provider, {'resources': {rc: 1}})
-                    for provider, rc in nodes.items())
-        try:
-            _post(client, {lease_uuid: _entry(
-                held, sent, current.get('project_id') or project, user)})
-            return
-        except client_mod.PlacementConflict as exc:
-            if exc.error_code != client_mod.CONCURRENT_UPDATE:
-                raise _busy(exc, nodes) from exc
-            if attempt == ATTEMPTS - 1:
-                raise
-    raise AssertionError('unreachable')  # pragma: no cover
+    def build(current: Mapping[str, Consumer]) -> dict[str, Holding]:
+        lease = _lease_consumer(current, lease_uuid, user)
+        held = dict(lease.allocations)
+        held.update(_units(nodes))
+        return {lease_uuid: Holding(held, lease.project or project, user)}
+
+    _write(writer, [lease_uuid], build, nodes)
 
 
-def take(client: client_mod.PlacementClient, lease_uuid: str,
-         consumer: str, provider: str, resource_class: str, project: str,
+def take(writer: consumers.Writer, lease_uuid: str, consumer: str,
+         provider: str, resource_class: str, project: str,
          user: str) -> None:
     """Move ``provider`` from the lease's consumer to new consumer
     ``consumer`` (an allocation under the lease), with the lease's
@@ -223,106 +194,66 @@ def take(client: client_mod.PlacementClient, lease_uuid: str,
 
     :raises Busy: Placement refused the node (someone holds its
         reservation unit, or its class unit outside the lease).
-    :raises ConsumerTaken: ``consumer`` exists already.
+    :raises ConsumerTaken: ``consumer`` exists already, or the lease's
+        uuid is another user's consumer.
     :raises PlacementConflict: the lease's consumer kept changing.
     """
-    mine = {provider: {'resources': {resource_class: 1,
-                                     class_name(lease_uuid): 1}}}
-    fresh: int | None = None  # the new consumer's generation
-    for attempt in range(ATTEMPTS):
-        lease = client.consumer(lease_uuid)
-        body = {consumer: _entry(mine, fresh, project, user)}
-        held = dict(lease.get('allocations') or {})
-        if held.pop(provider, None) is not None:
-            if lease.get('user_id') != user:
-                raise ConsumerTaken(lease_uuid)
-            body[lease_uuid] = _entry(held, lease['consumer_generation'],
-                                      lease['project_id'], user)
-        try:
-            _post(client, body, {lease_uuid: lease.get('allocations')
-                                 or {}})
-            return
-        except client_mod.PlacementConflict as exc:
-            if exc.error_code != client_mod.CONCURRENT_UPDATE:
-                raise _busy(exc, [provider]) from exc
-            existing = client.consumer(consumer)
-            if existing.get('allocations'):
-                raise ConsumerTaken(consumer) from exc
-            if attempt == ATTEMPTS - 1:
-                raise
-        if lease_uuid not in body or client.consumer(lease_uuid).get(
-                'consumer_generation') == lease['consumer_generation']:
-            # Not the lease's consumer that moved: the new one's.
-            fresh = next_generation(existing, fresh)
-    raise AssertionError('unreachable')  # pragma: no cover
+    mine = {provider: {resource_class: 1, class_name(lease_uuid): 1}}
+
+    def build(current: Mapping[str, Consumer]) -> dict[str, Holding]:
+        if not current[consumer].empty:
+            raise ConsumerTaken(consumer, current[consumer].user)
+        wanted = {consumer: Holding(mine, project, user)}
+        lease = current[lease_uuid]
+        if provider in lease.allocations:
+            _lease_consumer(current, lease_uuid, user)
+            held = {p: found for p, found in lease.allocations.items()
+                    if p != provider}
+            wanted[lease_uuid] = Holding(held, lease.project or project,
+                                         user)
+        return wanted
+
+    _write(writer, [consumer, lease_uuid], build, [provider],
+           fresh=[consumer])
 
 
-def give_back(client: client_mod.PlacementClient, consumer: str,
-              current: Mapping[str, Any], lease_uuid: str, project: str,
-              user: str) -> None:
-    """Empty ferrum's consumer ``consumer`` (``current`` is what it holds,
-    as just read) and give the lease's consumer the class units it held
-    under the lease: one request.
+def give_back(writer: consumers.Writer, consumer: str, lease_uuid: str,
+              project: str, user: str) -> None:
+    """Empty ferrum's consumer ``consumer`` and give the lease's consumer
+    the class units it held under the lease: one request. Nothing is
+    written once ``consumer`` is empty.
 
     :raises ConsumerTaken: the lease's uuid is another user's consumer
-        (nothing written; the caller releases ``consumer`` alone).
+        (nothing written; the caller empties ``consumer`` alone).
     :raises PlacementConflict: the consumers kept changing.
     """
     reservation = class_name(lease_uuid)
-    sent: int | None = None
-    for attempt in range(ATTEMPTS):
-        lease, sent = _read_lease(client, lease_uuid, user, sent,
-                                  retry=attempt > 0)
-        held = dict(lease.get('allocations') or {})
-        for provider, found in (current.get('allocations') or {}).items():
-            resources = {rc: amount for rc, amount
-                         in found['resources'].items() if rc != reservation}
-            if reservation in found['resources'] and resources:
-                held[provider] = {'resources': resources}
-        body = {consumer: _entry({}, current.get('consumer_generation'),
-                                 current['project_id'], user)}
+
+    def build(current: Mapping[str, Consumer]) -> dict[str, Holding]:
+        mine = current[consumer]
+        if mine.empty:
+            return {}
+        lease = _lease_consumer(current, lease_uuid, user)
+        held = dict(lease.allocations)
+        for provider, resources in mine.allocations.items():
+            rest = {rc: amount for rc, amount in resources.items()
+                    if rc != reservation}
+            if reservation in resources and rest:
+                held[provider] = rest
+        wanted = {consumer: Holding({}, mine.project or project, user)}
         if held:
-            body[lease_uuid] = _entry(held, sent,
-                                      lease.get('project_id') or project,
-                                      user)
-        try:
-            _post(client, body, {consumer: current.get('allocations')
-                                 or {}})
-            return
-        except client_mod.PlacementConflict as exc:
-            if (exc.error_code != client_mod.CONCURRENT_UPDATE
-                    or attempt == ATTEMPTS - 1):
-                raise
-        current = client.consumer(consumer)
-        if not current.get('allocations'):
-            return
-    raise AssertionError('unreachable')  # pragma: no cover
+            wanted[lease_uuid] = Holding(held, lease.project or project,
+                                         user)
+        return wanted
+
+    writer.write([consumer, lease_uuid], build)
 
 
-def release_all(client: client_mod.PlacementClient, user: str,
-                consumers: Iterable[str]) -> int:
-    """Empty ``consumers`` (the lease's and its allocations') in one
+def release_all(writer: consumers.Writer, user: str,
+                uuids: Iterable[str]) -> int:
+    """Empty ``uuids`` (the lease's and its allocations') in one
     request, those of ``user`` only; how many held anything.
 
     :raises PlacementConflict: they kept changing.
     """
-    uuids = list(dict.fromkeys(consumers))
-    for attempt in range(ATTEMPTS):
-        body = {}
-        before = {}
-        for uuid in uuids:
-            current = client.consumer(uuid)
-            if current.get('allocations') and current.get('user_id') == user:
-                body[uuid] = _entry({}, current.get('consumer_generation'),
-                                    current['project_id'], user)
-                before[uuid] = current['allocations']
-        if not body:
-            return 0
-        try:
-            _post(client, body, before)
-            return len(body)
-        except client_mod.PlacementConflict as exc:
-            if (exc.error_code != client_mod.CONCURRENT_UPDATE
-                    or attempt == ATTEMPTS - 1):
-                raise
-    raise AssertionError('unreachable')  # pragma: no cover
+    return len(consumers.empty(writer, list(uuids), user).emptied)

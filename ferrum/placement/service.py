@@ -9,7 +9,6 @@ the sync thread's outage state, and releases the consumers queued in
 from __future__ import annotations
 
 import datetime
-import functools
 import logging
 from collections.abc import Iterable
 from typing import NamedTuple, Protocol
@@ -22,7 +21,6 @@ from ferrum.objects import allocation_consumers
 from ferrum.objects import base
 from ferrum.placement import client as client_mod
 from ferrum.placement import consumers
-from ferrum.placement import records
 from ferrum.placement import sync
 
 LOG = logging.getLogger(__name__)
@@ -52,6 +50,8 @@ class PlacementService:
     :ivar client: the Placement client, also the allocation backend's.
     :ivar claims_allocations: whether allocations are claimed in
         Placement too (``[allocation] backend = placement``).
+    :ivar writer: the one writer of consumers (the pusher's), which keeps
+        the recorded provider generations true.
     :ivar outage: the sync thread's outage state. While it
         says Placement is away, nothing here waits for Placement's
         timeout: claims fail at once (:meth:`check_up`), releases stay
@@ -63,15 +63,18 @@ class PlacementService:
                  client: client_mod.PlacementClient,
                  pusher: sync.Pusher | None = None, *,
                  outage: OutageState | None = None,
-                 claims_allocations: bool = False) -> None:
+                 claims_allocations: bool | None = None) -> None:
+        """:param claims_allocations: whether allocations are consumers
+            (``[allocation] backend = placement``), for a pusher made here
+            (see :class:`sync.Pusher`); None reads the option."""
         self.conf = conf
         self.db = db
         self.client = client
-        self.pusher = pusher or sync.Pusher(conf, db, client)
+        self.pusher = pusher or sync.Pusher(
+            conf, db, client, claims_allocations=claims_allocations)
+        self.claims_allocations = self.pusher.claims_allocations
+        self.writer = self.pusher.writer
         self.outage = outage
-        self.claims_allocations = claims_allocations
-        client.on_allocations = functools.partial(records.bump_generations,
-                                                  db)
 
     def check_up(self) -> None:
         """Fail fast while the sync thread finds Placement away.
@@ -127,8 +130,7 @@ class PlacementService:
                     # Reserved first (a node still cleaning), then free.
                     self.pusher.push(node_uuid, delete=False)
                 try:
-                    consumers.release(self.conf, self.client, consumer,
-                                      self.db)
+                    consumers.release(self.pusher, consumer)
                 except client_mod.PlacementRefused as exc:
                     # Trying again would meet the same refusal each round;
                     # the audit reports the consumer (consumer-orphan).

@@ -6,8 +6,9 @@ changes nothing, and every bump makes a concurrent claim on the provider
 fail; so each push reads the provider first and writes only the parts that
 differ (nova learnt the same). Writes carry the generation just read: when
 someone else changed the provider meanwhile (409
-``placement.concurrent_update``) the push re-reads and tries again, a
-bounded number of times with a random, growing wait. Any other refusal is
+``placement.concurrent_update``) the push re-reads and tries again, within
+the one retry budget (:mod:`ferrum.placement.resources.retry`) with a
+random, growing wait. Any other refusal is
 recorded against the node (see :mod:`ferrum.placement.records`) and not
 retried until the node changes again or the reconcile looks at it.
 
@@ -23,6 +24,7 @@ into the outage state and keeps the change queued.
 
 from __future__ import annotations
 
+import functools
 import logging
 import random
 import time
@@ -41,6 +43,10 @@ from ferrum.placement import client as client_mod
 from ferrum.placement import mapping
 from ferrum.placement import records
 from ferrum.placement import reservations
+from ferrum.placement.resources import classes
+from ferrum.placement.resources import consumers
+from ferrum.placement.resources import providers
+from ferrum.placement.resources import retry
 
 LOG = logging.getLogger(__name__)
 
@@ -62,61 +68,12 @@ class Clash(Exception):
     """The provider is another service's."""
 
 
-def desired_many(db: db_api.Database, node_uuids: Sequence[str] | None,
-                 claims: bool = False) -> dict[str, mapping.Provider]:
-    """The providers of these nodes (of every node with None), in two
-    queries; a node that is gone has none.
-
-    :param claims: allocations are consumers (see mapping.reserved).
-    """
-    filters = None if node_uuids is None else {'uuid_in': node_uuids}
-    with db.reader() as conn:
-        rows = node_obj.Node.list_columns(db, _NODE_COLUMNS, filters)
-        ids = [row.id for row in rows]
-        traits = trait_obj.get_for_nodes(db, ids)
-        holders = lease_node.placement_holders(
-            conn, None if node_uuids is None else ids)
-    return {row.uuid: mapping.provider_of(
-        dict(row._mapping), traits[row.id], claims,
-        _holder(holders.get(row.id))) for row in rows}
-
-
 def _holder(held: lease_node.PlacementHolder | None
             ) -> mapping.Holder | None:
     if held is None:
         return None
     return mapping.Holder(reservations.class_name(held.lease_uuid),
                           held.status == lease_statuses.ENDING)
-
-
-def desired(db: db_api.Database, node_uuid: str,
-            claims: bool = False) -> mapping.Provider | None:
-    """The provider ``node_uuid`` should have; None when the node is gone.
-
-    :param claims: allocations are consumers (see mapping.reserved).
-    """
-    return desired_many(db, [node_uuid], claims).get(node_uuid)
-
-
-def _url(uuid: str, what: str = '') -> str:
-    return '/resource_providers/%s%s' % (uuid, what)
-
-
-def read(client: client_mod.PlacementClient, uuid: str
-         ) -> tuple[int, dict[str, Any], set[str]] | None:
-    """A provider's generation, inventories and traits; None if absent.
-
-    Two GETs; the generation is the later answer's (a write between them
-    makes the next write with it fail with a conflict, which is retried).
-    """
-    inventories = client.get(_url(uuid, '/inventories'), not_found_ok=True)
-    if inventories is None:
-        return None
-    traits = client.get(_url(uuid, '/traits'), not_found_ok=True)
-    if traits is None:
-        return None
-    return (int(traits['resource_provider_generation']),
-            dict(inventories['inventories']), set(traits['traits']))
 
 
 def check_ours(uuid: str, traits: set[str],
@@ -137,20 +94,57 @@ def check_ours(uuid: str, traits: set[str],
 
 
 class Pusher:
-    """Pushes nodes to Placement through one client (thread-safe)."""
+    """Pushes nodes to Placement through one client (thread-safe), and
+    holds the one writer of consumers (:attr:`writer`), which keeps this
+    database's recorded generations true.
+
+    :ivar claims_allocations: whether allocations are consumers in
+        Placement (``[allocation] backend = placement``), decided once
+        here: their nodes' providers follow :func:`mapping.reserved`'s
+        rule for it, and the audits look at their consumers.
+    """
 
     def __init__(self, conf: cfg.ConfigOpts, db: db_api.Database,
                  client: client_mod.PlacementClient,
-                 sleep: Callable[[float], None] = time.sleep) -> None:
+                 sleep: Callable[[float], None] = time.sleep,
+                 claims_allocations: bool | None = None) -> None:
+        """:param claims_allocations: None reads ``[allocation]
+            backend``."""
         self.conf = conf
         self.db = db
         self.client = client
         self._sleep = sleep
+        self.writer = consumers.Writer(
+            client, functools.partial(records.bump_generations, db),
+            retry.attempts(conf))
         # Custom classes and traits known to exist: created once per process
         # (PUT is idempotent, so a race between threads is harmless).
         self._known_classes: set[str] = set()
         self._known_traits: set[str] = set()
-        self.claims = allocation_conf.through_placement(conf)
+        self.claims_allocations = (
+            allocation_conf.through_placement(conf)
+            if claims_allocations is None else claims_allocations)
+
+    def desired(self, node_uuid: str) -> mapping.Provider | None:
+        """The provider ``node_uuid`` should have; None when the node is
+        gone."""
+        return self.desired_many([node_uuid]).get(node_uuid)
+
+    def desired_many(self, node_uuids: Sequence[str] | None
+                     ) -> dict[str, mapping.Provider]:
+        """The providers of these nodes (of every node with None), in two
+        queries; a node that is gone has none."""
+        filters = None if node_uuids is None else {'uuid_in': node_uuids}
+        with self.db.reader() as conn:
+            rows = node_obj.Node.list_columns(self.db, _NODE_COLUMNS,
+                                              filters)
+            ids = [row.id for row in rows]
+            traits = trait_obj.get_for_nodes(self.db, ids)
+            holders = lease_node.placement_holders(
+                conn, None if node_uuids is None else ids)
+        return {row.uuid: mapping.provider_of(
+            dict(row._mapping), traits[row.id], self.claims_allocations,
+            _holder(holders.get(row.id))) for row in rows}
 
     def push(self, node_uuid: str, verify: bool = False,
              delete: bool = True) -> str:
@@ -166,37 +160,32 @@ class Pusher:
 
         :raises PlacementUnavailable: Placement is down or refusing us.
         """
-        attempts = self.conf.placement.max_conflict_retries + 1
-        for attempt in range(1, attempts + 1):
-            wanted = desired(self.db, node_uuid, self.claims)
-            try:
-                if wanted is None:
-                    # The outbox deletes a gone node's provider; a push
-                    # before a consumer's release must not (it still has
-                    # the consumer).
-                    return self._delete(node_uuid) if delete else UNCHANGED
-                if not verify and attempt == 1:
-                    trusted = self._from_record(wanted)
-                    if trusted is not None:
-                        return trusted
-                return self._apply(wanted)
-            except Clash as exc:
-                records.save_problem(self.db, node_uuid, records.CLASH,
-                                     str(exc))
-                return REFUSED
-            except client_mod.PlacementConflict as exc:
-                if (exc.error_code == client_mod.CONCURRENT_UPDATE
-                        and attempt < attempts):
-                    self._sleep(random.uniform(0, 0.1 * attempt))
-                    continue
-                records.save_problem(self.db, node_uuid, records.CONFLICT,
-                                     str(exc))
-                return REFUSED
-            except client_mod.PlacementRefused as exc:
-                records.save_problem(self.db, node_uuid, records.CONFLICT,
-                                     str(exc))
-                return REFUSED
-        raise AssertionError('unreachable')  # pragma: no cover
+        def attempt(number: int) -> str:
+            wanted = self.desired(node_uuid)
+            if wanted is None:
+                # The outbox deletes a gone node's provider; a push before
+                # a consumer's release must not (it still has the
+                # consumer).
+                return self._delete(node_uuid) if delete else UNCHANGED
+            if not verify and number == 1:
+                trusted = self._from_record(wanted)
+                if trusted is not None:
+                    return trusted
+            return self._apply(wanted)
+
+        try:
+            return retry.on_conflict(
+                attempt, retry.attempts(self.conf),
+                pause=lambda number: self._sleep(
+                    random.uniform(0, 0.1 * number)))
+        except Clash as exc:
+            records.save_problem(self.db, node_uuid, records.CLASH, str(exc))
+        except client_mod.PlacementRefused as exc:
+            # A conflict still there after the retries, or a refusal
+            # reading again does not fix.
+            records.save_problem(self.db, node_uuid, records.CONFLICT,
+                                 str(exc))
+        return REFUSED
 
     def push_batch(self, node_uuids: Sequence[str]
                    ) -> tuple[dict[str, str], list[str]]:
@@ -218,7 +207,7 @@ class Pusher:
 
         :raises PlacementUnavailable: Placement is down or refusing us.
         """
-        wanted = desired_many(self.db, node_uuids, self.claims)
+        wanted = self.desired_many(node_uuids)
         known = records.get_many(self.db, node_uuids)
         outcomes: dict[str, str] = {}
         batch: list[tuple[mapping.Provider, int]] = []
@@ -254,9 +243,8 @@ class Pusher:
         follow find out whether Placement is really away.
         """
         try:
-            self.client.reshape({provider.uuid: {
-                'inventories': provider.inventories,
-                'resource_provider_generation': generation}
+            providers.reshape(self.client, {
+                provider.uuid: (provider.inventories, generation)
                 for provider, generation in batch})
         except client_mod.PlacementUnavailable:
             return False
@@ -278,8 +266,8 @@ class Pusher:
         # blind: the whole batch is recorded without a generation instead,
         # so each node's next push reads its provider first.
         first, sent = batch[0]
-        current = self.client.get(_url(first.uuid), not_found_ok=True)
-        step = int(current['generation']) - sent if current else 0
+        current = providers.generation(self.client, first.uuid)
+        step = current - sent if current is not None else 0
         trusted = step == RESHAPE_STEP
         records.save_synced_many(self.db, [
             (provider, generation + RESHAPE_STEP if trusted else None)
@@ -301,26 +289,23 @@ class Pusher:
         if wanted.resource_class is not None:
             self._ensure_class(wanted.resource_class)
         try:
-            body = self.client.put(_url(wanted.uuid, '/inventories'), {
-                'inventories': wanted.inventories,
-                'resource_provider_generation': record.generation})
+            generation = providers.put_inventories(
+                self.client, wanted.uuid, wanted.inventories,
+                record.generation)
         except client_mod.PlacementConflict as exc:
             if exc.error_code in (client_mod.CONCURRENT_UPDATE,
                                   client_mod.INVENTORY_IN_USE):
                 return None
             raise
-        records.save_synced(self.db, wanted,
-                            int(body['resource_provider_generation']))
+        records.save_synced(self.db, wanted, generation)
         return WRITTEN
 
     def _apply(self, wanted: mapping.Provider) -> str:
         uuid = wanted.uuid
-        current = read(self.client, uuid)
+        current = providers.read(self.client, uuid)
         wrote = False
         if current is None:
-            body = self.client.post('/resource_providers',
-                                    {'uuid': uuid, 'name': uuid})
-            generation = int(body['generation'])
+            generation = providers.create(self.client, uuid)
             inventories: dict[str, Any] = {}
             traits: set[str] = set()
             wrote = True
@@ -336,10 +321,8 @@ class Pusher:
             records.save_owned_traits(
                 self.db, uuid, owned | wanted.traits,
                 record.state if record is not None else records.SYNCED)
-            body = self.client.put(_url(uuid, '/traits'), {
-                'traits': sorted(wanted_traits),
-                'resource_provider_generation': generation})
-            generation = int(body['resource_provider_generation'])
+            generation = providers.put_traits(self.client, uuid,
+                                              wanted_traits, generation)
             wrote = True
         if not mapping.same_inventories(inventories, wanted.inventories):
             if wanted.resource_class is not None:
@@ -347,8 +330,8 @@ class Pusher:
             if wanted.reservation is not None:
                 self._ensure_class(wanted.reservation)
             try:
-                generation = self._put_inventories(uuid, wanted.inventories,
-                                                   generation)
+                generation = providers.put_inventories(
+                    self.client, uuid, wanted.inventories, generation)
             except client_mod.PlacementConflict as exc:
                 if exc.error_code != client_mod.INVENTORY_IN_USE:
                     raise
@@ -356,13 +339,6 @@ class Pusher:
             wrote = True
         records.save_synced(self.db, wanted, generation)
         return WRITTEN if wrote else UNCHANGED
-
-    def _put_inventories(self, uuid: str, inventories: dict[str, Any],
-                         generation: int) -> int:
-        body = self.client.put(_url(uuid, '/inventories'), {
-            'inventories': inventories,
-            'resource_provider_generation': generation})
-        return int(body['resource_provider_generation'])
 
     def _keep_held(self, wanted: mapping.Provider,
                    current: dict[str, Any], generation: int,
@@ -380,7 +356,7 @@ class Pusher:
             raise exc
         for rc in held:
             kept[rc] = dict(current[rc], reserved=current[rc]['total'])
-        self._put_inventories(wanted.uuid, kept, generation)
+        providers.put_inventories(self.client, wanted.uuid, kept, generation)
         records.save_problem(
             self.db, wanted.uuid, records.CONFLICT,
             'Placement still has consumers of %s on this provider (another '
@@ -399,17 +375,17 @@ class Pusher:
         :raises PlacementConflict: the provider kept changing.
         :raises Clash: the provider is another service's.
         """
-        wanted = desired(self.db, node_uuid, self.claims)
+        wanted = self.desired(node_uuid)
         if wanted is None:
             return
         self._apply(wanted.unreserved())
 
     def _delete(self, uuid: str) -> str:
         """The node is gone from the database: delete its provider if ours."""
-        traits = self.client.get(_url(uuid, '/traits'), not_found_ok=True)
-        if traits is not None and mapping.MANAGED in traits['traits']:
+        traits = providers.traits(self.client, uuid)
+        if traits is not None and mapping.MANAGED in traits:
             try:
-                self.client.delete(_url(uuid))
+                providers.delete(self.client, uuid)
             except client_mod.PlacementConflict as exc:
                 if exc.error_code != client_mod.PROVIDER_IN_USE:
                     raise
@@ -417,9 +393,9 @@ class Pusher:
                 # the node, whose release is on its way, or a claim by
                 # another service on a node that no longer exists. Both
                 # go with the provider, as in nova's cascade delete.
-                for consumer in sorted(self.client.consumers_of(uuid)):
-                    self.client.release(consumer)
-                self.client.delete(_url(uuid))
+                consumers.empty(self.writer, sorted(
+                    providers.consumers_of(self.client, uuid)), None)
+                providers.delete(self.client, uuid)
             records.forget(self.db, uuid)
             return DELETED
         records.forget(self.db, uuid)
@@ -427,11 +403,11 @@ class Pusher:
 
     def _ensure_class(self, name: str) -> None:
         if name not in self._known_classes:
-            self.client.put('/resource_classes/%s' % name)
+            classes.ensure(self.client, name)
             self._known_classes.add(name)
 
     def _ensure_traits(self, names: frozenset[str]) -> None:
         for name in sorted(names - self._known_traits):
             if name.startswith('CUSTOM_'):
-                self.client.put('/traits/%s' % name)
+                classes.ensure_trait(self.client, name)
             self._known_traits.add(name)

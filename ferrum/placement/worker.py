@@ -59,6 +59,7 @@ from ferrum.placement import outbox
 from ferrum.placement import records
 from ferrum.placement import service
 from ferrum.placement import sync
+from ferrum.placement.resources import classes
 
 LOG = logging.getLogger(__name__)
 #: A resource class read (and never found) to see whether Placement is back.
@@ -108,12 +109,17 @@ class SyncWorker:
 
     def __init__(self, conf: cfg.ConfigOpts, db: db_api.Database, host: str,
                  client: client_mod.PlacementClient,
-                 outage: Outage | None = None) -> None:
+                 outage: Outage | None = None,
+                 claims_allocations: bool | None = None) -> None:
+        """:param outage: the outage state to keep, shared with the
+            conductor's Placement handle.
+        :param claims_allocations: see :class:`sync.Pusher`."""
         self.conf = conf
         self.db = db
         self.host = host
         self.client = client
-        self.pusher = sync.Pusher(conf, db, client)
+        self.pusher = sync.Pusher(conf, db, client,
+                                  claims_allocations=claims_allocations)
         self.consumers = service.PlacementService(conf, db, client,
                                                   self.pusher)
         self.outage = outage or Outage(db, host)
@@ -212,7 +218,7 @@ class SyncWorker:
         """One cheap call while down: ends the outage when it answers."""
         self.client.forget_version()
         # Authenticated, unlike GET /: refused credentials are an outage too.
-        self.client.get('/resource_classes/%s' % PROBE, not_found_ok=True)
+        classes.exists(self.client, PROBE)
         self.outage.succeeded()
 
     def _push(self, heads: list[outbox.Head]) -> list[str | Exception]:
@@ -275,15 +281,14 @@ class Reconcile:
         if worker.outage.down is not None:
             return
         try:
-            drifted = audit.drift(worker.db, worker.client, deep=False,
-                                  claims=worker.pusher.claims)
-            if worker.pusher.claims:
-                consumer_audit.claim_missing_unreserved(
-                    worker.conf, worker.db, worker.client)
+            drifted = audit.drift(worker.pusher, deep=False)
+            if worker.pusher.claims_allocations:
+                consumer_audit.claim_missing_unreserved(worker.pusher)
         except client_mod.PlacementUnavailable as exc:
             worker.outage.failed(exc)
             return
-        uuids = sorted({d.node_uuid for d in drifted if d.repairable})
+        uuids = sorted({d.node_uuid for d in drifted
+                        if d.repairable and d.node_uuid is not None})
         if uuids:
             LOG.info('Placement reconcile: %s drifted; queued for a push',
                      plural.count(len(uuids), 'node'))
@@ -306,13 +311,15 @@ def check_config(conf: cfg.ConfigOpts) -> client_mod.PlacementClient | None:
 
 def start(conf: cfg.ConfigOpts, db: db_api.Database, host: str,
           client: client_mod.PlacementClient,
-          outage: Outage | None = None) -> SyncWorker:
+          outage: Outage | None = None,
+          claims_allocations: bool | None = None) -> SyncWorker:
     """Record node changes from now on, and start draining them.
 
     :param outage: the outage state to keep, shared with the conductor's
         Placement handle.
+    :param claims_allocations: see :class:`sync.Pusher`.
     """
     outbox.install(db)
-    worker = SyncWorker(conf, db, host, client, outage)
+    worker = SyncWorker(conf, db, host, client, outage, claims_allocations)
     worker.start()
     return worker

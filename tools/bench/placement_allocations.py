@@ -68,6 +68,7 @@ from ferrum.placement import audit  # noqa: E402
 from ferrum.placement import consumer_audit  # noqa: E402
 from ferrum.placement import mapping  # noqa: E402
 from ferrum.placement import outbox  # noqa: E402
+from ferrum.placement.resources import providers  # noqa: E402
 
 RC = 'CUSTOM_BENCH'
 TRAIT = 'CUSTOM_BENCH'
@@ -208,7 +209,7 @@ def _double(db, client):
     anything but their one allocation's consumer."""
     holders = {}
     for node in node_obj.Node.list(db):
-        consumers = set(client.consumers_of(node.uuid))
+        consumers = set(providers.consumers_of(client, node.uuid))
         wanted = {node.instance_uuid} if node.allocation_id else set()
         if len(consumers) > 1 or (wanted and consumers != wanted):
             holders[node.uuid] = consumers

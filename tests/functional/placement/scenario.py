@@ -18,7 +18,10 @@ from ferrum.objects import node as node_obj
 from ferrum.placement import audit
 from ferrum.placement import client as client_mod
 from ferrum.placement import consumer_audit
+from ferrum.placement import consumers
 from ferrum.placement import outbox
+from ferrum.placement import sync
+from ferrum.placement.resources import providers
 from tests.functional.leases.sites import iso
 from tests.polling import wait_for
 
@@ -39,15 +42,21 @@ def converged(db, timeout=10.0):
              what='the Placement outbox to drain')
 
 
-def assert_no_drift(db, client):
+def auditor(conf, db, client, claims=False):
+    """What the audits compare and heal with: a pusher, and whether
+    allocations are consumers (``claims``)."""
+    return sync.Pusher(conf, db, client, claims_allocations=claims)
+
+
+def assert_no_drift(conf, db, client):
     """The audit finds nothing: ferrum and Placement agree node by node."""
-    assert audit.drift(db, client, deep=True) == []
+    assert audit.drift(auditor(conf, db, client), deep=True) == []
 
 
 def no_drift(conf, db, client):
     """Nodes and providers agree, and so do allocations and consumers."""
-    assert audit.drift(db, client, deep=True, claims=True) == []
-    assert consumer_audit.drift(conf, db, client) == []
+    assert audit.drift(auditor(conf, db, client, True), deep=True) == []
+    assert consumer_audit.drift(auditor(conf, db, client)) == []
 
 
 def provider(client, uuid):
@@ -67,12 +76,17 @@ def reserved(client, uuid):
 
 
 def holders(client, node_uuid):
-    return set(client.consumers_of(node_uuid))
+    return set(providers.consumers_of(client, node_uuid))
+
+
+def consumer_body(client, uuid):
+    """``GET /allocations/{uuid}`` as Placement answers it."""
+    return client.get('/allocations/%s' % uuid)
 
 
 def resources(client, consumer):
     return {p: v['resources'] for p, v in
-            client.consumer(consumer)['allocations'].items()}
+            consumer_body(client, consumer)['allocations'].items()}
 
 
 def classes(client):
@@ -176,11 +190,29 @@ def book(api, count, project=PROJECT, hours=1):
 
 # ---- another service in Placement ------------------------------------------
 
+def put_consumer(client, consumer, provider, resource_class, project,
+                 user):
+    """Another service's claim, as nova writes it: ``PUT
+    /allocations/{consumer}`` with ``consumer_generation: null`` (only a
+    new consumer), past ferrum's writer and its records."""
+    client.put('/allocations/%s' % consumer, {
+        'allocations': {provider: {'resources': {resource_class: 1}}},
+        'consumer_generation': None, 'project_id': project,
+        'user_id': user})
+
+
 def foreign_claim(client, node_uuid, consumer=None):
     """A nova-style claim of one node by another service."""
     consumer = consumer or str(uuid.uuid4())
-    client.claim(consumer, node_uuid, RC, 'nova-project', 'nova-user')
+    put_consumer(client, consumer, node_uuid, RC, 'nova-project',
+                 'nova-user')
     return consumer
+
+
+def stray_claim(conf, db, client, consumer, node_uuid):
+    """A consumer of ferrum's (its user) that no allocation made."""
+    consumers.claim_alone(sync.Pusher(conf, db, client), consumer,
+                          node_uuid, 'bm', None)
 
 
 def change_inventory(client, node_uuid, **fields):
@@ -218,7 +250,7 @@ class Nova(threading.Thread):
         while not self.stop.is_set() and (
                 self.limit is None or len(self.held) < self.limit):
             try:
-                offered = self.client.allocation_candidates(
+                offered = providers.allocation_candidates(self.client, 
                     self.resource_class)
             except client_mod.PlacementRefused as exc:
                 self.errors.append(exc)
@@ -230,8 +262,8 @@ class Nova(threading.Thread):
             wanted = sorted(self.prefer.intersection(offered)) or offered
             node, consumer = random.choice(wanted), str(uuid.uuid4())
             try:
-                self.client.claim(consumer, node, self.resource_class,
-                                  self.project, 'nova-user')
+                put_consumer(self.client, consumer, node,
+                             self.resource_class, self.project, 'nova-user')
             except client_mod.PlacementConflict:
                 self.refused += 1
                 continue

@@ -9,6 +9,7 @@ import threading
 from ferrum.placement import client as client_mod
 from ferrum.placement import consumer_audit
 from ferrum.placement import consumers
+from tests.functional.placement.scenario import auditor
 from tests.functional.placement.scenario import holders
 from tests.functional.placement.scenario import nodes
 from tests.functional.placement.scenario import writes
@@ -75,6 +76,6 @@ def test_a_refused_release_does_not_fail_the_delete(backend, db, pclient,
     backend.manager.destroy_allocation(allocation.uuid)
     assert consumers.backlog(db) == 0
     observers.remove(refuse)
-    found = consumer_audit.drift(pconf, db, pclient)
+    found = consumer_audit.drift(auditor(pconf, db, pclient))
     assert [(d.kind, d.consumer) for d in found] == [
         (consumer_audit.ORPHAN, allocation.uuid)]

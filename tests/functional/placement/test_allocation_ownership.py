@@ -16,8 +16,10 @@ from ferrum.placement import audit
 from ferrum.placement import client as client_mod
 from ferrum.placement import consumer_audit
 from ferrum.placement import consumers
+from ferrum.placement import sync
 from ferrum.placement import worker
 from tests.functional.conductor.flows import settled
+from tests.functional.placement.scenario import auditor
 from tests.functional.placement.scenario import converged
 from tests.functional.placement.scenario import dead_conductor
 from tests.functional.placement.scenario import foreign_claim
@@ -80,11 +82,12 @@ def test_release_leaves_another_user_s_consumer(backend, db, pclient,
                                                 pconf):
     (node,) = nodes(db, 1)
     nova = foreign_claim(pclient, node.uuid)
-    assert not consumers.release(pconf, pclient, nova)
+    assert not consumers.release(sync.Pusher(pconf, db, pclient), nova,
+                                 lease_aware=False)
     assert holders(pclient, node.uuid) == {nova}
-    orphan = consumer_audit.ConsumerDrift(node.uuid, consumer_audit.ORPHAN,
-                                          nova, 'forced')
-    assert consumer_audit.heal(pconf, db, pclient, [orphan]) == {
+    orphan = audit.Drift(node.uuid, consumer_audit.ORPHAN, 'forced',
+                         consumer=nova)
+    assert consumer_audit.heal(auditor(pconf, db, pclient), [orphan]) == {
         nova: 'not ours'}
     assert holders(pclient, node.uuid) == {nova}
 
@@ -112,15 +115,15 @@ def test_a_switch_from_the_database_backend_keeps_nodes_in_use_fenced(
     second.start(start_periodics=False)
     try:
         # The switch changes nothing the reconcile would push.
-        assert audit.drift(db, pclient, deep=True, claims=True) == []
+        assert audit.drift(auditor(pconf, db, pclient, True), deep=True) == []
         second.ctx.placement.pusher.push(node.uuid, verify=True)
         assert reserved(pclient, node.uuid) == 1
         with pytest.raises(client_mod.PlacementConflict):
             foreign_claim(pclient, node.uuid)
-        found = consumer_audit.drift(pconf, db, pclient)
+        found = consumer_audit.drift(auditor(pconf, db, pclient))
         assert [(d.kind, d.consumer) for d in found] == [
             (consumer_audit.MISSING, allocation.uuid)]
-        assert consumer_audit.heal(pconf, db, pclient, found) == {
+        assert consumer_audit.heal(auditor(pconf, db, pclient), found) == {
             allocation.uuid: 'claimed'}
         assert holders(pclient, node.uuid) == {allocation.uuid}
         assert reserved(pclient, node.uuid) == 1
@@ -214,7 +217,7 @@ def test_the_reconcile_claims_a_switched_allocation_of_an_available_node(
         worker.Reconcile(second.placement).reconcile_placement(second.ctx)
         assert holders(pclient, held.uuid) == {allocations[0].uuid}
         assert holders(pclient, taken.uuid) == {nova}
-        found = consumer_audit.drift(pconf, db, pclient)
+        found = consumer_audit.drift(auditor(pconf, db, pclient))
         assert [(d.kind, d.consumer) for d in found] == [
             (consumer_audit.MISSING, allocations[1].uuid),
             (consumer_audit.DOUBLE, nova)]

@@ -23,12 +23,15 @@ from ferrum.objects import node as node_obj
 from ferrum.placement import client as client_mod
 from ferrum.placement import consumers
 from ferrum.placement import status
+from ferrum.placement.resources import providers
 from tests.functional.placement.deployment import killed_conductor_config
 from tests.functional.placement.scenario import RC
+from tests.functional.placement.scenario import consumer_body
 from tests.functional.placement.scenario import converged
 from tests.functional.placement.scenario import holders
 from tests.functional.placement.scenario import no_drift
 from tests.functional.placement.scenario import nodes
+from tests.functional.placement.scenario import put_consumer
 from tests.polling import wait_for
 
 
@@ -36,7 +39,7 @@ def _nova(client, stop, held, errors):
     """nova's claim: candidates, then PUT with consumer_generation null."""
     while not stop.is_set():
         try:
-            offered = client.allocation_candidates(RC)
+            offered = providers.allocation_candidates(client, RC)
         except client_mod.PlacementUnavailable as exc:
             errors.append(exc)
             return
@@ -44,7 +47,8 @@ def _nova(client, stop, held, errors):
             return
         consumer = str(uuid.uuid4())
         try:
-            client.claim(consumer, random.choice(offered), RC, 'nova', 'nova')
+            put_consumer(client, consumer, random.choice(offered), RC,
+                         'nova', 'nova')
         except client_mod.PlacementConflict:
             continue  # someone was faster: ask again, as nova retries
         held.append(consumer)
@@ -87,7 +91,7 @@ def test_no_node_is_held_by_ferrum_and_a_foreign_consumer(gbackend, db,
             assert by_node[allocation.node_uuid] == {allocation.uuid}
         else:  # the last tries, once no node was left: nothing held
             assert allocation.state == 'error'
-            assert client.consumer(allocation.uuid)['allocations'] == {}
+            assert consumer_body(client, allocation.uuid)['allocations'] == {}
     for node in node_obj.Node.list(db):
         if by_node[node.uuid] & nova:
             assert node.allocation_id is None
@@ -113,8 +117,8 @@ def test_placement_killed_mid_run(gbackend, db, gconf, placement_process):
     client = client_mod.PlacementClient(gconf)
     wait_for(lambda: consumers.backlog(db) == 0, timeout=60,
              what='the queued releases to drain')
-    assert client.consumer(kept.uuid)['allocations'] == {}
-    assert client.consumer(failed.uuid)['allocations'] == {}
+    assert consumer_body(client, kept.uuid)['allocations'] == {}
+    assert consumer_body(client, failed.uuid)['allocations'] == {}
     converged(db, timeout=60)
     no_drift(gconf, db, client)
 
@@ -187,7 +191,7 @@ def test_sigkill_mid_allocation_leaves_no_orphan(tmp_path, conf, db,
     stuck = allocation_obj.Allocation.get(db, 'stuck')
     assert stuck.state == 'allocating'
     client = client_mod.PlacementClient(conf)
-    (orphan_node,) = client.consumer(stuck.uuid)['allocations']
+    (orphan_node,) = consumer_body(client, stuck.uuid)['allocations']
     with db.writer() as conn:  # dead for everyone from now on
         conn.execute(sa.update(conductor_obj.TABLE).where(
             conductor_obj.TABLE.c.hostname == 'killed-conductor').values(
@@ -201,7 +205,7 @@ def test_sigkill_mid_allocation_leaves_no_orphan(tmp_path, conf, db,
             db, {'state': 'allocating'}) == []
         stuck = allocation_obj.Allocation.get(db, 'stuck')
         assert stuck.state == 'active', stuck.last_error
-        held = client.consumer(stuck.uuid)['allocations']
+        held = consumer_body(client, stuck.uuid)['allocations']
         assert list(held) == [stuck.node_uuid]
         if stuck.node_uuid != orphan_node:
             assert stuck.uuid not in holders(client, orphan_node)

@@ -17,7 +17,9 @@ from ferrum.placement import consumers
 from tests.functional.conductor.flows import settled
 from tests.functional.placement.deployment import command_config
 from tests.functional.placement.scenario import RC
+from tests.functional.placement.scenario import auditor
 from tests.functional.placement.scenario import change_inventory
+from tests.functional.placement.scenario import consumer_body
 from tests.functional.placement.scenario import converged
 from tests.functional.placement.scenario import dead_conductor
 from tests.functional.placement.scenario import foreign_claim
@@ -25,6 +27,7 @@ from tests.functional.placement.scenario import holders
 from tests.functional.placement.scenario import no_drift
 from tests.functional.placement.scenario import nodes
 from tests.functional.placement.scenario import reserved
+from tests.functional.placement.scenario import stray_claim
 from tests.polling import wait_for
 
 
@@ -43,14 +46,14 @@ def test_an_allocation_is_a_consumer_of_its_node(backend, db, pclient,
     allocation = backend.manager.create_allocation(
         {'resource_class': 'bm', 'owner': 'project-a'}, [])
     assert allocation.state == 'active', allocation.last_error
-    held = pclient.consumer(allocation.uuid)
+    held = consumer_body(pclient, allocation.uuid)
     assert {k: v['resources'] for k, v in held['allocations'].items()} == {
         allocation.node_uuid: {RC: 1}}
     assert (held['project_id'], held['user_id']) == ('project-a', 'ferrum')
     without_owner = backend.manager.create_allocation(
         {'resource_class': 'bm'}, [])
     assert without_owner.state == 'active', without_owner.last_error
-    assert pclient.consumer(without_owner.uuid)['project_id'] == 'ferrum'
+    assert consumer_body(pclient, without_owner.uuid)['project_id'] == 'ferrum'
     # The claim holds the unit: no inventory write to reserve it.
     converged(db)
     assert reserved(pclient, allocation.node_uuid) == 0
@@ -73,7 +76,7 @@ def test_a_node_placement_refuses_is_skipped_and_counted(backend, db,
     assert holders(pclient, taken.uuid) == {nova}
     assert holders(pclient, free.uuid) == {either.uuid}
     # The failed allocation left no consumer behind.
-    assert pclient.consumer(only_taken.uuid)['allocations'] == {}
+    assert consumer_body(pclient, only_taken.uuid)['allocations'] == {}
 
 
 def test_delete_releases_the_consumer_at_once(backend, db, pclient, pconf):
@@ -133,7 +136,7 @@ def test_node_deletion_releases_its_consumer(backend, db, pclient, pconf):
         {'resource_class': 'bm'}, [])
     backend.manager.set_maintenance(node.uuid, True, 'retiring')
     backend.manager.destroy_node(node.uuid)
-    assert pclient.consumer(allocation.uuid)['allocations'] == {}
+    assert consumer_body(pclient, allocation.uuid)['allocations'] == {}
     converged(db)
     assert pclient.get('/resource_providers/%s' % node.uuid,
                        not_found_ok=True) is None
@@ -146,12 +149,12 @@ def test_a_deleted_node_s_provider_goes_with_its_consumers(backend, db,
     deletion, the provider goes (as in nova's cascade delete)."""
     (node,) = nodes(db, 1)
     stray = str(uuid.uuid4())
-    consumers.claim(pconf, pclient, stray, node.uuid, 'bm', None)
+    stray_claim(pconf, db, pclient, stray, node.uuid)
     backend.manager.destroy_node(node.uuid)
     converged(db)
     assert pclient.get('/resource_providers/%s' % node.uuid,
                        not_found_ok=True) is None
-    assert pclient.consumer(stray)['allocations'] == {}
+    assert consumer_body(pclient, stray)['allocations'] == {}
     no_drift(pconf, db, pclient)
 
 
@@ -198,7 +201,7 @@ def test_take_over_removes_a_dead_conductor_s_claim(backend, db, pclient,
     row = allocation_obj.Allocation.create(db, {
         'resource_class': 'bm', 'conductor_affinity': dead.id,
         'candidate_nodes': [second.uuid]})
-    consumers.claim(pconf, pclient, row.uuid, first.uuid, 'bm', None)
+    stray_claim(pconf, db, pclient, row.uuid, first.uuid)
     takeover.AllocationTakeover().check_orphaned_allocations(backend.ctx)
     row = allocation_obj.Allocation.get(db, row.id)
     assert row.state == 'active', row.last_error
@@ -213,17 +216,18 @@ def test_audit_reports_and_heals_consumer_orphans(backend, db, pclient,
     lost, orphaned, foreign = nodes(db, 3)
     allocation = backend.manager.create_allocation(
         {'resource_class': 'bm', 'candidate_nodes': [lost.uuid]}, [])
-    pclient.release(allocation.uuid)  # an operator's mistake
+    # An operator's mistake:
+    pclient.delete('/allocations/%s' % allocation.uuid)
     stray = str(uuid.uuid4())
-    consumers.claim(pconf, pclient, stray, orphaned.uuid, 'bm', None)
+    stray_claim(pconf, db, pclient, stray, orphaned.uuid)
     nova = foreign_claim(pclient, foreign.uuid)
-    found = consumer_audit.drift(pconf, db, pclient)
+    found = consumer_audit.drift(auditor(pconf, db, pclient))
     assert sorted((d.kind, d.node_uuid, d.consumer) for d in found) == sorted(
         [(consumer_audit.MISSING, lost.uuid, allocation.uuid),
          (consumer_audit.ORPHAN, orphaned.uuid, stray)])
-    outcomes = consumer_audit.heal(pconf, db, pclient, found)
+    outcomes = consumer_audit.heal(auditor(pconf, db, pclient), found)
     assert outcomes == {allocation.uuid: 'claimed', stray: 'released'}
-    assert consumer_audit.drift(pconf, db, pclient) == []
+    assert consumer_audit.drift(auditor(pconf, db, pclient)) == []
     assert holders(pclient, foreign.uuid) == {nova}
 
 
@@ -234,7 +238,7 @@ def test_audit_reports_a_node_held_by_both(backend, db, pclient, pconf):
     # Only possible behind ferrum's back (reserved lifted by hand).
     change_inventory(pclient, node.uuid, total=2)
     nova = foreign_claim(pclient, node.uuid)
-    (found,) = consumer_audit.drift(pconf, db, pclient)
+    (found,) = consumer_audit.drift(auditor(pconf, db, pclient))
     assert (found.kind, found.consumer, found.repairable) == (
         consumer_audit.DOUBLE, nova, False)
     assert allocation.uuid in found.detail
@@ -244,7 +248,7 @@ def test_queued_releases_are_drained_by_the_sync_worker(backend, db,
                                                         pclient, pconf):
     (node,) = nodes(db, 1)
     stray = str(uuid.uuid4())
-    consumers.claim(pconf, pclient, stray, node.uuid, 'bm', None)
+    stray_claim(pconf, db, pclient, stray, node.uuid)
     consumers.record(db, [stray])
     wait_for(lambda: consumers.backlog(db) == 0,
              what='the release queue to drain')
@@ -282,7 +286,7 @@ def test_audit_command_checks_and_heals_consumers(backend, db, pclient,
     from ferrum.cmd import placement as placement_cmd
     (node,) = nodes(db, 1)
     stray = str(uuid.uuid4())
-    consumers.claim(pconf, pclient, stray, node.uuid, 'bm', None)
+    stray_claim(pconf, db, pclient, stray, node.uuid)
     config = command_config(tmp_path, pconf)
     assert placement_cmd.main(['--config-file', config, 'audit']) == 3
     assert '%s consumer-orphan' % node.uuid in capsys.readouterr().out

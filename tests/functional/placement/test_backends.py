@@ -7,6 +7,7 @@ import sqlalchemy as sa
 
 from ferrum.allocation import backends
 from ferrum.placement import consumers
+from tests.functional.placement.scenario import consumer_body
 from tests.functional.placement.scenario import nodes
 
 
@@ -27,7 +28,7 @@ def test_the_database_backend_claims_nothing_in_placement(synced, db,
     allocation = synced.manager.create_allocation(
         {'resource_class': 'bm'}, [])
     assert allocation.state == 'active', allocation.last_error
-    assert not pclient.consumer(allocation.uuid).get('allocations')
+    assert not consumer_body(pclient, allocation.uuid).get('allocations')
     synced.manager.destroy_allocation(allocation.uuid)
     assert _queued_releases(db) == 0
 

@@ -19,6 +19,7 @@ from ferrum.placement import sync
 from ferrum.placement import worker
 from tests.functional.placement.deployment import configure
 from tests.functional.placement.scenario import assert_no_drift
+from tests.functional.placement.scenario import auditor
 from tests.functional.placement.scenario import provider
 from tests.functional.placement.scenario import reserved
 
@@ -59,8 +60,8 @@ def test_inventory_changes_go_in_one_reshape(pconf, db, pclient):
     assert [reserved(pclient, n.uuid) for n in nodes] == [1, 1, 1, 1, 0]
     # The generations ferrum recorded are Placement's: the reconcile's
     # shallow look (generations against records) finds nothing.
-    assert audit.drift(db, pclient, deep=False) == []
-    assert_no_drift(db, pclient)
+    assert audit.drift(auditor(pconf, db, pclient), deep=False) == []
+    assert_no_drift(pconf, db, pclient)
 
 
 def _foreign_trait(pclient, uuid, trait):
@@ -77,20 +78,23 @@ def test_a_write_before_the_read_back_leaves_no_generation_trusted(
     nodes = _pushed_nodes(pconf, db, pclient, 3)
     _maintenance(db, nodes)
     client = client_mod.PlacementClient(pconf)
-    reshape = client.reshape
+    post = client.post
 
-    def then_a_foreign_write(inventories):
-        reshape(inventories)
-        # Another service writes the provider ferrum reads back.
-        _foreign_trait(pclient, nodes[0].uuid, 'CUSTOM_FIRST')
-    client.reshape = then_a_foreign_write
+    def then_a_foreign_write(url, body, **kwargs):
+        answer = post(url, body, **kwargs)
+        if url == '/reshaper':
+            # Another service writes the provider ferrum reads back.
+            _foreign_trait(pclient, nodes[0].uuid, 'CUSTOM_FIRST')
+        return answer
+    client.post = then_a_foreign_write
     outcomes, rest = sync.Pusher(pconf, db, client).push_batch(
         [node.uuid for node in nodes])
     assert rest == [] and set(outcomes.values()) == {sync.WRITTEN}
     # The step read back is 3, not 2: no generation of the batch is
     # trusted, so a later foreign write on another provider is seen...
     _foreign_trait(pclient, nodes[1].uuid, 'CUSTOM_SECOND')
-    drifted = {d.node_uuid for d in audit.drift(db, pclient, deep=False)}
+    found = audit.drift(auditor(pconf, db, pclient), deep=False)
+    drifted = {d.node_uuid for d in found}
     assert {nodes[0].uuid, nodes[1].uuid} <= drifted
     # ...and the next pushes read first, keeping both foreign traits.
     pusher = sync.Pusher(pconf, db, client)
@@ -98,7 +102,7 @@ def test_a_write_before_the_read_back_leaves_no_generation_trusted(
         pusher.push(node.uuid)
     assert 'CUSTOM_FIRST' in provider(pclient, nodes[0].uuid)[1]
     assert 'CUSTOM_SECOND' in provider(pclient, nodes[1].uuid)[1]
-    assert_no_drift(db, pclient)
+    assert_no_drift(pconf, db, pclient)
 
 
 def test_one_conflict_fails_the_reshape_and_each_node_is_pushed(
@@ -124,7 +128,7 @@ def test_one_conflict_fails_the_reshape_and_each_node_is_pushed(
     assert client.requests['PUT'] == 1 + 4 + 1
     assert all(reserved(pclient, n.uuid) == 1 for n in nodes)
     assert 'CUSTOM_OTHER' in provider(pclient, uuid)[1]
-    assert_no_drift(db, pclient)
+    assert_no_drift(pconf, db, pclient)
 
 
 def test_a_reshaper_refused_by_policy_falls_back_once(pconf, db, pclient,
@@ -149,7 +153,7 @@ def test_a_reshaper_refused_by_policy_falls_back_once(pconf, db, pclient,
     assert len([r for r in caplog.records
                 if 'POST /reshaper' in r.getMessage()]) == 1
     assert all(reserved(pclient, n.uuid) == 1 for n in nodes)
-    assert_no_drift(db, pclient)
+    assert_no_drift(pconf, db, pclient)
 
 
 class _BrokenReshaper(client_mod.PlacementClient):
@@ -172,7 +176,7 @@ def test_a_failing_reshaper_is_no_outage(pconf, db, pclient):
     assert sync_worker.outage.down is None
     assert outbox.backlog(db).size == 0
     assert all(reserved(pclient, n.uuid) == 1 for n in nodes)
-    assert_no_drift(db, pclient)
+    assert_no_drift(pconf, db, pclient)
 
 
 @pytest.mark.parametrize('served, batches', [('1.29', False),

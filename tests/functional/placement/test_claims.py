@@ -47,7 +47,7 @@ def test_a_dead_conductor_s_claims_are_taken_over(pconf, db, pclient):
     assert sync.drain_once() == 1
     assert outbox.backlog(db).size == 0
     assert provider(pclient, node.uuid) is not None
-    assert_no_drift(db, pclient)
+    assert_no_drift(pconf, db, pclient)
 
 
 @pytest.fixture
@@ -100,7 +100,7 @@ def test_two_conductors_on_postgresql_push_each_change_once(
         assert len(heads) == len(set(heads)), 'a change was pushed twice'
         assert {host for host, _h, _n in pushes} == {'conductor-a',
                                                      'conductor-b'}
-        assert_no_drift(db, pclient)
+        assert_no_drift(pconf, db, pclient)
     finally:
         for svc in services:
             db = svc.ctx.db
@@ -126,6 +126,6 @@ def test_postgresql_one_statement_release_is_queued(pconf, pg_db, pclient):
         assert node_obj.Node.get(pg_db, node.id).allocation_id is None
         converged(pg_db)
         assert reserved(pclient, node.uuid) == 0
-        assert_no_drift(pg_db, pclient)
+        assert_no_drift(pconf, pg_db, pclient)
     finally:
         svc.stop()

@@ -19,7 +19,9 @@ from tests.functional.leases.sites import iso
 from tests.functional.placement.deployment import command_config
 from tests.functional.placement.scenario import RC
 from tests.functional.placement.scenario import api_now
+from tests.functional.placement.scenario import auditor
 from tests.functional.placement.scenario import classes
+from tests.functional.placement.scenario import consumer_body
 from tests.functional.placement.scenario import converged
 from tests.functional.placement.scenario import foreign_claim
 from tests.functional.placement.scenario import make_api
@@ -30,7 +32,7 @@ from tests.functional.placement.scenario import resources
 
 def lease_drift(conf, db, client):
     return [(item.kind, item.lease_uuid, item.node_uuid)
-            for item in lease_audit.drift(conf, db, client, claims=True)]
+            for item in lease_audit.drift(auditor(conf, db, client, True))]
 
 
 def all_drift(conf, db, client):
@@ -41,8 +43,8 @@ def all_drift(conf, db, client):
 def heal(conf, db, client):
     """``ferrum-placement audit --heal``'s order, through the modules."""
     from ferrum.cmd import placement as placement_cmd
-    found = placement_cmd._drift(conf, db, client, True)
-    return placement_cmd._heal(conf, db, client, True, found)
+    pusher = auditor(conf, db, client, True)
+    return placement_cmd._heal(pusher, placement_cmd._drift(pusher))
 
 
 def book(api, count, hours=1):
@@ -90,7 +92,7 @@ def test_lease_consumer_missing_and_orphan_are_healed(running, db, pclient,
     kept, lost = sorted(lease.nodes)
     # Behind ferrum's back: the lease's consumer drops a node it holds and
     # holds one the lease does not.
-    current = pclient.consumer(lease.uuid)
+    current = consumer_body(pclient, lease.uuid)
     pclient.put('/allocations/%s' % lease.uuid, {
         'allocations': {kept: {'resources': {RC: 1}},
                         free: {'resources': {RC: 1}}},
@@ -100,7 +102,7 @@ def test_lease_consumer_missing_and_orphan_are_healed(running, db, pclient,
         (lease_audit.CONSUMER_MISSING, lease.uuid, lost),
         (lease_audit.CONSUMER_ORPHAN, lease.uuid, free)])
     # The allocations' audit leaves the lease's consumer alone.
-    assert consumer_audit.drift(pconf, db, pclient) == []
+    assert consumer_audit.drift(auditor(pconf, db, pclient)) == []
     assert heal(pconf, db, pclient)[lease.uuid] == 'claimed'
     assert resources(pclient, lease.uuid) == {n: {RC: 1}
                                               for n in lease.nodes}
@@ -111,7 +113,7 @@ def test_missing_node_held_by_a_foreign_consumer_is_reported_not_taken(
         running, db, pclient, pconf):
     lease, _free = running
     kept, lost = sorted(lease.nodes)
-    current = pclient.consumer(lease.uuid)
+    current = consumer_body(pclient, lease.uuid)
     pclient.put('/allocations/%s' % lease.uuid, {
         'allocations': {kept: {'resources': {RC: 1}}},
         'consumer_generation': current['consumer_generation'],
@@ -149,7 +151,7 @@ def test_classes_missing_and_orphan_are_healed(backend, api, db, pclient,
     stranger = reservations.class_name(str(uuid.uuid4()))
     pclient.put('/resource_classes/%s' % stranger)
     found = {(item.kind, item.lease_uuid, item.repairable)
-             for item in lease_audit.drift(pconf, db, pclient)}
+             for item in lease_audit.drift(auditor(pconf, db, pclient))}
     assert found == {
         (lease_audit.CLASS_MISSING, pending, True),
         (lease_audit.CLASS_ORPHAN, over, True),
@@ -178,7 +180,7 @@ def test_reservation_inventory_drift_is_the_node_audit_s(running, db,
     inventories = pclient.get(url)
     inventories['inventories'][name]['reserved'] = 1
     pclient.put(url, inventories)
-    (found,) = audit.drift(db, pclient, deep=True, claims=True)
+    (found,) = audit.drift(auditor(pconf, db, pclient, True), deep=True)
     assert (found.node_uuid, found.kind) == (node, 'inventory')
     assert name in found.detail
     heal(pconf, db, pclient)
@@ -190,7 +192,7 @@ def test_audit_command_reports_and_heals_leases(running, db, pclient, pconf,
     from ferrum.cmd import placement as placement_cmd
     lease, _free = running
     # The bug this audit fixed: --heal released an active lease's consumer.
-    pclient.release(lease.uuid)
+    pclient.delete('/allocations/%s' % lease.uuid)
     config = command_config(tmp_path, pconf)
     assert placement_cmd.main(['--config-file', config, 'audit']) == 3
     out = capsys.readouterr().out
@@ -213,8 +215,8 @@ def test_missing_allocation_consumer_under_a_lease_is_taken_from_it(
     converged(db)
     # Behind ferrum's back (or an allocation made with the database
     # backend): the lease's consumer holds the allocation's node.
-    held = pclient.consumer(lease.uuid)
-    mine = pclient.consumer(alloc.uuid)
+    held = consumer_body(pclient, lease.uuid)
+    mine = consumer_body(pclient, alloc.uuid)
     body = {alloc.uuid: {
         'allocations': {}, 'project_id': 'p1', 'user_id': mine['user_id'],
         'consumer_generation': mine['consumer_generation']},
@@ -224,7 +226,7 @@ def test_missing_allocation_consumer_under_a_lease_is_taken_from_it(
         'consumer_generation': held['consumer_generation']}}
     pclient.post('/allocations', body)
     assert [(d.kind, d.consumer) for d in consumer_audit.drift(
-        pconf, db, pclient)] == [(consumer_audit.MISSING, alloc.uuid)]
+        auditor(pconf, db, pclient))] == [(consumer_audit.MISSING, alloc.uuid)]
     assert lease_drift(pconf, db, pclient) == [
         (lease_audit.CONSUMER_ORPHAN, lease.uuid, alloc.node_uuid)]
     outcomes = heal(pconf, db, pclient)
@@ -249,16 +251,16 @@ def test_database_backend_lease_consumer_keeps_allocated_nodes(
     assert alloc.state == 'active', alloc.last_error
     converged(db)
     assert set(resources(pclient, lease_uuid)) == set(lease.nodes)
-    assert audit.drift(db, pclient, deep=True) == []
-    assert lease_audit.drift(pconf, db, pclient) == []
+    assert audit.drift(auditor(pconf, db, pclient), deep=True) == []
+    assert lease_audit.drift(auditor(pconf, db, pclient)) == []
     # Lost: the free node is missing and claimed again; the allocation's
     # is reserved (in use), fenced without the lease's consumer.
-    pclient.release(lease_uuid)
+    pclient.delete('/allocations/%s' % lease_uuid)
     (free,) = set(lease.nodes) - {alloc.node_uuid}
-    found = lease_audit.drift(pconf, db, pclient)
+    found = lease_audit.drift(auditor(pconf, db, pclient))
     assert [(d.kind, d.node_uuid) for d in found] == [
         (lease_audit.CONSUMER_MISSING, free)]
-    assert lease_audit.heal_consumers(pconf, db, pclient, found) == {
+    assert lease_audit.heal_consumers(auditor(pconf, db, pclient), found) == {
         lease_uuid: 'claimed'}
     assert set(resources(pclient, lease_uuid)) == {free}
-    assert lease_audit.drift(pconf, db, pclient) == []
+    assert lease_audit.drift(auditor(pconf, db, pclient)) == []

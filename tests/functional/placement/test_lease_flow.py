@@ -13,6 +13,7 @@ from tests.functional.leases.sites import iso
 from tests.functional.placement.scenario import RC
 from tests.functional.placement.scenario import api_placement
 from tests.functional.placement.scenario import classes
+from tests.functional.placement.scenario import consumer_body
 from tests.functional.placement.scenario import converged
 from tests.functional.placement.scenario import foreign_claim
 from tests.functional.placement.scenario import make_api
@@ -269,7 +270,7 @@ def test_a_lease_uuid_that_is_another_service_s_consumer(
     written."""
     taken, free = nodes(db, 2)
     instance = foreign_claim(pclient, taken.uuid)
-    before = pclient.consumer(instance)
+    before = consumer_body(pclient, instance)
     resp = api.post('/v1/leases', json={
         'uuid': instance.replace('-', '').upper(), 'project': 'p1',
         'resource_class': 'bm', 'candidate_nodes': [free.uuid],
@@ -280,7 +281,7 @@ def test_a_lease_uuid_that_is_another_service_s_consumer(
     lease = lease_obj.Lease.get(db, instance)
     assert lease.status == 'error'
     assert 'already a consumer in Placement' in lease.last_error
-    assert pclient.consumer(instance) == before
+    assert consumer_body(pclient, instance) == before
     # An allocation's uuid is refused at once.
     alloc = backend.manager.create_allocation({'resource_class': 'bm'}, [])
     resp = api.post('/v1/leases', json={

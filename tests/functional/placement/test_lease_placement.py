@@ -15,17 +15,21 @@ from ferrum.placement import audit
 from ferrum.placement import client as client_mod
 from ferrum.placement import reservations
 from ferrum.placement import worker
+from ferrum.placement.resources import providers
 from tests.functional.placement.scenario import PROJECT
 from tests.functional.placement.scenario import RC
 from tests.functional.placement.scenario import agrees
+from tests.functional.placement.scenario import auditor
 from tests.functional.placement.scenario import book
 from tests.functional.placement.scenario import claim_posts
 from tests.functional.placement.scenario import classes
+from tests.functional.placement.scenario import consumer_body
 from tests.functional.placement.scenario import converged
 from tests.functional.placement.scenario import foreign_claim
 from tests.functional.placement.scenario import holders
 from tests.functional.placement.scenario import make_api
 from tests.functional.placement.scenario import nodes
+from tests.functional.placement.scenario import put_consumer
 from tests.functional.placement.scenario import resources
 from tests.functional.placement.scenario import writes
 from tests.polling import wait_for
@@ -77,7 +81,7 @@ def test_a_busy_node_fails_the_start_with_policy_fail(
     wait_for_end(backend, db, lease_uuid)
     engine.run(backend.ctx)
     assert name not in classes(pclient)
-    assert audit.drift(db, pclient, deep=True, claims=True) == []
+    assert audit.drift(auditor(pconf, db, pclient, True), deep=True) == []
 
 
 def test_a_substitute_is_a_node_placement_has_free(
@@ -140,7 +144,7 @@ def test_a_give_back_racing_the_end_leaves_no_claim(
     converged(db)
     engine.run(backend.ctx)
     assert reservations.class_name(lease_uuid) not in classes(pclient)
-    assert audit.drift(db, pclient, deep=True, claims=True) == []
+    assert audit.drift(auditor(pconf, db, pclient, True), deep=True) == []
 
 
 def test_a_take_racing_the_end_leaves_no_claim(
@@ -168,7 +172,7 @@ def test_a_take_racing_the_end_leaves_no_claim(
     converged(db)
     engine.run(backend.ctx)
     assert name not in classes(pclient)
-    assert audit.drift(db, pclient, deep=True, claims=True) == []
+    assert audit.drift(auditor(pconf, db, pclient, True), deep=True) == []
 
 
 def test_a_node_missing_in_placement_holds_the_start_back(
@@ -212,7 +216,7 @@ def left_behind(client, consumer):
     with pytest.raises(client_mod.PlacementRefused) as caught:
         client.post('/allocations', body)
     assert caught.value.status == 400
-    assert client.consumer(consumer) == {'allocations': {}}
+    assert consumer_body(client, consumer) == {'allocations': {}}
 
 
 def test_a_take_claims_a_consumer_a_refused_write_left(
@@ -233,7 +237,7 @@ def test_a_take_claims_a_consumer_a_refused_write_left(
 def _untouched(client, consumer):
     """What a write to a consumer would change (not its providers'
     generations, which inventory writes move)."""
-    found = client.consumer(consumer)
+    found = consumer_body(client, consumer)
     return (resources(client, consumer), found['consumer_generation'],
             found['project_id'], found['user_id'])
 
@@ -256,10 +260,11 @@ def test_the_end_order_with_a_foreign_consumer_of_the_class(
         {'resource_class': 'bm', 'owner': PROJECT}, [])
     assert alloc.state == 'active', alloc.last_error
     # A nova flavor with resources:CUSTOM_RESERVATION_<X>=1.
-    (offered, *_rest) = pclient.allocation_candidates(name)
+    (offered, *_rest) = providers.allocation_candidates(pclient, name)
     assert offered != alloc.node_uuid
     foreign = str(uuid.uuid4())
-    pclient.claim(foreign, offered, name, 'nova-project', 'nova-user')
+    put_consumer(pclient, foreign, offered, name, 'nova-project',
+                 'nova-user')
     before = _untouched(pclient, foreign)
     assert api.delete('/v1/leases/%s' % lease_uuid).status_code == 204
     since = len(calls)
@@ -294,7 +299,7 @@ def test_the_end_order_with_a_foreign_consumer_of_the_class(
                        % (offered, name))
     # The foreign consumer lets go: the reconcile removes the inventory,
     # the next engine run the class.
-    pclient.release(foreign)
+    pclient.delete('/allocations/%s' % foreign)
     worker.Reconcile(backend.placement).reconcile_placement(backend.ctx)
     converged(db)
     assert name not in pclient.get(
@@ -302,7 +307,7 @@ def test_the_end_order_with_a_foreign_consumer_of_the_class(
     engine.run(backend.ctx)
     assert name not in classes(pclient)
     assert not lease_obj.Lease.get(db, lease_uuid).placement_class
-    assert audit.drift(db, pclient, deep=True, claims=True) == []
+    assert audit.drift(auditor(pconf, db, pclient, True), deep=True) == []
 
 
 def wait_for_end(conductor, db, lease_uuid):

@@ -18,13 +18,16 @@ from ferrum.objects import lease_node
 from ferrum.placement import audit
 from ferrum.placement import client as client_mod
 from ferrum.placement import reservations
+from ferrum.placement.resources import providers
 from tests.functional.leases.sites import iso
 from tests.functional.placement.scenario import PROJECT
 from tests.functional.placement.scenario import RC
 from tests.functional.placement.scenario import Nova
 from tests.functional.placement.scenario import agrees
+from tests.functional.placement.scenario import auditor
 from tests.functional.placement.scenario import book
 from tests.functional.placement.scenario import claim_posts
+from tests.functional.placement.scenario import consumer_body
 from tests.functional.placement.scenario import converged
 from tests.functional.placement.scenario import foreign_claim
 from tests.functional.placement.scenario import holders
@@ -48,7 +51,7 @@ class Observer(threading.Thread):
     def run(self):
         while not self.stop.is_set():
             self.seen.append(frozenset(
-                self.client.consumer(self.lease_uuid)['allocations']))
+                consumer_body(self.client, self.lease_uuid)['allocations']))
 
     def finish(self):
         self.stop.set()
@@ -111,9 +114,9 @@ def test_a_start_racing_nova_is_all_or_nothing(
         assert replaced
         assert 2 <= claim_posts(calls, since) <= 1 + len(replaced)
     for consumer in [early, *nova.held]:
-        assert client.consumer(consumer)['user_id'] == 'nova-user'
+        assert consumer_body(client, consumer)['user_id'] == 'nova-user'
     converged(db, timeout=60)
-    assert audit.drift(db, client, deep=True, claims=True) == []
+    assert audit.drift(auditor(gconf, db, client, True), deep=True) == []
 
 
 def _ferrum(manager, made, stop):
@@ -147,7 +150,8 @@ def test_the_class_and_ferrum_allocations_never_share_a_node(
     for thread in ferrum:
         thread.join(60)
         assert not thread.is_alive()
-    wait_for(lambda: not client.allocation_candidates(name), timeout=30,
+    wait_for(lambda: not providers.allocation_candidates(client, name),
+             timeout=30,
              what='every node of the lease to be taken')
     for flavor in flavors:
         flavor.finish()
@@ -162,7 +166,7 @@ def test_the_class_and_ferrum_allocations_never_share_a_node(
     ours = set(mine.values())
     for node in lease.nodes:
         held = {consumer for consumer, found
-                in client.consumers_of(node).items()
+                in providers.consumers_of(client, node).items()
                 if name in found['resources']}
         assert len(held) == 1, (node, held)
         assert (held <= ours) == (node in mine)
@@ -171,7 +175,7 @@ def test_the_class_and_ferrum_allocations_never_share_a_node(
     # The lease's consumer holds exactly the nodes ferrum did not take.
     assert set(resources(client, lease_uuid)) == set(lease.nodes) - set(mine)
     converged(db, timeout=60)
-    assert audit.drift(db, client, deep=True, claims=True) == []
+    assert audit.drift(auditor(gconf, db, client, True), deep=True) == []
 
 
 def test_no_move_opens_a_gap_to_a_nova_claimer(
@@ -200,7 +204,8 @@ def test_no_move_opens_a_gap_to_a_nova_claimer(
         # node then busy), then the good one.
         assert replaced
         assert 2 <= claim_posts(calls, since) <= 1 + len(replaced)
-        wait_for(lambda: not client.allocation_candidates(RC), timeout=30,
+        wait_for(lambda: not providers.allocation_candidates(client, RC),
+                 timeout=30,
                  what='nova to take every free node')
         converged(db, timeout=60)
         for _round in range(3):
@@ -219,7 +224,7 @@ def test_no_move_opens_a_gap_to_a_nova_claimer(
             assert resources(client, lease_uuid) == {
                 node: {RC: 1} for node in lease.nodes}
         # Extended, then shortened: nothing moves in Placement.
-        held = client.consumer(lease_uuid)
+        held = consumer_body(client, lease_uuid)
         since = len(calls)
         for hours in (3, 2):
             end = base.utcnow() + datetime.timedelta(hours=hours)
@@ -228,7 +233,7 @@ def test_no_move_opens_a_gap_to_a_nova_claimer(
             assert resp.status_code == 200, resp.json
             engine.run(gbackend.ctx)
         assert claim_posts(calls, since) == 0
-        assert client.consumer(lease_uuid) == held
+        assert consumer_body(client, lease_uuid) == held
     finally:
         nova.finish()
     # nova won every other node and none of the lease's, ever: its
@@ -240,7 +245,7 @@ def test_no_move_opens_a_gap_to_a_nova_claimer(
     assert {node.uuid for node in made} == theirs | set(lease.nodes)
     assert resources(client, early) == {booked[0]: {RC: 1}}
     assert lease_obj.Lease.get(db, lease_uuid).status == 'active'
-    assert audit.drift(db, client, deep=True, claims=True) == []
+    assert audit.drift(auditor(gconf, db, client, True), deep=True) == []
 
 
 def test_placement_killed_during_a_start_and_an_end(
@@ -296,4 +301,4 @@ def test_placement_killed_during_a_start_and_an_end(
     assert reservations.class_name(lease_uuid) not in {
         rc['name'] for rc in client.get('/resource_classes')[
             'resource_classes']}
-    assert audit.drift(db, client, deep=True, claims=True) == []
+    assert audit.drift(auditor(gconf, db, client, True), deep=True) == []

@@ -27,9 +27,13 @@ from ferrum.placement import consumer_audit
 from ferrum.placement import consumers
 from ferrum.placement import lease_audit
 from ferrum.placement import reservations
+from ferrum.placement import sync
+from ferrum.placement.resources import classes
+from ferrum.placement.resources import providers
 from tests.functional.leases.sites import iso
 from tests.functional.placement.deployment import killed_conductor_config
 from tests.functional.placement.scenario import RC
+from tests.functional.placement.scenario import auditor
 from tests.functional.placement.scenario import converged
 from tests.functional.placement.scenario import no_drift
 from tests.functional.placement.scenario import nodes
@@ -164,20 +168,20 @@ def _settle(svc, db, lease_uuid, done):
 
 
 def _classes(client):
-    return client.resource_classes(reservations.PREFIX)
+    return classes.names(client, reservations.PREFIX)
 
 
 def _nothing_left(conf, db, client, lease_uuid, made):
     """The audits agree, and nothing of the lease is in Placement."""
     no_drift(conf, db, client)
-    assert lease_audit.drift(conf, db, client, claims=True) == []
+    assert lease_audit.drift(auditor(conf, db, client, True)) == []
     assert _classes(client) == set()
     assert resources(client, lease_uuid) == {}
     for node in made:
         inventories = client.get('/resource_providers/%s/inventories'
                                  % node.uuid)['inventories']
         assert set(inventories) == {RC}
-        assert set(client.consumers_of(node.uuid)) == set()
+        assert set(providers.consumers_of(client, node.uuid)) == set()
 
 
 def _running_as_booked(conf, db, client, lease_uuid):
@@ -194,7 +198,7 @@ def _running_as_booked(conf, db, client, lease_uuid):
         assert resources(client, consumer) == {node: {RC: 1, name: 1}}
     assert _classes(client) == {name}
     no_drift(conf, db, client)
-    assert lease_audit.drift(conf, db, client, claims=True) == []
+    assert lease_audit.drift(auditor(conf, db, client, True)) == []
 
 
 @pytest.mark.parametrize('step, site', [
@@ -269,10 +273,11 @@ def test_sigkill_during_the_end(survivor, db, tmp_path, step):
         assert resources(client, used.uuid) == {}
         # In flight: neither the allocation's consumer, released with the
         # lease's, nor the lease's is a finding (nor claimed again).
-        assert consumer_audit.drift(survivor.conf, db, client) == []
+        assert consumer_audit.drift(auditor(survivor.conf, db, client)) == []
         assert consumer_audit.claim_missing_unreserved(
-            survivor.conf, db, client) == 0
-        assert lease_audit.drift(survivor.conf, db, client, True) == []
+            sync.Pusher(survivor.conf, db, client)) == 0
+        assert lease_audit.drift(
+            auditor(survivor.conf, db, client, True)) == []
         _settle(survivor, db, lease_uuid, lambda lease: (
             lease.status == 'ended' and not lease.placement_class))
     else:

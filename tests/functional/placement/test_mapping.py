@@ -34,7 +34,7 @@ def test_provider_is_the_node_with_one_custom_unit(synced, db, pclient):
         'total': 1, 'reserved': 1, 'min_unit': 1, 'max_unit': 1,
         'step_size': 1, 'allocation_ratio': 1.0}}
     assert traits == {mapping.MANAGED}
-    assert_no_drift(db, pclient)
+    assert_no_drift(synced.conf, db, pclient)
 
 
 def test_walk_sets_reserved_at_each_step(synced, db, pclient):
@@ -53,7 +53,7 @@ def test_walk_sets_reserved_at_each_step(synced, db, pclient):
     settled(db, node.id, states.AVAILABLE)
     converged(db)
     assert reserved(pclient, node.uuid) == 0            # available
-    assert_no_drift(db, pclient)
+    assert_no_drift(synced.conf, db, pclient)
     manager.do_provisioning_action(node.uuid, 'deploy')
     settled(db, node.id, states.ACTIVE)
     converged(db)
@@ -66,7 +66,7 @@ def test_walk_sets_reserved_at_each_step(synced, db, pclient):
     settled(db, node.id, states.AVAILABLE)
     converged(db)
     assert reserved(pclient, node.uuid) == 0            # claimable again
-    assert_no_drift(db, pclient)
+    assert_no_drift(synced.conf, db, pclient)
 
 
 def _available(synced, db, **values):
@@ -96,7 +96,7 @@ def test_each_reason_to_reserve(synced, db, pclient):
         fresh.save()
         converged(db)
         assert reserved(pclient, node.uuid) == 0, changes
-    assert_no_drift(db, pclient)
+    assert_no_drift(synced.conf, db, pclient)
 
 
 def test_allocation_reserves_and_release_frees(synced, db, pclient):
@@ -111,7 +111,7 @@ def test_allocation_reserves_and_release_frees(synced, db, pclient):
     converged(db)
     assert node_obj.Node.get(db, node.id).allocation_id is None
     assert reserved(pclient, node.uuid) == 0
-    assert_no_drift(db, pclient)
+    assert_no_drift(synced.conf, db, pclient)
 
 
 def test_no_resource_class_means_no_inventory_and_moves(synced, db, pclient):
@@ -126,7 +126,7 @@ def test_no_resource_class_means_no_inventory_and_moves(synced, db, pclient):
     manager.update_node(node.uuid, {'resource_class': 'large'})
     converged(db)
     assert set(provider(pclient, node.uuid)[0]) == {'CUSTOM_LARGE'}
-    assert_no_drift(db, pclient)
+    assert_no_drift(synced.conf, db, pclient)
 
 
 def test_traits_pushed_and_foreign_traits_kept(synced, db, pclient):
@@ -150,7 +150,7 @@ def test_traits_pushed_and_foreign_traits_kept(synced, db, pclient):
     _inv, traits = provider(pclient, node.uuid)
     assert traits == {mapping.MANAGED, 'CUSTOM_FAST', 'HW_CPU_X86_AVX2',
                       'CUSTOM_RACK_7'}
-    assert_no_drift(db, pclient)
+    assert_no_drift(synced.conf, db, pclient)
 
 
 def test_with_the_placement_backend_a_held_node_is_reserved_once_in_use():

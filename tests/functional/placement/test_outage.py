@@ -63,7 +63,7 @@ def test_placement_killed_and_restarted_mid_stream(conf, db, caplog,
             assert reserved(client, node.uuid) == 0
         for node in more:
             assert reserved(client, node.uuid) == 1
-        assert_no_drift(db, client)
+        assert_no_drift(conf, db, client)
     finally:
         svc.stop()
     assert len(_lines(caplog, 'Placement sync stopped')) == 1
@@ -116,6 +116,6 @@ def test_conductor_sigkill_with_pending_changes(tmp_path, conf, db,
         client = client_mod.PlacementClient(conf)
         for node in nodes:
             assert reserved(client, node.uuid) == 0
-        assert_no_drift(db, client)
+        assert_no_drift(conf, db, client)
     finally:
         restarted.stop()

@@ -22,6 +22,7 @@ from ferrum.placement import worker
 from tests.functional.conductor.flows import to_state
 from tests.functional.placement.deployment import configure
 from tests.functional.placement.scenario import assert_no_drift
+from tests.functional.placement.scenario import auditor
 from tests.functional.placement.scenario import converged
 from tests.functional.placement.scenario import provider
 from tests.functional.placement.scenario import reserved
@@ -57,7 +58,7 @@ def test_a_foreign_provider_is_refused_and_reported(synced, db, pclient,
             else mapping.MANAGED) in record.last_error
     assert pclient.get('/resource_providers/%s' % node_uuid)[
         'generation'] == before
-    (found,) = audit.drift(db, pclient)
+    (found,) = audit.drift(auditor(synced.conf, db, pclient))
     assert (found.kind, found.repairable) == ('clash', False)
 
 
@@ -70,7 +71,7 @@ def test_an_empty_provider_is_adopted(synced, db, pclient):
                                 'resource_class': 'bm'})
     converged(db)
     assert provider(pclient, node_uuid)[1] == {mapping.MANAGED}
-    assert_no_drift(db, pclient)
+    assert_no_drift(synced.conf, db, pclient)
 
 
 def test_deleting_a_node_deletes_its_provider(synced, db, pclient):
@@ -82,7 +83,7 @@ def test_deleting_a_node_deletes_its_provider(synced, db, pclient):
     converged(db)
     assert provider(pclient, node.uuid) is None
     assert records.get(db, node.uuid) is None
-    assert_no_drift(db, pclient)
+    assert_no_drift(synced.conf, db, pclient)
 
 
 def test_reconcile_removes_only_confirmed_orphans(synced, db, pclient):
@@ -92,14 +93,14 @@ def test_reconcile_removes_only_confirmed_orphans(synced, db, pclient):
     _foreign_provider(pclient, orphan, [mapping.MANAGED])
     unmarked = str(uuidlib.uuid4())
     _foreign_provider(pclient, unmarked, ['CUSTOM_SOMEONE_ELSES'])
-    found = audit.drift(db, pclient)
+    found = audit.drift(auditor(synced.conf, db, pclient))
     assert [(d.node_uuid, d.kind) for d in found] == [(orphan, 'orphan')]
     worker.Reconcile(synced.placement).reconcile_placement(synced.ctx)
     converged(db)
     assert provider(pclient, orphan) is None
     assert provider(pclient, unmarked) is not None
     assert provider(pclient, kept.uuid) is not None
-    assert_no_drift(db, pclient)
+    assert_no_drift(synced.conf, db, pclient)
 
 
 def test_reconcile_of_an_unchanged_cloud_writes_nothing(synced, db, pclient):
@@ -126,11 +127,12 @@ def test_reconcile_repairs_a_foreign_change(synced, db, pclient):
                                       'max_unit': 1}},
         'resource_provider_generation':
             inventories['resource_provider_generation']})
-    assert [d.kind for d in audit.drift(db, pclient)] == ['inventory']
+    found = audit.drift(auditor(synced.conf, db, pclient))
+    assert [d.kind for d in found] == ['inventory']
     worker.Reconcile(synced.placement).reconcile_placement(synced.ctx)
     converged(db)
     assert reserved(pclient, node.uuid) == 0
-    assert_no_drift(db, pclient)
+    assert_no_drift(synced.conf, db, pclient)
 
 
 class _RacingClient(client_mod.PlacementClient):
@@ -180,7 +182,7 @@ def test_generation_conflicts_are_reread_and_retried(pconf, db, pclient):
     assert traits == {mapping.MANAGED, 'CUSTOM_RACER_0', 'CUSTOM_RACER_1',
                       'CUSTOM_NEW'}
     assert inventories['CUSTOM_BM']['reserved'] == 1
-    assert_no_drift(db, pclient)
+    assert_no_drift(pconf, db, pclient)
 
 
 def test_conflict_retries_are_bounded(pconf, db, pclient):
