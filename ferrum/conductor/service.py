@@ -122,7 +122,7 @@ class ConductorService:
         takeover.resume_own(ctx)
         if placement is not None:
             self.placement = placement_sync.start(
-                self.conf, db, ctx.host, placement.client, outage)
+                self.conf, db, ctx.host, placement, outage)
         if start_periodics:
             self.start_periodics()
         LOG.info('Conductor %s started with hardware types %s',

@@ -58,7 +58,6 @@ from ferrum.placement import consumer_audit
 from ferrum.placement import outbox
 from ferrum.placement import records
 from ferrum.placement import service
-from ferrum.placement import sync
 from ferrum.placement.resources import classes
 
 LOG = logging.getLogger(__name__)
@@ -108,20 +107,19 @@ class SyncWorker:
     """Drains the outbox on one conductor (see the module docstring)."""
 
     def __init__(self, conf: cfg.ConfigOpts, db: db_api.Database, host: str,
-                 client: client_mod.PlacementClient,
-                 outage: Outage | None = None,
-                 claims_allocations: bool | None = None) -> None:
-        """:param outage: the outage state to keep, shared with the
-            conductor's Placement handle.
-        :param claims_allocations: see :class:`sync.Pusher`."""
+                 placement: service.PlacementService,
+                 outage: Outage | None = None) -> None:
+        """:param placement: the conductor's Placement handle (its client,
+            pusher and release queue are the ones drained with).
+        :param outage: the outage state to keep, the one the handle was
+            given (claims fail fast while this thread finds Placement
+            away)."""
         self.conf = conf
         self.db = db
         self.host = host
-        self.client = client
-        self.pusher = sync.Pusher(conf, db, client,
-                                  claims_allocations=claims_allocations)
-        self.consumers = service.PlacementService(conf, db, client,
-                                                  self.pusher)
+        self.placement = placement
+        self.client = placement.client
+        self.pusher = placement.pusher
         self.outage = outage or Outage(db, host)
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
@@ -208,7 +206,7 @@ class SyncWorker:
         :mod:`ferrum.placement.consumers`; none unless the placement
         allocation backend queued some)."""
         try:
-            return self.consumers.drain(
+            return self.placement.drain(
                 self.conf.placement.push_batch_size)
         except client_mod.PlacementUnavailable as exc:
             self.outage.failed(exc)
@@ -310,16 +308,11 @@ def check_config(conf: cfg.ConfigOpts) -> client_mod.PlacementClient | None:
 
 
 def start(conf: cfg.ConfigOpts, db: db_api.Database, host: str,
-          client: client_mod.PlacementClient,
-          outage: Outage | None = None,
-          claims_allocations: bool | None = None) -> SyncWorker:
-    """Record node changes from now on, and start draining them.
-
-    :param outage: the outage state to keep, shared with the conductor's
-        Placement handle.
-    :param claims_allocations: see :class:`sync.Pusher`.
-    """
+          placement: service.PlacementService,
+          outage: Outage | None = None) -> SyncWorker:
+    """Record node changes from now on, and start draining them with the
+    conductor's Placement handle (see :class:`SyncWorker`)."""
     outbox.install(db)
-    worker = SyncWorker(conf, db, host, client, outage, claims_allocations)
+    worker = SyncWorker(conf, db, host, placement, outage)
     worker.start()
     return worker

@@ -15,6 +15,7 @@ from ferrum.objects import node as node_obj
 from ferrum.placement import audit
 from ferrum.placement import client as client_mod
 from ferrum.placement import outbox
+from ferrum.placement import service
 from ferrum.placement import sync
 from ferrum.placement import worker
 from tests.functional.placement.deployment import configure
@@ -118,7 +119,8 @@ def test_one_conflict_fails_the_reshape_and_each_node_is_pushed(
             traits['resource_provider_generation']})
     _maintenance(db, nodes)
     client = client_mod.PlacementClient(pconf)
-    sync_worker = worker.SyncWorker(pconf, db, 'c1', client)
+    sync_worker = worker.SyncWorker(
+        pconf, db, 'c1', service.PlacementService(pconf, db, client))
     assert sync_worker.drain_once() == 4
     assert outbox.backlog(db).size == 0
     # The failed reshape (all or nothing), then the class once (a new
@@ -139,7 +141,8 @@ def test_a_reshaper_refused_by_policy_falls_back_once(pconf, db, pclient,
         {'placement:reshaper:reshape': 'role:service'}, overwrite=False)
     nodes = _pushed_nodes(pconf, db, pclient, 6)
     client = client_mod.PlacementClient(pconf)
-    sync_worker = worker.SyncWorker(pconf, db, 'c1', client)
+    sync_worker = worker.SyncWorker(
+        pconf, db, 'c1', service.PlacementService(pconf, db, client))
     caplog.set_level(logging.WARNING, logger='ferrum.placement')
     for half in (nodes[:3], nodes[3:]):
         _maintenance(db, half)
@@ -170,7 +173,8 @@ def test_a_failing_reshaper_is_no_outage(pconf, db, pclient):
     nodes = _pushed_nodes(pconf, db, pclient, 3)
     _maintenance(db, nodes)
     client = _BrokenReshaper(pconf)
-    sync_worker = worker.SyncWorker(pconf, db, 'c1', client)
+    sync_worker = worker.SyncWorker(
+        pconf, db, 'c1', service.PlacementService(pconf, db, client))
     assert sync_worker.drain_once() == 3
     assert client.requests['POST'] == 1
     assert sync_worker.outage.down is None

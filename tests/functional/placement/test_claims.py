@@ -15,6 +15,7 @@ from ferrum.objects import base
 from ferrum.objects import node as node_obj
 from ferrum.placement import client as client_mod
 from ferrum.placement import outbox
+from ferrum.placement import service as placement_service
 from ferrum.placement import worker
 from tests.functional.placement.deployment import PlacementProcess
 from tests.functional.placement.deployment import configure
@@ -34,8 +35,9 @@ def _claim_all(db, host, at):
 def test_a_dead_conductor_s_claims_are_taken_over(pconf, db, pclient):
     outbox.install(db)
     node = node_obj.Node.create(db, {'driver': 'fake-hardware'})
-    sync = worker.SyncWorker(pconf, db, 'live',
-                             client_mod.PlacementClient(pconf))
+    handle = placement_service.PlacementService(
+        pconf, db, client_mod.PlacementClient(pconf))
+    sync = worker.SyncWorker(pconf, db, 'live', handle)
     # Claimed a moment ago by a conductor that is alive: left alone.
     _claim_all(db, 'busy', base.utcnow())
     assert sync.drain_once() == 0
