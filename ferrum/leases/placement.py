@@ -56,9 +56,10 @@ class Collision(Exception):
     (the lease cannot have a consumer of its own)."""
 
 
-def link(ctx: context_mod.ConductorContext,
-         lease: lease_obj.Lease) -> service.PlacementService | None:
-    """Placement, when the lease is in it and this conductor talks to it.
+def placement_of(ctx: context_mod.ConductorContext,
+                 lease: lease_obj.Lease) -> service.PlacementService | None:
+    """The conductor's Placement handle, when the lease is in Placement
+    (and None when it is not).
 
     :raises PlacementUnavailable: the lease is in Placement but this
         conductor has no ``[placement]`` (it must not act on half of it).
@@ -87,7 +88,7 @@ def claim_start(ctx: context_mod.ConductorContext, lease: lease_obj.Lease,
         saying which node is held elsewhere (:class:`Undecided`); tried
         again next run.
     """
-    placement = link(ctx, lease)
+    placement = placement_of(ctx, lease)
     if placement is None:
         return []
     client = placement.client
@@ -188,7 +189,7 @@ def _held_by_another(client: client_mod.PlacementClient,
 def release_start(ctx: context_mod.ConductorContext,
                   lease: lease_obj.Lease) -> None:
     """Empty the lease's consumer after a start that failed."""
-    placement = link(ctx, lease)
+    placement = placement_of(ctx, lease)
     if placement is not None:
         reservations.release_all(placement.writer,
                                  ctx.conf.allocation.default_user,
@@ -202,7 +203,7 @@ def release_end(ctx: context_mod.ConductorContext, lease: lease_obj.Lease,
 
     :raises PlacementUnavailable: Placement is away; nothing is released.
     """
-    placement = link(ctx, lease)
+    placement = placement_of(ctx, lease)
     if placement is None:
         return 0
     held = [row.allocation_id for row in rows
