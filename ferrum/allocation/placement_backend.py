@@ -101,7 +101,9 @@ def place(ctx: context_mod.ConductorContext, consumer: str, node_uuid: str,
         consumers.claim(placement.pusher, consumer, node_uuid,
                         resource_class, owner)
     except reservations.ConsumerTaken as exc:
-        raise ConsumerExists(consumer, exc.user) from exc
+        # The user named is the consumer's, not the lease consumer's.
+        raise ConsumerExists(
+            consumer, exc.user if exc.uuid == consumer else None) from exc
     except (reservations.Busy, client_mod.PlacementRefused) as exc:
         # Someone else holds the node's unit, or it is reserved; no
         # provider or no such class on it yet (the sync is behind); or

@@ -86,7 +86,9 @@ def detach(task: task_manager.Task) -> None:
     if node.allocation_id is None:
         return
     allocation_id = node.allocation_id
-    uuids = allocation_obj.uuids_by_id(task.ctx.db, [allocation_id])
+    # Only a backend with consumers elsewhere needs the uuid (a read).
+    uuids = (allocation_obj.uuids_by_id(task.ctx.db, [allocation_id])
+             if task.ctx.allocations.in_placement else {})
     node.instance_info = allocation_release.released_node_values(
         node.instance_info)['instance_info']
     node.allocation_id = None

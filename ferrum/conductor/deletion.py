@@ -118,7 +118,8 @@ def destroy_node(ctx: context_mod.ConductorContext,
                               load_driver=False) as task:
         node = task.node
         check_deletable(ctx, node)
-        held = allocation_obj.Allocation.get_by_node(ctx.db, node.id)
+        held = (allocation_obj.Allocation.get_by_node(ctx.db, node.id)
+                if ctx.allocations.in_placement else None)
         with ctx.db.writer() as conn:
             # In the deleting transaction: a lease created meanwhile is
             # either seen here or finds the node gone.

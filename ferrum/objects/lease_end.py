@@ -51,7 +51,8 @@ _REVOKE = sa.update(_NODE).where(
         NODES.c.lease_id.in_(sa.bindparam('b_leases', expanding=True)),
         NODES.c.holding, NODES.c.given, NODES.c.project == _NODE.c.lessee,
         ~_PASSED_ON).exists()).values(
-            lessee=None, updated_at=sa.bindparam('b_now', type_=sa.DateTime))
+            lessee=None,
+            updated_at=sa.bindparam('b_updated', type_=sa.DateTime))
 #: The next rows that take the nodes over, with the ending rows' copy of
 #: each node's ``extra`` from before the project had it: the next lease's
 #: start copied the node's extra as this project left it, and at its end
@@ -75,7 +76,7 @@ _GIVE_BACK = sa.update(_NODE).where(
         lessee=None, instance_info={},
         extra=sa.func.coalesce(sa.type_coerce(NODES.c.node_extra, sa.Text),
                                '{}'),
-        updated_at=sa.bindparam('b_now', type_=sa.DateTime)
+        updated_at=sa.bindparam('b_updated', type_=sa.DateTime)
 ).returning(_NODE.c.id)
 _LET_GO = sa.update(NODES).where(
     NODES.c.id.in_(sa.bindparam('b_rows', expanding=True))).values(
@@ -105,8 +106,10 @@ def revoke_in(conn: sa.Connection, lease_ids: Sequence[int],
     project's next lease may have set the lessee again). ``now`` is the
     engine's (its clock decides whether that next lease has begun)."""
     if lease_ids:
+        # The engine's now decides the windows; updated_at is when the
+        # row really changed (a test clock may run ahead of it).
         conn.execute(_REVOKE, {'b_leases': base.bucketed(sorted(lease_ids)),
-                               'b_now': now})
+                               'b_now': now, 'b_updated': base.utcnow()})
 
 
 def give_back_all(db: db_api.Database,
@@ -132,7 +135,8 @@ def give_back_all(db: db_api.Database,
     if not by_node:
         return set()
     values = {'b_rows': base.bucketed(sorted(
-        row.id for row in by_node.values())), 'b_now': now}
+        row.id for row in by_node.values())), 'b_now': now,
+        'b_updated': base.utcnow()}
     with db.writer() as conn:
         for next_id, extra in conn.execute(_TAKING_OVER, values).all():
             conn.execute(sa.update(NODES).where(NODES.c.id == next_id)

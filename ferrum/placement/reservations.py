@@ -224,7 +224,8 @@ def give_back(writer: consumers.Writer, consumer: str, lease_uuid: str,
     written once ``consumer`` is empty.
 
     :raises ConsumerTaken: the lease's uuid is another user's consumer
-        (nothing written; the caller empties ``consumer`` alone).
+        (nothing written; the caller empties ``consumer`` alone), or
+        ``consumer`` is now another user's (nothing written).
     :raises PlacementConflict: the consumers kept changing.
     """
     reservation = class_name(lease_uuid)
@@ -233,6 +234,10 @@ def give_back(writer: consumers.Writer, consumer: str, lease_uuid: str,
         mine = current[consumer]
         if mine.empty:
             return {}
+        if mine.foreign(user):
+            # Emptied and made again by another service since the
+            # caller's read: never ours to change.
+            raise ConsumerTaken(consumer, mine.user)
         lease = _lease_consumer(current, lease_uuid, user)
         held = dict(lease.allocations)
         for provider, resources in mine.allocations.items():

@@ -290,9 +290,11 @@ def main() -> int:
                                                    args.concurrency)
         placement_sync._wait_drained(db)
         double = _double(db, client)
-        consumers = consumer_audit.drift(conf, db, client)
-        drift = audit.drift(db, client, deep=True,
-                            claims=not args.reserve_held)
+        # The conductor's pusher: its mapping (patched with
+        # --reserve-held) is the one the audit compares against.
+        pusher = conductor.placement.pusher
+        consumers = consumer_audit.drift(pusher)
+        drift = audit.drift(pusher, deep=True)
         delete_s, delete_failures = _delete(app, made, args.concurrency)
         conductor.stop()
     finally:

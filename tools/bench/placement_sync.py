@@ -317,7 +317,7 @@ def _run(args):
             app, conductor, uuids, args.rate, args.seconds, args.clients)
         change_requests = (sum(client.requests.values())
                            - sum(before.values())) / len(latencies)
-        drift = len(audit.drift(db, client, deep=True))
+        drift = len(audit.drift(conductor.placement.pusher, deep=True))
         conductor.stop()
         put_rate, reshape_rate = _capacity(
             url, bare_uuids[:args.capacity_nodes],

@@ -200,7 +200,10 @@ class Writer:
             self._recorder(touched(current, written), since)
             return Written(current, written)
 
-        return retry.on_conflict(attempt, self._tries)
+        # A consumer presumed new and found to exist costs one more try
+        # whatever the budget: that re-read is what tells its generation
+        # (or that it is taken), not a concurrent change.
+        return retry.on_conflict(attempt, self._tries + (1 if fresh else 0))
 
 
 class Emptied(NamedTuple):

@@ -29,8 +29,18 @@ from tests.functional.placement.scenario import nodes
 from tests.functional.placement.scenario import reserved
 
 
+@pytest.fixture(params=[None, 0], ids=['default-retries', 'no-retries'])
+def retries(request, pconf):
+    """``[placement] max_conflict_retries``: finding that a uuid presumed
+    new is taken costs its own re-read, whatever the budget."""
+    if request.param is not None:
+        pconf.set_override('max_conflict_retries', request.param,
+                           group='placement')
+    return request.param
+
+
 def test_a_uuid_that_is_another_service_s_consumer_is_refused(
-        backend, db, pclient, pconf):
+        retries, backend, db, pclient, pconf):
     """Nova holds node N as consumer X; an allocation created with uuid X
     must neither become active on N nor, when deleted, drop nova's
     claim."""

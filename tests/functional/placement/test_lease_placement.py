@@ -120,6 +120,42 @@ def _end_before(backend, api, db, lease_uuid, staged):
     return ended
 
 
+def test_a_consumer_another_service_took_meanwhile_is_not_given_back(
+        backend, db, pconf, pclient):
+    """The release read ferrum's consumer under a running lease; before
+    the give-back's own read, the consumer was emptied and made again by
+    another service: the give-back must not empty it."""
+    free = {node.uuid for node in nodes(db, 3)}
+    api = make_api(pconf, db, backend.manager)
+    lease_uuid, booked = book(api, 2)
+    engine.run(backend.ctx)
+    converged(db)
+    alloc = backend.manager.create_allocation(
+        {'resource_class': 'bm', 'owner': PROJECT}, [])
+    assert alloc.state == 'active', alloc.last_error
+    (spare,) = free - set(booked)
+    reads = []
+
+    def take_over(method, url, body):
+        if method != 'GET' or url != '/allocations/%s' % alloc.uuid:
+            return
+        reads.append(url)
+        if len(reads) == 2:  # the give-back's read, after the release's
+            held = consumer_body(pclient, alloc.uuid)
+            pclient.put(url, {'allocations': {}, 'project_id': PROJECT,
+                              'user_id': held['user_id'],
+                              'consumer_generation':
+                                  held['consumer_generation']})
+            foreign_claim(pclient, spare, alloc.uuid)
+
+    backend.placement.client.observers.append(take_over)
+    backend.manager.destroy_allocation(alloc.uuid)
+    backend.placement.client.observers.remove(take_over)
+    assert len(reads) >= 2
+    assert holders(pclient, spare) == {alloc.uuid}
+    assert consumer_body(pclient, alloc.uuid).get('user_id') == 'nova-user'
+
+
 def test_a_give_back_racing_the_end_leaves_no_claim(
         backend, db, pconf, pclient):
     nodes(db, 2)
