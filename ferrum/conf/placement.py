@@ -28,7 +28,9 @@ opts: list[cfg.Opt] = [
                     '(someone else changed them meanwhile). Each retry of '
                     'a push waits a random time of up to 0.1 s times the '
                     'attempt number. 0 means no retry: the change stays '
-                    'queued for the next round, and a claim is refused.'),
+                    'queued for the next round, and a claim is refused '
+                    '(a write of a consumer presumed new still reads it '
+                    'once when Placement says it exists).'),
     cfg.IntOpt('outage_retry_interval', default=5, min=1,
                help='Seconds between two attempts to reach Placement while '
                     'it is down or refusing ferrum\'s credentials. Changes '
