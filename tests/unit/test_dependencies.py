@@ -21,6 +21,8 @@ ROOT = pathlib.Path(__file__).resolve().parents[2]
 OPTIONAL = {
     # The oneview hardware type: the [oneview] extra.
     'ferrum/drivers/oneview': {'hpOneView'},
+    # The redfish hardware type: the [redfish] extra.
+    'ferrum/drivers/redfish': {'sushy'},
     # The driver test kit is a pytest plugin: pytest loads it.
     'ferrum/testing': {'pytest', '_pytest'},
 }
