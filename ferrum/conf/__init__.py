@@ -22,6 +22,7 @@ from ferrum.conf import json_rpc
 from ferrum.conf import lease
 from ferrum.conf import oneview
 from ferrum.conf import placement
+from ferrum.conf import redfish
 from ferrum.conf import ssl
 from ferrum.conf import tenancy
 from ferrum.conf import validation
@@ -39,6 +40,7 @@ def register_opts(conf: cfg.ConfigOpts) -> None:
     lease.register_opts(conf)
     oneview.register_opts(conf)
     placement.register_opts(conf)
+    redfish.register_opts(conf)
     ssl.register_opts(conf)
     tenancy.register_opts(conf)
     log.register_options(conf)

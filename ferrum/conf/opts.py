@@ -13,6 +13,7 @@ from ferrum.conf import json_rpc
 from ferrum.conf import lease
 from ferrum.conf import oneview
 from ferrum.conf import placement
+from ferrum.conf import redfish
 from ferrum.conf import ssl
 
 
@@ -29,5 +30,6 @@ def list_opts() -> list[tuple[str, list[cfg.Opt]]]:
         (lease.GROUP, lease.opts),
         (oneview.GROUP, oneview.opts),
         (placement.GROUP, placement.list_opts()),
+        (redfish.GROUP, redfish.opts),
         (ssl.GROUP, ssl.opts),
     ]

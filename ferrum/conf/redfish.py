@@ -1,0 +1,39 @@
+# SPDX-License-Identifier: Apache-2.0
+"""Options of the [redfish] group: how the ``redfish`` hardware type talks
+to BMCs through sushy.
+
+Every option is read when a connection is made or a power change waits, so
+a test's override takes effect at the next connection.
+"""
+
+from oslo_config import cfg
+
+GROUP = 'redfish'
+
+opts: list[cfg.Opt] = [
+    cfg.FloatOpt('connect_timeout', default=5.0, min=0.1,
+                 help='Seconds to wait for a BMC to accept a connection. '
+                      'sushy tries a connection server_side_retries times '
+                      '(3 when that is 0), so a silent BMC holds a '
+                      'conductor worker for about that many times this.'),
+    cfg.FloatOpt('request_timeout', default=30.0, min=0.1,
+                 help='Seconds to wait for a BMC\'s answer to one request.'),
+    cfg.IntOpt('server_side_retries', default=2, min=0,
+               help='Times a request the BMC answered with a 5xx error is '
+                    'tried again before the BMC counts as unavailable.'),
+    cfg.FloatOpt('server_side_retries_delay', default=1.0, min=0.0,
+                 help='Seconds between those tries.'),
+    cfg.IntOpt('connection_cache_size', default=1000, min=1,
+               help='Sessions with BMCs kept open and reused, at most one '
+                    'per BMC address, user and TLS verification; the least '
+                    'recently used is dropped when a new one would exceed '
+                    'this.'),
+    cfg.FloatOpt('power_poll_interval', default=1.0, min=0.01,
+                 help='Seconds between two power-state reads while waiting '
+                      'for a power change to take effect (BMCs acknowledge '
+                      'a reset long before the machine reaches the state).'),
+]
+
+
+def register_opts(conf: cfg.ConfigOpts) -> None:
+    conf.register_opts(opts, group=GROUP)

@@ -1,0 +1,152 @@
+# SPDX-License-Identifier: Apache-2.0
+"""The ``driver_info`` of Redfish nodes, with Ironic's names, checked
+without I/O.
+
+:func:`parse` turns a node's ``driver_info`` into :class:`RedfishParams` or
+raises an error naming the field; it never contacts the BMC (``validate``
+calls it, and must not). Importing this module needs no sushy.
+"""
+
+import dataclasses
+import os
+import urllib.parse
+from collections.abc import Mapping
+from typing import Any
+
+from oslo_utils import strutils
+
+from ferrum.common import exception
+
+AUTH_TYPES = ('basic', 'session', 'auto')
+
+PROPERTIES = {
+    'redfish_address': 'Required. URL of the BMC\'s Redfish service, e.g. '
+                       'https://10.0.0.5 or 10.0.0.5:8443 (https:// when no '
+                       'scheme is given).',
+    'redfish_system_id': 'Optional. The System to manage: its path '
+                         '(/redfish/v1/Systems/1) or its Id. Needed when the '
+                         'BMC has more than one System.',
+    'redfish_username': 'Optional. The BMC user name.',
+    'redfish_password': 'Optional. The BMC password. Never shown by the API.',
+    'redfish_verify_ca': 'Optional. Whether the BMC\'s TLS certificate is '
+                         'checked: true (default, against the system\'s CA '
+                         'store), false, or the path of a CA bundle file or '
+                         'directory on the conductor.',
+    'redfish_auth_type': 'Optional. basic, session, or auto (default: a '
+                         'Redfish session when the BMC has a SessionService, '
+                         'else HTTP Basic).',
+}
+
+#: The root of the Redfish service; a system id without "/" is under it.
+ROOT = '/redfish/v1/'
+
+
+@dataclasses.dataclass(frozen=True)
+class RedfishParams:
+    """Everything needed to address one System. ``repr`` masks the
+    password."""
+
+    address: str
+    system_id: str = ''
+    username: str = ''
+    password: str = dataclasses.field(default='', repr=False)
+    verify_ca: bool | str = True
+    auth_type: str = 'auto'
+
+    @property
+    def system_path(self) -> str:
+        """The System's path, or '' when the BMC is to say (one System)."""
+        if not self.system_id or self.system_id.startswith('/'):
+            return self.system_id
+        return '%sSystems/%s' % (ROOT, urllib.parse.quote(self.system_id,
+                                                          safe=''))
+
+
+def _fail(field: str, reason: str) -> exception.InvalidParameterValue:
+    return exception.InvalidParameterValue(
+        reason='driver_info %s %s' % (field, reason))
+
+
+def _string(info: Mapping[str, Any], field: str) -> str:
+    value = info.get(field)
+    if value is None:
+        return ''
+    if not isinstance(value, str):
+        raise _fail(field, 'must be a string')
+    if any(char in value for char in '\x00\r\n'):
+        raise _fail(field, 'must not contain NUL or newline characters')
+    return value
+
+
+def _address(info: Mapping[str, Any]) -> str:
+    value = _string(info, 'redfish_address').strip()
+    if not value:
+        raise exception.MissingParameterValue(
+            reason='driver_info redfish_address is required: set it to the '
+                   'URL of the BMC\'s Redfish service, e.g. '
+                   'https://10.0.0.5.')
+    if '://' not in value:
+        value = 'https://' + value
+    try:
+        url = urllib.parse.urlsplit(value)
+        url.port  # noqa: B018 - raises ValueError for a bad port
+    except ValueError as exc:
+        raise _fail('redfish_address', 'is not a URL (%s): "%s"'
+                    % (exc, value[:100])) from None
+    if url.scheme not in ('http', 'https') or not url.hostname:
+        raise _fail('redfish_address', 'must be an http:// or https:// URL '
+                    'with a host, not "%s"' % value[:100])
+    if url.username or url.password:
+        # Never echo it: the user part may hold a password.
+        raise _fail('redfish_address', 'must not hold credentials; set '
+                    'redfish_username and redfish_password instead')
+    return '%s://%s%s' % (url.scheme, url.netloc, url.path.rstrip('/'))
+
+
+def _system_id(info: Mapping[str, Any]) -> str:
+    value = _string(info, 'redfish_system_id').strip()
+    if value.startswith('/') and not value.startswith(ROOT):
+        raise _fail('redfish_system_id', 'must be a path under %s or a '
+                    'System Id, not "%s"' % (ROOT, value[:100]))
+    return value.rstrip('/')
+
+
+def _verify_ca(info: Mapping[str, Any]) -> bool | str:
+    value = info.get('redfish_verify_ca')
+    if value is None or value == '':
+        return True
+    if isinstance(value, bool):
+        return value
+    if not isinstance(value, str):
+        raise _fail('redfish_verify_ca', 'must be true, false or the path '
+                    'of a CA bundle, not %r' % (value,))
+    choice = strutils.bool_from_string(value, default=None)
+    if choice is not None:
+        return bool(choice)
+    if not os.path.exists(value):
+        raise _fail('redfish_verify_ca', 'is neither true nor false nor the '
+                    'path of an existing CA bundle file or directory on the '
+                    'conductor: "%s"' % value[:200])
+    return value
+
+
+def _auth_type(info: Mapping[str, Any]) -> str:
+    value = _string(info, 'redfish_auth_type').strip().lower() or 'auto'
+    if value not in AUTH_TYPES:
+        raise _fail('redfish_auth_type', 'must be one of %s, not "%s"'
+                    % (', '.join(AUTH_TYPES), value[:100]))
+    return value
+
+
+def parse(info: Mapping[str, Any]) -> RedfishParams:
+    """Check ``info`` and return the System's parameters.
+
+    :raises MissingParameterValue: redfish_address is missing.
+    :raises InvalidParameterValue: a field has a wrong value; the message
+        names it (never the password's value).
+    """
+    return RedfishParams(
+        address=_address(info), system_id=_system_id(info),
+        username=_string(info, 'redfish_username'),
+        password=_string(info, 'redfish_password'),
+        verify_ca=_verify_ca(info), auth_type=_auth_type(info))
