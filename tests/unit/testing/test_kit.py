@@ -14,11 +14,15 @@ from ferrum.drivers.fake import interfaces as fake
 from ferrum.drivers.ipmi import deploy as ipmi_deploy
 from ferrum.drivers.ipmi import management as ipmi_management
 from ferrum.drivers.ipmi import power as ipmi_power
+from ferrum.drivers.redfish import management as redfish_management
+from ferrum.drivers.redfish import power as redfish_power
 from ferrum.testing import checks
 
 EXAMPLE = pathlib.Path(__file__).resolve().parents[2] / 'thirdparty_driver'
 IPMI_INFO = {'ipmi_address': '127.0.0.1', 'ipmi_username': 'admin',
              'ipmi_password': 'secret'}
+REDFISH_INFO = {'redfish_address': '10.0.0.5', 'redfish_username': 'admin',
+                'redfish_password': 'secret', 'redfish_verify_ca': 'false'}
 
 
 @pytest.mark.parametrize('cls, driver_info', [
@@ -29,6 +33,8 @@ IPMI_INFO = {'ipmi_address': '127.0.0.1', 'ipmi_username': 'admin',
     (ipmi_power.IpmitoolPower, IPMI_INFO),
     (ipmi_management.IpmitoolManagement, IPMI_INFO),
     (ipmi_deploy.RamdiskDeploy, IPMI_INFO),
+    (redfish_power.RedfishPower, REDFISH_INFO),
+    (redfish_management.RedfishManagement, REDFISH_INFO),
 ])
 def test_ferrums_interfaces_keep_the_contract(cls, driver_info):
     checks.check_interface(cls, driver_info=driver_info)

@@ -1,0 +1,206 @@
+# SPDX-License-Identifier: Apache-2.0
+"""The one module that talks to Redfish BMCs (through sushy).
+
+Everything else in the ``redfish`` package calls :func:`call` with a
+function of the node's sushy ``System`` and gets plain values back, or one
+of :mod:`ferrum.drivers.redfish.errors`. Rules:
+
+* One sushy connection per BMC address, user, password, TLS verification
+  and auth type, kept and reused (:class:`Connections`): making one reads
+  the service root and, for session auth, logs in. At most ``[redfish]
+  connection_cache_size`` are kept; the least recently used is dropped. A
+  connection whose BMC failed to answer or refused the credentials is
+  dropped too, so the next call starts afresh (a restarted BMC forgets its
+  sessions).
+* Every request has a connect and a read timeout (``[redfish]
+  connect_timeout``, ``request_timeout``), and 5xx answers are retried a
+  bounded number of times, so a slow BMC never holds a conductor worker
+  for long.
+* sushy's failures become ferrum exceptions here, and nowhere else, each
+  naming the ``driver_info`` field to fix (see :func:`_translate`). The
+  password is never part of a message: sushy's messages hold URLs only.
+"""
+
+import collections
+import hashlib
+import logging
+import threading
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+import requests
+from oslo_config import cfg
+
+from ferrum.drivers.redfish import driver_info
+from ferrum.drivers.redfish import errors
+
+try:
+    import sushy
+    from sushy import auth as sushy_auth
+    from sushy import exceptions as sushy_exc
+except ImportError as _exc:  # pragma: no cover - depends on the install
+    raise ImportError(
+        'The redfish hardware type needs the sushy library, which is not '
+        'installed (%s). Install it with: pip install "ferrum[redfish]"'
+        % _exc) from _exc
+
+LOG = logging.getLogger(__name__)
+T = TypeVar('T')
+
+_Key = tuple[str, str, str, bool | str, str]
+
+
+def _key(params: driver_info.RedfishParams) -> _Key:
+    # A digest, not the password: the key shows up in debuggers and dumps.
+    digest = hashlib.sha256(params.password.encode()).hexdigest()
+    return (params.address, params.username, digest, params.verify_ca,
+            params.auth_type)
+
+
+def _auth(params: driver_info.RedfishParams) -> Any:
+    kinds = {'basic': sushy_auth.BasicAuth, 'session': sushy_auth.SessionAuth,
+             # Falls back to HTTP Basic when there is no SessionService.
+             'auto': sushy_auth.SessionOrBasicAuth}
+    return kinds[params.auth_type](username=params.username or None,
+                                   password=params.password or None)
+
+
+class Connections:
+    """Open sushy connections, least recently used first, bounded."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._open: collections.OrderedDict[_Key, Any] = (
+            collections.OrderedDict())
+
+    def get(self, conf: cfg.ConfigOpts,
+            params: driver_info.RedfishParams) -> Any:
+        key = _key(params)
+        with self._lock:
+            conn = self._open.get(key)
+            if conn is not None:
+                self._open.move_to_end(key)
+                return conn
+        # Outside the lock: connecting is I/O, and other BMCs must not wait.
+        options = conf.redfish
+        conn = sushy.Sushy(
+            params.address, verify=params.verify_ca, auth=_auth(params),
+            server_side_retries=options.server_side_retries,
+            server_side_retries_delay=options.server_side_retries_delay,
+            read_timeout=options.request_timeout,
+            connect_timeout=options.connect_timeout)
+        with self._lock:
+            # Another thread may have connected meanwhile: keep one.
+            conn = self._open.setdefault(key, conn)
+            self._open.move_to_end(key)
+            while len(self._open) > options.connection_cache_size:
+                # Dropped, not logged out: sushy closes its session when
+                # the object goes; requests were "Connection: close".
+                self._open.popitem(last=False)
+        return conn
+
+    def drop(self, params: driver_info.RedfishParams) -> None:
+        with self._lock:
+            self._open.pop(_key(params), None)
+
+    def __len__(self) -> int:
+        with self._lock:
+            return len(self._open)
+
+
+#: The conductor's connections: one process, one cache.
+CONNECTIONS = Connections()
+
+
+def _reason(exc: BaseException) -> str:
+    text = getattr(exc, 'detail', None) or str(exc) or type(exc).__name__
+    return ' '.join(str(text).split())[:300]
+
+
+def _is_tls(exc: BaseException) -> bool:
+    seen: BaseException | None = exc
+    while seen is not None:
+        if isinstance(seen, requests.exceptions.SSLError):
+            return True
+        seen = seen.__cause__ or seen.__context__
+    return 'CERTIFICATE_VERIFY_FAILED' in str(exc) or (
+        'certificate' in str(exc).lower() and isinstance(exc, OSError))
+
+
+def _system_ids(conn: Any) -> list[str]:
+    """The Ids of the BMC's Systems, for messages; [] if unreadable."""
+    try:
+        paths = conn.get_system_collection().members_identities
+    except (sushy_exc.SushyError, requests.RequestException, OSError):
+        return []
+    return sorted(path.rstrip('/').rsplit('/', 1)[-1] for path in paths)
+
+
+def _known(ids: list[str]) -> str:
+    return ', '.join(ids) if ids else 'none could be listed'
+
+
+def _system(conn: Any, params: driver_info.RedfishParams) -> Any:
+    path = params.system_path
+    if not path:
+        ids = _system_ids(conn)
+        if len(ids) != 1:
+            raise errors.RedfishSystemAmbiguous(
+                address=params.address, count=len(ids), known=_known(ids))
+        path = '%sSystems/%s' % (driver_info.ROOT, ids[0])
+    try:
+        return conn.get_system(path)
+    except sushy_exc.ResourceNotFoundError:
+        raise errors.RedfishSystemNotFound(
+            address=params.address, system=params.system_id,
+            known=_known(_system_ids(conn))) from None
+
+
+def _translate(exc: Exception, params: driver_info.RedfishParams,
+               action: str) -> errors.RedfishError:
+    """What a failure of sushy (or under it) means for the operator."""
+    where = {'address': params.address, 'action': action,
+             'reason': _reason(exc)}
+    if _is_tls(exc):
+        return errors.RedfishTLSError(**where)
+    if isinstance(exc, sushy_exc.AccessError):
+        return errors.RedfishAuthError(**where)
+    if isinstance(exc, sushy_exc.HTTPError):
+        if exc.status_code == 501:
+            return errors.RedfishUnsupported(**where)
+        if (exc.status_code or 0) >= 500:
+            return errors.RedfishUnreachable(**where)
+        return errors.RedfishError(**where)
+    if isinstance(exc, (sushy_exc.MissingActionError,
+                        sushy_exc.MissingAttributeError,
+                        sushy_exc.InvalidParameterValueError)):
+        return errors.RedfishUnsupported(**where)
+    if isinstance(exc, (sushy_exc.ConnectionError, requests.RequestException,
+                        OSError)):
+        return errors.RedfishUnreachable(**where)
+    return errors.RedfishError(**where)
+
+
+def call(conf: cfg.ConfigOpts, params: driver_info.RedfishParams,
+         action: str, func: Callable[[Any], T]) -> T:
+    """Run ``func(sushy System of the node)``, translating failures.
+
+    :param action: what is being done, for messages ("reading the power
+        state").
+    :raises RedfishError: or a subclass naming the cause.
+    """
+    try:
+        conn = CONNECTIONS.get(conf, params)
+        return func(_system(conn, params))
+    except errors.RedfishError:
+        raise
+    except (sushy_exc.SushyError, requests.RequestException,
+            OSError) as exc:
+        error = _translate(exc, params, action)
+        if isinstance(error, (errors.RedfishUnreachable,
+                              errors.RedfishAuthError,
+                              errors.RedfishTLSError)):
+            CONNECTIONS.drop(params)
+        LOG.debug('Redfish %s on %s failed: %s', action, params.address,
+                  error)
+        raise error from None

@@ -1,0 +1,55 @@
+# SPDX-License-Identifier: Apache-2.0
+"""The real sushy-emulator, one HTTP and one HTTPS process per session,
+and a conductor with the redfish hardware type enabled.
+
+Every test takes a System of its own (``system`` fixture), so a power
+state left by one test never meets another.
+"""
+
+import itertools
+
+import pytest
+
+from ferrum.conductor import service
+from tests import certificates
+from tests.functional.redfish.emulator import Emulator
+from tests.functional.redfish.emulator import apply_conf
+
+_SYSTEMS = 24
+_next = itertools.count()
+
+
+@pytest.fixture(scope='session')
+def emulator(tmp_path_factory):
+    emu = Emulator(tmp_path_factory.mktemp('redfish'), systems=_SYSTEMS)
+    emu.start()
+    yield emu
+    emu.stop()
+
+
+@pytest.fixture(scope='session')
+def tls_emulator(tmp_path_factory):
+    directory = tmp_path_factory.mktemp('redfish-tls')
+    emu = Emulator(directory, systems=2,
+                   tls=certificates.make(directory / 'certs'))
+    emu.start()
+    yield emu
+    emu.stop()
+
+
+@pytest.fixture
+def system(emulator):
+    """A System of the shared emulator that no other test uses."""
+    index = next(_next)
+    if index >= _SYSTEMS:
+        pytest.fail('raise _SYSTEMS in tests/functional/redfish/conftest.py')
+    return emulator.uuids[index]
+
+
+@pytest.fixture
+def redfish_conductor(conf, db):
+    apply_conf(conf)
+    svc = service.ConductorService(conf, db=db)
+    svc.start(start_periodics=False)
+    yield svc
+    svc.stop()
