@@ -61,7 +61,9 @@ def _do_power(task: task_manager.Task, target: str,
               timeout: int | None) -> None:
     timeout = timeout or task.ctx.conf.conductor.power_state_change_timeout
     try:
-        if target in (states.REBOOT, states.SOFT_REBOOT):
+        # Only a hard reboot is reboot(); a soft one goes to
+        # set_power_state, as in Ironic, since reboot() cannot say "soft".
+        if target == states.REBOOT:
             task.driver.power.reboot(task, timeout=timeout)
         else:
             task.driver.power.set_power_state(task, target, timeout=timeout)

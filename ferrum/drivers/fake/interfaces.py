@@ -47,6 +47,13 @@ def _is_async(task: 'Task', hook: str) -> bool:
     return hook in (task.node.driver_info.get('fake_async') or ())
 
 
+def _record_power(task: 'Task', action: str) -> None:
+    # What the conductor asked for, for tests: a soft reboot must arrive
+    # as one, not as a hard reboot.
+    task.node.driver_internal_info = dict(task.node.driver_internal_info,
+                                          fake_power_action=action)
+
+
 class FakePower(base.PowerInterface):
     secret_properties = frozenset({'fake_secret'})
 
@@ -66,12 +73,14 @@ class FakePower(base.PowerInterface):
                         timeout: int | None = None) -> None:
         _maybe_fail(task, 'power')
         if power_state not in (states.POWER_ON, states.POWER_OFF,
-                               states.SOFT_POWER_OFF):
+                               states.SOFT_POWER_OFF, states.SOFT_REBOOT):
             raise exception.InvalidParameterValue(
                 reason='fake power cannot set %s' % power_state)
+        _record_power(task, power_state)
 
     def reboot(self, task: 'Task', timeout: int | None = None) -> None:
         _maybe_fail(task, 'power')
+        _record_power(task, states.REBOOT)
 
     def get_supported_power_states(self, task: 'Task') -> list[str]:
         return [states.POWER_ON, states.POWER_OFF, states.REBOOT,

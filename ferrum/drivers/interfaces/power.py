@@ -38,7 +38,9 @@ class PowerInterface(interfaces.BaseInterface):
         current state again is a success.
 
         :param power_state: ``states.POWER_ON``, ``POWER_OFF`` or, when listed
-            by get_supported_power_states, ``SOFT_POWER_OFF``.
+            by get_supported_power_states, ``SOFT_POWER_OFF`` or
+            ``SOFT_REBOOT`` (a graceful restart; a node that is off is
+            turned on).
         :param timeout: seconds to wait for the state to be reached; None
             means ``[conductor]power_state_change_timeout``.
         :raises PowerStateFailure: the state was not reached in time.

@@ -85,6 +85,10 @@ def test_power_changes(client, db, node):
                       headers=V).status_code == 202
     wait_for(lambda: node_obj.Node.get(db, node.id).power_state ==
              'power on', what='power on')
+    # A soft reboot reaches the driver as one (set_power_state), not as
+    # the hard reboot() of "rebooting".
+    assert node_obj.Node.get(db, node.id).driver_internal_info[
+        'fake_power_action'] == 'soft rebooting'
     response = client.put(url, json={'target': 'soft power off'}, headers={
         'X-OpenStack-Ironic-API-Version': '1.26'})
     assert response.status_code == 406
