@@ -15,6 +15,7 @@ from ferrum.common import exception
 from ferrum.drivers import base
 from ferrum.drivers.redfish import client
 from ferrum.drivers.redfish import driver_info
+from ferrum.drivers.redfish import errors
 from ferrum.drivers.redfish import power
 
 if TYPE_CHECKING:
@@ -52,12 +53,21 @@ class RedfishManagement(base.ManagementInterface):
                            device[:100], ', '.join(BOOT_DEVICES)))
         enabled = (sushy.BootSourceOverrideEnabled.CONTINUOUS if persistent
                    else sushy.BootSourceOverrideEnabled.ONCE)
+        bmc = power.params(task)
+        target = BOOT_DEVICES[device]
 
         def set_device(system: Any) -> None:
-            system.set_system_boot_options(target=BOOT_DEVICES[device],
-                                           enabled=enabled)
-        client.call(task.ctx.conf, power.params(task),
-                    'setting the boot device', set_device)
+            # Checked here to name the device and the BMC's choices in
+            # Redfish's words; sushy's refusal prints Python enums.
+            allowed = system.get_allowed_system_boot_source_values()
+            if allowed and target not in allowed:
+                raise errors.RedfishUnsupported(
+                    address=bmc.address, action='boot device %s' % device,
+                    reason='it has no boot source %s; it allows %s' % (
+                        target.value, ', '.join(sorted(
+                            value.value for value in allowed))))
+            system.set_system_boot_options(target=target, enabled=enabled)
+        client.call(task.ctx.conf, bmc, 'setting the boot device', set_device)
 
     def get_boot_device(self, task: 'Task') -> dict[str, Any]:
         def read(system: Any) -> dict[str, Any]:

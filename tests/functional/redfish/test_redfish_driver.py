@@ -11,6 +11,7 @@ import requests
 
 from ferrum.common import states
 from ferrum.conductor import task_manager
+from ferrum.drivers.redfish import errors
 from ferrum.objects import node as node_obj
 from tests.functional.conductor.flows import settled
 from tests.functional.redfish.emulator import Emulator
@@ -40,7 +41,7 @@ def emulated_power(emulator, uuid):
     return emulator.system(uuid)['PowerState']
 
 
-def test_power_on_off_and_reboot_seen_by_the_bmc_and_ferrum(
+def test_power_on_off_reboot_and_soft_ones_seen_by_the_bmc_and_ferrum(
         redfish_conductor, db, emulator, system):
     node = enroll(redfish_conductor, emulator.driver_info(system))
     assert node.power_interface == 'redfish'
@@ -57,6 +58,15 @@ def test_power_on_off_and_reboot_seen_by_the_bmc_and_ferrum(
     assert (node.power_state, node.last_error) == (states.POWER_ON, None)
     assert emulated_power(emulator, system) == 'On'
 
+    node = power(redfish_conductor, db, node, states.SOFT_REBOOT)
+    assert (node.power_state, node.last_error) == (states.POWER_ON, None)
+    assert emulated_power(emulator, system) == 'On'
+
+    node = power(redfish_conductor, db, node, states.SOFT_POWER_OFF)
+    assert (node.power_state, node.last_error) == (states.POWER_OFF, None)
+    assert emulated_power(emulator, system) == 'Off'
+
+    node = power(redfish_conductor, db, node, states.POWER_ON)
     node = power(redfish_conductor, db, node, states.POWER_OFF)
     assert (node.power_state, node.last_error) == (states.POWER_OFF, None)
     assert emulated_power(emulator, system) == 'Off'
@@ -224,3 +234,17 @@ def test_bmc_outage_keeps_the_last_power_state_and_recovers_alone(
         assert (node.fault, node.power_state) == (None, states.POWER_ON)
     finally:
         emu.stop()
+
+
+def test_what_the_bmc_does_not_support_says_so(redfish_conductor, emulator,
+                                               system):
+    node = enroll(redfish_conductor, emulator.driver_info(system))
+    # The emulator allows Pxe, Cd, Hdd and UefiHttp only.
+    with pytest.raises(errors.RedfishUnsupported) as caught:
+        redfish_conductor.manager.set_boot_device(node.uuid, 'bios')
+    assert str(caught.value) == (
+        'BMC %s does not support boot device bios: it has no boot source '
+        'BiosSetup; it allows Cd, Hdd, Pxe, UefiHttp' % emulator.url)
+    assert caught.value.code == 400
+    assert emulator.system(system)['Boot']['BootSourceOverrideTarget'] != (
+        'BiosSetup')
