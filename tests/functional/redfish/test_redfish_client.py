@@ -1,0 +1,88 @@
+# SPDX-License-Identifier: Apache-2.0
+"""drivers/redfish/client.py against the real emulator and a silent BMC:
+connections reused and bounded, and a BMC that never answers releases the
+worker after the configured timeouts, naming the BMC."""
+
+import socket
+import time
+
+import pytest
+
+from ferrum.drivers.redfish import client
+from ferrum.drivers.redfish import driver_info
+from ferrum.drivers.redfish import errors
+from tests.functional.redfish.emulator import apply_conf
+
+
+@pytest.fixture
+def fresh_connections(monkeypatch):
+    """The conductor's cache, empty for this test (other tests filled it)."""
+    connections = client.Connections()
+    monkeypatch.setattr(client, 'CONNECTIONS', connections)
+    return connections
+
+
+def _power_state(conf, info):
+    return client.call(conf, driver_info.parse(info), 'reading the power '
+                       'state', lambda system: system.power_state)
+
+
+def test_one_connection_per_bmc_reused_and_the_cache_bounded(
+        conf, emulator, system, tmp_path, fresh_connections):
+    apply_conf(conf, {'redfish': {'connection_cache_size': 2}})
+    info = emulator.driver_info(system)
+    params = driver_info.parse(info)
+    first = fresh_connections.get(conf, params)
+    assert fresh_connections.get(conf, params) is first
+    # Another System of the same BMC shares the connection.
+    other = driver_info.parse(emulator.driver_info(emulator.uuids[-1]))
+    assert fresh_connections.get(conf, other) is first
+    assert _power_state(conf, info).value == 'Off'
+    assert len(fresh_connections) == 1
+
+    # Other TLS settings or credentials are another connection; the
+    # least recently used goes beyond [redfish] connection_cache_size.
+    bundle = tmp_path / 'ca.pem'
+    bundle.write_text('unused over http')
+    for verify in ('false', str(bundle)):
+        _power_state(conf, dict(info, redfish_verify_ca=verify))
+    assert len(fresh_connections) == 2
+    assert fresh_connections.get(conf, params) is not first
+
+
+def test_a_refused_password_drops_its_connection(conf, emulator, system,
+                                                 fresh_connections):
+    apply_conf(conf)
+    info = emulator.driver_info(system, redfish_password='not-it')
+    with pytest.raises(errors.RedfishAuthError):
+        _power_state(conf, info)
+    assert len(fresh_connections) == 0
+
+
+@pytest.fixture
+def silent_bmc():
+    """A TCP listener that never accepts or answers: a hung BMC."""
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.bind(('127.0.0.1', 0))
+    sock.listen(64)
+    yield 'http://127.0.0.1:%d' % sock.getsockname()[1]
+    sock.close()
+
+
+def test_a_silent_bmc_releases_the_worker_after_the_timeouts(
+        conf, silent_bmc, fresh_connections):
+    apply_conf(conf, {'redfish': {'request_timeout': 1.0,
+                                  'connect_timeout': 1.0,
+                                  'server_side_retries': 1,
+                                  'server_side_retries_delay': 0.1}})
+    started = time.monotonic()
+    with pytest.raises(errors.RedfishUnreachable) as caught:
+        _power_state(conf, {'redfish_address': silent_bmc,
+                            'redfish_system_id': '1',
+                            'redfish_auth_type': 'basic'})
+    elapsed = time.monotonic() - started
+    assert str(caught.value).startswith('BMC %s did not answer' % silent_bmc)
+    assert caught.value.code == 503
+    # Timing is the behaviour here: 1 s per request, not sushy's 60 s
+    # default; the bound is generous for a loaded machine.
+    assert elapsed < 20, elapsed
