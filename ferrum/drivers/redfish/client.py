@@ -16,9 +16,10 @@ of :mod:`ferrum.drivers.redfish.errors`. Rules:
   connect_timeout``, ``request_timeout``), and 5xx answers are retried a
   bounded number of times, so a slow BMC never holds a conductor worker
   for long.
-* sushy's failures become ferrum exceptions here, and nowhere else, each
-  naming the ``driver_info`` field to fix (see :func:`_translate`). The
-  password is never part of a message: sushy's messages hold URLs only.
+* sushy is imported here and nowhere else; its failures become ferrum
+  exceptions here, each naming the ``driver_info`` field to fix (see
+  :func:`_translate`). The password is never part of a message: sushy's
+  messages hold URLs only.
 """
 
 import collections
@@ -46,6 +47,15 @@ except ImportError as _exc:  # pragma: no cover - depends on the install
 
 LOG = logging.getLogger(__name__)
 T = TypeVar('T')
+
+#: sushy's Redfish vocabulary, for the interfaces, which import no sushy
+#: themselves: a conductor without sushy then fails on this module's
+#: message naming the library, whichever redfish part loads first.
+PowerState = sushy.PowerState
+ResetType = sushy.ResetType
+BootSource = sushy.BootSource
+BootSourceOverrideEnabled = sushy.BootSourceOverrideEnabled
+BootSourceOverrideMode = sushy.BootSourceOverrideMode
 
 _Key = tuple[str, str, str, bool | str, str]
 

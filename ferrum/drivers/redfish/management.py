@@ -9,8 +9,6 @@ answers with :class:`~ferrum.drivers.redfish.errors.RedfishUnsupported`.
 
 from typing import TYPE_CHECKING, Any
 
-import sushy
-
 from ferrum.common import exception
 from ferrum.drivers import base
 from ferrum.drivers.redfish import client
@@ -22,13 +20,13 @@ if TYPE_CHECKING:
     from ferrum.drivers.base import Task
 
 #: ferrum boot device -> Redfish BootSourceOverrideTarget.
-BOOT_DEVICES = {'pxe': sushy.BootSource.PXE, 'disk': sushy.BootSource.HDD,
-                'cdrom': sushy.BootSource.CD,
-                'bios': sushy.BootSource.BIOS_SETUP}
+BOOT_DEVICES = {'pxe': client.BootSource.PXE, 'disk': client.BootSource.HDD,
+                'cdrom': client.BootSource.CD,
+                'bios': client.BootSource.BIOS_SETUP}
 _DEVICES_BY_TARGET = {target: name for name, target in BOOT_DEVICES.items()}
 #: ferrum boot mode -> Redfish BootSourceOverrideMode (Ironic's names).
-BOOT_MODES = {'uefi': sushy.BootSourceOverrideMode.UEFI,
-              'bios': sushy.BootSourceOverrideMode.LEGACY}
+BOOT_MODES = {'uefi': client.BootSourceOverrideMode.UEFI,
+              'bios': client.BootSourceOverrideMode.LEGACY}
 _MODES_BY_VALUE = {mode: name for name, mode in BOOT_MODES.items()}
 
 
@@ -51,8 +49,8 @@ class RedfishManagement(base.ManagementInterface):
                 reason='Boot device "%s" is not supported by the redfish '
                        'management interface; use one of %s' % (
                            device[:100], ', '.join(BOOT_DEVICES)))
-        enabled = (sushy.BootSourceOverrideEnabled.CONTINUOUS if persistent
-                   else sushy.BootSourceOverrideEnabled.ONCE)
+        enabled = (client.BootSourceOverrideEnabled.CONTINUOUS if persistent
+                   else client.BootSourceOverrideEnabled.ONCE)
         bmc = power.params(task)
         target = BOOT_DEVICES[device]
 
@@ -73,10 +71,10 @@ class RedfishManagement(base.ManagementInterface):
         def read(system: Any) -> dict[str, Any]:
             enabled = system.boot.enabled
             device = (_DEVICES_BY_TARGET.get(system.boot.target)
-                      if enabled != sushy.BootSourceOverrideEnabled.DISABLED
+                      if enabled != client.BootSourceOverrideEnabled.DISABLED
                       else None)
             return {'boot_device': device,
-                    'persistent': (enabled == sushy.BootSourceOverrideEnabled
+                    'persistent': (enabled == client.BootSourceOverrideEnabled
                                    .CONTINUOUS) if device else None}
         return client.call(task.ctx.conf, power.params(task),
                            'reading the boot device', read)

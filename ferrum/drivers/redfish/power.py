@@ -12,8 +12,6 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-import sushy
-
 from ferrum.common import exception
 from ferrum.common import states
 from ferrum.drivers import base
@@ -27,18 +25,18 @@ LOG = logging.getLogger(__name__)
 
 #: Redfish PowerState -> ferrum; a transition reports where it goes, as
 #: Ironic does.
-POWER_STATES = {sushy.PowerState.ON: states.POWER_ON,
-                sushy.PowerState.POWERING_ON: states.POWER_ON,
-                sushy.PowerState.OFF: states.POWER_OFF,
-                sushy.PowerState.POWERING_OFF: states.POWER_OFF}
+POWER_STATES = {client.PowerState.ON: states.POWER_ON,
+                client.PowerState.POWERING_ON: states.POWER_ON,
+                client.PowerState.OFF: states.POWER_OFF,
+                client.PowerState.POWERING_OFF: states.POWER_OFF}
 #: ferrum target -> (Redfish reset type, the state to wait for).
 _RESETS = {
-    states.POWER_ON: (sushy.ResetType.ON, states.POWER_ON),
-    states.POWER_OFF: (sushy.ResetType.FORCE_OFF, states.POWER_OFF),
-    states.SOFT_POWER_OFF: (sushy.ResetType.GRACEFUL_SHUTDOWN,
+    states.POWER_ON: (client.ResetType.ON, states.POWER_ON),
+    states.POWER_OFF: (client.ResetType.FORCE_OFF, states.POWER_OFF),
+    states.SOFT_POWER_OFF: (client.ResetType.GRACEFUL_SHUTDOWN,
                             states.POWER_OFF),
-    states.REBOOT: (sushy.ResetType.FORCE_RESTART, states.POWER_ON),
-    states.SOFT_REBOOT: (sushy.ResetType.GRACEFUL_RESTART, states.POWER_ON),
+    states.REBOOT: (client.ResetType.FORCE_RESTART, states.POWER_ON),
+    states.SOFT_REBOOT: (client.ResetType.GRACEFUL_RESTART, states.POWER_ON),
 }
 
 
