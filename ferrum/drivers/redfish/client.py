@@ -75,6 +75,29 @@ def _auth(params: driver_info.RedfishParams) -> Any:
                                    password=params.password or None)
 
 
+def _connect(conf: cfg.ConfigOpts, params: driver_info.RedfishParams,
+             auth: Any) -> Any:
+    """A sushy connection: reads the service root, then logs in."""
+    options = conf.redfish
+    return sushy.Sushy(
+        params.address, verify=params.verify_ca, auth=auth,
+        server_side_retries=options.server_side_retries,
+        server_side_retries_delay=options.server_side_retries_delay,
+        read_timeout=options.request_timeout,
+        connect_timeout=options.connect_timeout)
+
+
+def _has_sessions(conf: cfg.ConfigOpts,
+                  params: driver_info.RedfishParams) -> bool:
+    """Whether the service root links a SessionService (the root is
+    readable without credentials). True when that cannot be told."""
+    try:
+        root = _connect(conf, params, sushy_auth.BasicAuth())
+        return 'SessionService' in (root.json or {})
+    except (sushy_exc.SushyError, requests.RequestException, OSError):
+        return True
+
+
 class Connections:
     """Open sushy connections, least recently used first, bounded."""
 
@@ -92,13 +115,17 @@ class Connections:
                 self._open.move_to_end(key)
                 return conn
         # Outside the lock: connecting is I/O, and other BMCs must not wait.
+        try:
+            conn = _connect(conf, params, _auth(params))
+        except sushy_exc.AccessError:
+            if params.auth_type == 'session' and not _has_sessions(
+                    conf, params):
+                raise errors.RedfishUnsupported(
+                    address=params.address, action='Redfish sessions',
+                    reason='it has no SessionService; set driver_info '
+                           'redfish_auth_type to basic or auto') from None
+            raise
         options = conf.redfish
-        conn = sushy.Sushy(
-            params.address, verify=params.verify_ca, auth=_auth(params),
-            server_side_retries=options.server_side_retries,
-            server_side_retries_delay=options.server_side_retries_delay,
-            read_timeout=options.request_timeout,
-            connect_timeout=options.connect_timeout)
         with self._lock:
             # Another thread may have connected meanwhile: keep one.
             conn = self._open.setdefault(key, conn)

@@ -86,3 +86,18 @@ def test_a_silent_bmc_releases_the_worker_after_the_timeouts(
     # Timing is the behaviour here: 1 s per request, not sushy's 60 s
     # default; the bound is generous for a loaded machine.
     assert elapsed < 20, elapsed
+
+
+def test_session_auth_on_a_bmc_without_sessions_says_so(
+        conf, emulator, system, fresh_connections):
+    apply_conf(conf)
+    info = emulator.driver_info(system, redfish_auth_type='session')
+    with pytest.raises(errors.RedfishUnsupported) as caught:
+        _power_state(conf, info)
+    # Not "check the password": the credentials are right.
+    assert 'no SessionService' in str(caught.value)
+    assert 'redfish_auth_type' in str(caught.value)
+    assert 'redfish_password' not in str(caught.value)
+    # auto falls back to HTTP Basic on the same BMC.
+    assert _power_state(conf, dict(info, redfish_auth_type='auto')).value in (
+        'On', 'Off')
