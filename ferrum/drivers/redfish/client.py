@@ -67,11 +67,11 @@ def _key(params: driver_info.RedfishParams) -> _Key:
             params.auth_type)
 
 
-def _auth(params: driver_info.RedfishParams) -> Any:
+def _auth(params: driver_info.RedfishParams, kind: str) -> Any:
     kinds = {'basic': sushy_auth.BasicAuth, 'session': sushy_auth.SessionAuth,
              # Falls back to HTTP Basic when there is no SessionService.
              'auto': sushy_auth.SessionOrBasicAuth}
-    return kinds[params.auth_type](username=params.username or None,
+    return kinds[kind](username=params.username or None,
                                    password=params.password or None)
 
 
@@ -98,6 +98,26 @@ def _has_sessions(conf: cfg.ConfigOpts,
         return True
 
 
+def _open(conf: cfg.ConfigOpts, params: driver_info.RedfishParams) -> Any:
+    """A connection with the node's auth type."""
+    if params.auth_type == 'auto':
+        basic = _connect(conf, params, _auth(params, 'basic'))
+        if 'SessionService' not in (basic.json or {}):
+            # No sessions to try: sushy's "auto" would still try a login
+            # and log its refusal at ERROR, "check credentials", for
+            # credentials that work.
+            return basic
+    try:
+        return _connect(conf, params, _auth(params, params.auth_type))
+    except sushy_exc.AccessError:
+        if params.auth_type == 'session' and not _has_sessions(conf, params):
+            raise errors.RedfishUnsupported(
+                address=params.address, action='Redfish sessions',
+                reason='it has no SessionService; set driver_info '
+                       'redfish_auth_type to basic or auto') from None
+        raise
+
+
 class Connections:
     """Open sushy connections, least recently used first, bounded."""
 
@@ -115,16 +135,7 @@ class Connections:
                 self._open.move_to_end(key)
                 return conn
         # Outside the lock: connecting is I/O, and other BMCs must not wait.
-        try:
-            conn = _connect(conf, params, _auth(params))
-        except sushy_exc.AccessError:
-            if params.auth_type == 'session' and not _has_sessions(
-                    conf, params):
-                raise errors.RedfishUnsupported(
-                    address=params.address, action='Redfish sessions',
-                    reason='it has no SessionService; set driver_info '
-                           'redfish_auth_type to basic or auto') from None
-            raise
+        conn = _open(conf, params)
         options = conf.redfish
         with self._lock:
             # Another thread may have connected meanwhile: keep one.

@@ -3,6 +3,7 @@
 connections reused and bounded, and a BMC that never answers releases the
 worker after the configured timeouts, naming the BMC."""
 
+import logging
 import socket
 import time
 
@@ -101,3 +102,15 @@ def test_session_auth_on_a_bmc_without_sessions_says_so(
     # auto falls back to HTTP Basic on the same BMC.
     assert _power_state(conf, dict(info, redfish_auth_type='auto')).value in (
         'On', 'Off')
+
+
+def test_auto_auth_without_sessions_logs_no_failed_login(
+        conf, emulator, system, fresh_connections, caplog):
+    apply_conf(conf)
+    caplog.set_level(logging.DEBUG)
+    info = emulator.driver_info(system, redfish_auth_type='auto')
+    assert _power_state(conf, info).value in ('On', 'Off')
+    # sushy would try a session login first and log its 401 at ERROR
+    # ("check credentials") for credentials that work.
+    assert [r.getMessage() for r in caplog.records
+            if r.levelno >= logging.WARNING] == []
