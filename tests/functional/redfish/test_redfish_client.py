@@ -114,3 +114,23 @@ def test_auto_auth_without_sessions_logs_no_failed_login(
     # ("check credentials") for credentials that work.
     assert [r.getMessage() for r in caplog.records
             if r.levelno >= logging.WARNING] == []
+
+
+def test_a_5xx_answer_is_an_outage_of_that_bmc(conf, emulator, system,
+                                               fresh_connections):
+    # The fake driver has no firmware: SimpleUpdate answers 500.
+    apply_conf(conf)
+    params = driver_info.parse(emulator.driver_info(system))
+
+    def update(system):
+        # No sushy resource posts it on the fake driver: its connector.
+        system._conn.post(
+            '/redfish/v1/UpdateService/Actions/UpdateService.SimpleUpdate',
+            data={'ImageURI': 'http://127.0.0.1:9/none.bin',
+                  'Targets': [system.path]})
+    with pytest.raises(errors.RedfishUnreachable) as caught:
+        client.call(conf, params, 'a firmware update', update)
+    assert caught.value.code == 503
+    assert 'did not answer Redfish a firmware update' in str(caught.value)
+    assert emulator.password not in str(caught.value)
+    assert len(fresh_connections) == 0  # the next call connects afresh
