@@ -176,12 +176,18 @@ def _is_tls(exc: BaseException) -> bool:
 
 
 def _system_ids(conn: Any) -> list[str]:
-    """The Ids of the BMC's Systems, for messages; [] if unreadable."""
+    """The Ids of the BMC's Systems. A failed read raises as any call's
+    does (credentials, outage, TLS), for :func:`call` to name its cause."""
+    paths = conn.get_system_collection().members_identities
+    return sorted(path.rstrip('/').rsplit('/', 1)[-1] for path in paths)
+
+
+def _listed_ids(conn: Any) -> list[str]:
+    """:func:`_system_ids` for a message only; [] if unreadable."""
     try:
-        paths = conn.get_system_collection().members_identities
+        return _system_ids(conn)
     except (sushy_exc.SushyError, requests.RequestException, OSError):
         return []
-    return sorted(path.rstrip('/').rsplit('/', 1)[-1] for path in paths)
 
 
 def _known(ids: list[str]) -> str:
@@ -201,7 +207,7 @@ def _system(conn: Any, params: driver_info.RedfishParams) -> Any:
     except sushy_exc.ResourceNotFoundError:
         raise errors.RedfishSystemNotFound(
             address=params.address, system=params.system_id,
-            known=_known(_system_ids(conn))) from None
+            known=_known(_listed_ids(conn))) from None
 
 
 def _translate(exc: Exception, params: driver_info.RedfishParams,

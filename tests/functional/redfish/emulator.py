@@ -82,8 +82,13 @@ class Emulator:
                 self._proc = subprocess.Popen(
                     [str(_BIN), '--config', str(config)], stdout=log,
                     stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
-            if wait_for(self._ready, timeout=60, interval=0.05,
-                        what='sushy-emulator to serve') == 'up':
+            try:
+                ready = wait_for(self._ready, timeout=60, interval=0.05,
+                                 what='sushy-emulator to serve')
+            except BaseException:
+                self.stop()  # never leave a half-started emulator behind
+                raise
+            if ready == 'up':
                 return
             if 'in use' not in self._log.read_text(errors='replace'):
                 break

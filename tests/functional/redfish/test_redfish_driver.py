@@ -144,9 +144,15 @@ def _failed_power_on(conductor, db, info):
     return node.last_error
 
 
+@pytest.mark.parametrize('system_id', [True, False],
+                         ids=['system-id', 'no-system-id'])
 def test_wrong_password_names_the_fields_never_the_secret(
-        redfish_conductor, db, emulator, system, caplog):
+        redfish_conductor, db, emulator, system, caplog, system_id):
+    """Without redfish_system_id the Systems are listed first: a refusal
+    there is the credentials' fault too, not the system id's."""
     info = emulator.driver_info(system, redfish_password='Wr0ng-s3cret')
+    if not system_id:
+        del info['redfish_system_id']
     error = _failed_power_on(redfish_conductor, db, info)
     assert 'redfish_username' in error and 'redfish_password' in error
     assert 'Traceback' not in error

@@ -69,9 +69,12 @@ def test_a_missing_address_says_what_to_set():
         driver_info.parse({'redfish_username': 'admin'})
 
 
-def test_secrets_stay_out_of_messages_and_repr():
+@pytest.mark.parametrize('address', [
+    'https://admin:T0p@bmc', 'admin:T0p@bmc', 'https://admin:T0p@bmc:99999',
+    'ftp://admin:T0p@bmc', 'https://admin:T0p@', 'https://admin:T0p@[::1'])
+def test_secrets_stay_out_of_messages_and_repr(address):
     with pytest.raises(exception.InvalidParameterValue) as caught:
-        driver_info.parse({'redfish_address': 'https://admin:T0p@bmc'})
+        driver_info.parse({'redfish_address': address})
     assert 'T0p' not in str(caught.value)
     assert 'redfish_password' in str(caught.value)
     params = driver_info.parse({'redfish_address': 'bmc',
