@@ -17,7 +17,11 @@ opts: list[cfg.Opt] = [
                       '(3 when that is 0), so a silent BMC holds a '
                       'conductor worker for about that many times this.'),
     cfg.FloatOpt('request_timeout', default=30.0, min=0.1,
-                 help='Seconds to wait for a BMC\'s answer to one request.'),
+                 help='Seconds to wait for a BMC\'s answer to one request. '
+                      'sushy tries a request that timed out again as it '
+                      'does a connection (see connect_timeout), so a BMC '
+                      'that never answers holds a worker for about '
+                      'server_side_retries times this, plus the delays.'),
     cfg.IntOpt('server_side_retries', default=2, min=0,
                help='Times a request the BMC answered with a 5xx error is '
                     'tried again before the BMC counts as unavailable.'),
