@@ -80,8 +80,10 @@ class Keystone:
         #: None for SQLite in ``directory``.
         self.db_url = db_url
         self.port = process.free_port(keystone_server.HOST)
-        #: One password for every persona, new for each session.
-        self.password = secrets.token_urlsafe(16)
+        #: One password for every persona, new for each session. It begins
+        #: with '-' on purpose: one in 64 random ones does, and such a
+        #: password once broke Keystone's bootstrap command line.
+        self.password = '-' + secrets.token_urlsafe(16)
         self.project_ids: dict[str, str] = {}
         self.user_ids: dict[str, str] = {}
         self._proc: subprocess.Popen[bytes] | None = None

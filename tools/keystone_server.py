@@ -140,8 +140,10 @@ def manage_steps(directory: str, port: int, password: str
     return [base + ['db_sync'],
             base + ['fernet_setup'] + owner,
             base + ['credential_setup'] + owner,
+            # --option=value: a random password may begin with '-', which
+            # argparse would take for an option ("expected one argument").
             base + ['bootstrap', '--bootstrap-username', ADMIN,
-                    '--bootstrap-password', password,
+                    '--bootstrap-password=%s' % password,
                     '--bootstrap-public-url', url,
                     '--bootstrap-internal-url', url,
                     '--bootstrap-admin-url', url,
