@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ferrum.common import exception
+from ferrum.drivers import fields
 
 PRIV_LEVELS = ('ADMINISTRATOR', 'CALLBACK', 'OPERATOR', 'USER')
 PROTOCOL_VERSIONS = ('1.5', '2.0')
@@ -77,11 +78,6 @@ class IpmiParams:
         return '%s:%d' % (self.address, self.port)
 
 
-def _fail(field: str, reason: str) -> exception.InvalidParameterValue:
-    return exception.InvalidParameterValue(
-        reason='driver_info %s %s' % (field, reason))
-
-
 def _address(info: Mapping[str, Any]) -> str:
     value = info.get('ipmi_address')
     if value is None or value == '':
@@ -89,14 +85,15 @@ def _address(info: Mapping[str, Any]) -> str:
             reason='driver_info ipmi_address is required: set it to the '
                    'IP address or host name of the BMC.')
     if not isinstance(value, str):
-        raise _fail('ipmi_address', 'must be a string, not %r' % (value,))
+        raise fields.fail('ipmi_address',
+                          'must be a string, not %r' % (value,))
     try:
         return str(ipaddress.ip_address(value))
     except ValueError:
         pass
     if not _HOSTNAME.match(value):
-        raise _fail('ipmi_address', 'must be an IP address or a host name, '
-                    'not "%s"' % value[:100])
+        raise fields.fail('ipmi_address', 'must be an IP address or a host '
+                          'name, not "%s"' % value[:100])
     return value
 
 
@@ -118,33 +115,9 @@ def _integer(info: Mapping[str, Any], field: str, low: int, high: int
     else:
         number = None
     if number is None or not low <= number <= high:
-        raise _fail(field, 'must be an integer from %d to %d, not %r'
-                    % (low, high, value))
+        raise fields.fail(field, 'must be an integer from %d to %d, not %r'
+                          % (low, high, value))
     return number
-
-
-def _choice(info: Mapping[str, Any], field: str, choices: tuple[str, ...],
-            default: str) -> str:
-    value = info.get(field)
-    if value is None or value == '':
-        return default
-    text = str(value)
-    for choice in choices:
-        if text.lower() == choice.lower():
-            return choice
-    raise _fail(field, 'must be one of %s, not "%s"'
-                % (', '.join(choices), text[:100]))
-
-
-def _string(info: Mapping[str, Any], field: str) -> str:
-    value = info.get(field)
-    if value is None:
-        return ''
-    if not isinstance(value, str):
-        raise _fail(field, 'must be a string')
-    if '\x00' in value or '\n' in value:
-        raise _fail(field, 'must not contain NUL or newline characters')
-    return value
 
 
 def _boolean(info: Mapping[str, Any], field: str) -> bool | None:
@@ -158,7 +131,7 @@ def _boolean(info: Mapping[str, Any], field: str) -> bool | None:
         return True
     if text in ('false', '0', 'no', 'off'):
         return False
-    raise _fail(field, 'must be true or false, not %r' % (value,))
+    raise fields.fail(field, 'must be true or false, not %r' % (value,))
 
 
 def _hex_byte(number: int | None) -> str | None:
@@ -166,23 +139,23 @@ def _hex_byte(number: int | None) -> str | None:
 
 
 def _bridging(info: Mapping[str, Any]) -> dict[str, Any]:
-    mode = _choice(info, 'ipmi_bridging', BRIDGING, 'no')
-    fields = {name: _integer(info, 'ipmi_%s' % name, 0, 255)
-              for name in ('target_channel', 'target_address',
-                           'transit_channel', 'transit_address',
-                           'local_address')}
+    mode = fields.choice(info, 'ipmi_bridging', BRIDGING, 'no')
+    numbers = {name: _integer(info, 'ipmi_%s' % name, 0, 255)
+               for name in ('target_channel', 'target_address',
+                            'transit_channel', 'transit_address',
+                            'local_address')}
     needed = {'no': (), 'single': ('target_channel', 'target_address'),
               'dual': ('target_channel', 'target_address',
                        'transit_channel', 'transit_address')}[mode]
     for name in needed:
-        if fields[name] is None:
+        if numbers[name] is None:
             raise exception.MissingParameterValue(
                 reason='driver_info ipmi_%s is required with ipmi_bridging '
                        '"%s"' % (name, mode))
     values: dict[str, Any] = {'bridging': mode}
     if mode != 'no':
-        values.update({name: _hex_byte(fields[name]) for name in needed})
-    values['local_address'] = _hex_byte(fields['local_address'])
+        values.update({name: _hex_byte(numbers[name]) for name in needed})
+    values['local_address'] = _hex_byte(numbers['local_address'])
     return values
 
 
@@ -194,20 +167,21 @@ def parse(info: Mapping[str, Any]) -> IpmiParams:
     :raises InvalidParameterValue: a field has a wrong value; the message
         names it (never the password's value).
     """
-    protocol = _choice(info, 'ipmi_protocol_version', PROTOCOL_VERSIONS,
-                       '2.0')
+    protocol = fields.choice(info, 'ipmi_protocol_version',
+                             PROTOCOL_VERSIONS, '2.0')
     suite = _integer(info, 'ipmi_cipher_suite', 0, 255)
     if suite is not None and protocol == '1.5':
-        raise _fail('ipmi_cipher_suite', 'cannot be used with '
-                    'ipmi_protocol_version 1.5; cipher suites are IPMI 2.0')
+        raise fields.fail('ipmi_cipher_suite', 'cannot be used with '
+                          'ipmi_protocol_version 1.5; cipher suites are '
+                          'IPMI 2.0')
     return IpmiParams(
         address=_address(info),
         port=_integer(info, 'ipmi_port', 1, 65535) or 623,
-        username=_string(info, 'ipmi_username'),
-        password=_string(info, 'ipmi_password'),
+        username=fields.string(info, 'ipmi_username'),
+        password=fields.string(info, 'ipmi_password'),
         cipher_suite=suite,
-        priv_level=_choice(info, 'ipmi_priv_level', PRIV_LEVELS,
-                           'ADMINISTRATOR'),
+        priv_level=fields.choice(info, 'ipmi_priv_level', PRIV_LEVELS,
+                                 'ADMINISTRATOR'),
         protocol_version=protocol,
         disable_boot_timeout=_boolean(info, 'ipmi_disable_boot_timeout'),
         **_bridging(info))

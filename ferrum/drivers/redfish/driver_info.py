@@ -16,6 +16,7 @@ from typing import Any
 from oslo_utils import strutils
 
 from ferrum.common import exception
+from ferrum.drivers import fields
 
 AUTH_TYPES = ('basic', 'session', 'auto')
 
@@ -62,24 +63,8 @@ class RedfishParams:
                                                           safe=''))
 
 
-def _fail(field: str, reason: str) -> exception.InvalidParameterValue:
-    return exception.InvalidParameterValue(
-        reason='driver_info %s %s' % (field, reason))
-
-
-def _string(info: Mapping[str, Any], field: str) -> str:
-    value = info.get(field)
-    if value is None:
-        return ''
-    if not isinstance(value, str):
-        raise _fail(field, 'must be a string')
-    if any(char in value for char in '\x00\r\n'):
-        raise _fail(field, 'must not contain NUL or newline characters')
-    return value
-
-
 def _address(info: Mapping[str, Any]) -> str:
-    value = _string(info, 'redfish_address').strip()
+    value = fields.string(info, 'redfish_address').strip()
     if not value:
         raise exception.MissingParameterValue(
             reason='driver_info redfish_address is required: set it to the '
@@ -91,25 +76,25 @@ def _address(info: Mapping[str, Any]) -> str:
     # user part of a URL may hold a password.
     netloc = value.split('://', 1)[1].split('/', 1)[0]
     if '@' in netloc.split('?', 1)[0].split('#', 1)[0]:
-        raise _fail('redfish_address', 'must not hold credentials; set '
-                    'redfish_username and redfish_password instead')
+        raise fields.fail('redfish_address', 'must not hold credentials; set '
+                          'redfish_username and redfish_password instead')
     try:
         url = urllib.parse.urlsplit(value)
         url.port  # noqa: B018 - raises ValueError for a bad port
     except ValueError as exc:
-        raise _fail('redfish_address', 'is not a URL (%s): "%s"'
-                    % (exc, value[:100])) from None
+        raise fields.fail('redfish_address', 'is not a URL (%s): "%s"'
+                          % (exc, value[:100])) from None
     if url.scheme not in ('http', 'https') or not url.hostname:
-        raise _fail('redfish_address', 'must be an http:// or https:// URL '
-                    'with a host, not "%s"' % value[:100])
+        raise fields.fail('redfish_address', 'must be an http:// or '
+                          'https:// URL with a host, not "%s"' % value[:100])
     return '%s://%s%s' % (url.scheme, url.netloc, url.path.rstrip('/'))
 
 
 def _system_id(info: Mapping[str, Any]) -> str:
-    value = _string(info, 'redfish_system_id').strip()
+    value = fields.string(info, 'redfish_system_id').strip()
     if value.startswith('/') and not value.startswith(ROOT):
-        raise _fail('redfish_system_id', 'must be a path under %s or a '
-                    'System Id, not "%s"' % (ROOT, value[:100]))
+        raise fields.fail('redfish_system_id', 'must be a path under %s or a '
+                          'System Id, not "%s"' % (ROOT, value[:100]))
     return value.rstrip('/')
 
 
@@ -120,23 +105,15 @@ def _verify_ca(info: Mapping[str, Any]) -> bool | str:
     if isinstance(value, bool):
         return value
     if not isinstance(value, str):
-        raise _fail('redfish_verify_ca', 'must be true, false or the path '
-                    'of a CA bundle, not %r' % (value,))
+        raise fields.fail('redfish_verify_ca', 'must be true, false or the '
+                          'path of a CA bundle, not %r' % (value,))
     choice = strutils.bool_from_string(value, default=None)
     if choice is not None:
         return bool(choice)
     if not os.path.exists(value):
-        raise _fail('redfish_verify_ca', 'is neither true nor false nor the '
-                    'path of an existing CA bundle file or directory on the '
-                    'conductor: "%s"' % value[:200])
-    return value
-
-
-def _auth_type(info: Mapping[str, Any]) -> str:
-    value = _string(info, 'redfish_auth_type').strip().lower() or 'auto'
-    if value not in AUTH_TYPES:
-        raise _fail('redfish_auth_type', 'must be one of %s, not "%s"'
-                    % (', '.join(AUTH_TYPES), value[:100]))
+        raise fields.fail('redfish_verify_ca', 'is neither true nor false '
+                          'nor the path of an existing CA bundle file or '
+                          'directory on the conductor: "%s"' % value[:200])
     return value
 
 
@@ -149,6 +126,7 @@ def parse(info: Mapping[str, Any]) -> RedfishParams:
     """
     return RedfishParams(
         address=_address(info), system_id=_system_id(info),
-        username=_string(info, 'redfish_username'),
-        password=_string(info, 'redfish_password'),
-        verify_ca=_verify_ca(info), auth_type=_auth_type(info))
+        username=fields.string(info, 'redfish_username'),
+        password=fields.string(info, 'redfish_password'),
+        verify_ca=_verify_ca(info), auth_type=fields.choice(
+            info, 'redfish_auth_type', AUTH_TYPES, 'auto'))
