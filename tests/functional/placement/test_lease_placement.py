@@ -11,6 +11,7 @@ import pytest
 
 from ferrum.leases import engine
 from ferrum.objects import lease as lease_obj
+from ferrum.objects import node as node_obj
 from ferrum.placement import audit
 from ferrum.placement import client as client_mod
 from ferrum.placement import reservations
@@ -120,12 +121,11 @@ def _end_before(backend, api, db, lease_uuid, staged):
     return ended
 
 
-def test_a_consumer_another_service_took_meanwhile_is_not_given_back(
-        backend, db, pconf, pclient):
-    """The release read ferrum's consumer under a running lease; before
-    the give-back's own read, the consumer was emptied and made again by
-    another service: the give-back must not empty it."""
-    free = {node.uuid for node in nodes(db, 3)}
+def _allocated_in_lease(backend, db, pconf, count):
+    """``count`` nodes, a running lease of two of them, and an active
+    allocation of the lease's project on one: (api, lease uuid, the
+    leased nodes, the allocation)."""
+    nodes(db, count)
     api = make_api(pconf, db, backend.manager)
     lease_uuid, booked = book(api, 2)
     engine.run(backend.ctx)
@@ -133,7 +133,16 @@ def test_a_consumer_another_service_took_meanwhile_is_not_given_back(
     alloc = backend.manager.create_allocation(
         {'resource_class': 'bm', 'owner': PROJECT}, [])
     assert alloc.state == 'active', alloc.last_error
-    (spare,) = free - set(booked)
+    return api, lease_uuid, booked, alloc
+
+
+def test_a_consumer_another_service_took_meanwhile_is_not_given_back(
+        backend, db, pconf, pclient):
+    """The release read ferrum's consumer under a running lease; before
+    the give-back's own read, the consumer was emptied and made again by
+    another service: the give-back must not empty it."""
+    _api, _lease, booked, alloc = _allocated_in_lease(backend, db, pconf, 3)
+    (spare,) = {node.uuid for node in node_obj.Node.list(db)} - set(booked)
     reads = []
 
     def take_over(method, url, body):
@@ -158,14 +167,8 @@ def test_a_consumer_another_service_took_meanwhile_is_not_given_back(
 
 def test_a_give_back_racing_the_end_leaves_no_claim(
         backend, db, pconf, pclient):
-    nodes(db, 2)
-    api = make_api(pconf, db, backend.manager)
-    lease_uuid, _booked = book(api, 2)
-    engine.run(backend.ctx)
-    converged(db)
-    alloc = backend.manager.create_allocation(
-        {'resource_class': 'bm', 'owner': PROJECT}, [])
-    assert alloc.state == 'active', alloc.last_error
+    api, lease_uuid, _booked, alloc = _allocated_in_lease(
+        backend, db, pconf, 2)
     # The allocation's release found its lease running; before it gives
     # the node back to the lease's consumer, the lease ends.
     ended = _end_before(backend, api, db, lease_uuid, functools.partial(
