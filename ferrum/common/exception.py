@@ -115,6 +115,10 @@ class LeaseNotFound(NotFound):
     msg_fmt = 'Lease %(lease)s could not be found.'
 
 
+class NodeHistoryNotFound(NotFound):
+    msg_fmt = 'Node history record %(entry)s could not be found.'
+
+
 class ConductorNotFound(NotFound):
     msg_fmt = 'Conductor %(conductor)s could not be found.'
 

@@ -11,6 +11,7 @@ from ferrum.common import states
 from ferrum.conductor import context as context_mod
 from ferrum.conductor import driver_errors
 from ferrum.conductor import task_manager
+from ferrum.objects import node_history
 from ferrum.periodic import decorators
 
 LOG = logging.getLogger(__name__)
@@ -143,7 +144,14 @@ class PowerSync:
                         {'node': node.uuid, 'actual': actual,
                          'db': node.power_state})
             task.driver.power.set_power_state(task, node.power_state)
+            node.note(node_history.note(
+                node_history.MONITORING, 'Power state %s found by the sync; '
+                'set back to %s' % (actual, node.power_state)))
         else:
+            if actual != node.power_state:
+                node.note(node_history.note(
+                    node_history.MONITORING, 'Power state corrected by the '
+                    'sync: %s -> %s' % (node.power_state, actual)))
             node.power_state = actual
 
     def _record_failure(self, task: task_manager.Task,

@@ -20,9 +20,15 @@ from ferrum.db import api as db_api
 from ferrum.objects import base
 from ferrum.objects import conductor as conductor_obj
 from ferrum.objects import node as node_obj
+from ferrum.objects import node_history
 from ferrum.periodic import decorators
 
 LOG = logging.getLogger(__name__)
+#: What the history entry of a failed node needs of it.
+_HISTORY_COLUMNS = ('id', 'uuid', 'owner', 'lessee', 'provision_state',
+                    'target_provision_state', 'provision_updated_at',
+                    'last_error', 'maintenance', 'maintenance_reason',
+                    'fault')
 
 
 def fail_and_release(db: db_api.Database, host: str, why: str,
@@ -36,7 +42,7 @@ def fail_and_release(db: db_api.Database, host: str, why: str,
     now = base.utcnow()
     with db.writer() as conn:
         rows = [row for row in conn.execute(sa.select(
-            table.c.id, table.c.uuid, table.c.provision_state).where(
+            *(table.c[name] for name in _HISTORY_COLUMNS)).where(
                 table.c.reservation == host)).all() if row.id not in keep]
         for row in rows:
             values: dict[str, object] = {'reservation': None,
@@ -57,7 +63,9 @@ def fail_and_release(db: db_api.Database, host: str, why: str,
                                   maintenance_reason=error)
                 LOG.error('Node %(node)s: %(error)s',
                           {'node': row.uuid, 'error': error})
-            node_obj.Node.release(db, host, row.id, values)
+            node_obj.Node.release(db, host, row.id, values,
+                                  node_history.rows(row._mapping, values,
+                                                    db.history_host))
     return len(rows)
 
 

@@ -87,6 +87,7 @@ class ConductorService:
         """
         db = self._db or db_api.Database(self.conf)
         migration.require_current(db.engine)
+        db.history_host = self.conf.host
         drivers = loader.DriverRegistry(self.conf)
         drivers.check_configuration(self.conf)
         client = placement_sync.check_config(self.conf)

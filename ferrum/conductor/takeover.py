@@ -27,6 +27,7 @@ from ferrum.conductor import context as context_mod
 from ferrum.conductor import driver_errors
 from ferrum.conductor import task_manager
 from ferrum.objects import conductor as conductor_obj
+from ferrum.objects import node_history
 from ferrum.periodic import decorators
 
 LOG = logging.getLogger(__name__)
@@ -87,6 +88,9 @@ def _take_over(task: task_manager.Task, previous: str) -> bool:
     node.conductor_affinity = task.ctx.conductor_id
     if (node.last_error or '').startswith(FAILED_PREFIX):
         node.last_error = None
+    node.note(node_history.note(
+        node_history.TAKEOVER, 'Taken over by conductor %s (previous: %s)'
+        % (task.ctx.host, previous)))
     LOG.info('Node %(node)s taken over from conductor %(previous)s by '
              '%(host)s (%(purpose)s)', {'node': node.uuid,
                                         'previous': previous,

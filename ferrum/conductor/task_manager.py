@@ -277,10 +277,11 @@ class Task:
         if self._released:
             return
         changes = self.node.changes() if save else {}
+        history = self.node.history(changes) if save else []
         for attempt in range(_RELEASE_ATTEMPTS):
             try:
                 held = node_obj.Node.release(self.ctx.db, self.ctx.host,
-                                             self.node.id, changes)
+                                             self.node.id, changes, history)
                 break
             except exception.DatabaseUnavailable as exc:
                 # Retrying now would fail the same way: the lock and the
@@ -298,6 +299,7 @@ class Task:
                               {'node': self.node.uuid, 'attempt': attempt + 1})
                 if attempt == _RELEASE_ATTEMPTS - 2:
                     changes = {}  # maybe the changes are what fails
+                    history = []
                 self.ctx.sleep(0.1 * (attempt + 1))
         else:
             self.ctx.inflight.release_failed(self.node.id, self.node.uuid, {})

@@ -137,6 +137,33 @@ opts: list[cfg.Opt] = [
                     'operations to finish. Nodes still in a transient state '
                     'after that are failed cleanly and unlocked. 0 fails '
                     'them at once.'),
+    cfg.BoolOpt('node_history', default=True,
+                help='Record node history (GET /v1/nodes/{node}/history, '
+                     'API 1.78) and the allocation and lease events of GET '
+                     '/v1/events, each in the transaction of the change it '
+                     'records. False records nothing new; what was recorded '
+                     'stays readable until it is pruned.'),
+    cfg.IntOpt('node_history_max_entries', default=300, min=1,
+               help='Maximum number of history entries kept per node; the '
+                    'periodic cleanup deletes the oldest beyond it (only '
+                    'those older than node_history_minimum_days).'),
+    cfg.IntOpt('node_history_cleanup_interval', default=86400, min=0,
+               help='Seconds between two runs of the history cleanup on '
+                    'each conductor. 0 disables the cleanup: history then '
+                    'grows without bound.'),
+    cfg.IntOpt('node_history_cleanup_batch_count', default=1000, min=1,
+               help='Maximum number of history entries one cleanup run '
+                    'deletes, so that a run never holds the database '
+                    'long; the next run goes on.'),
+    cfg.IntOpt('node_history_minimum_days', default=0, min=0,
+               help='Days an entry is kept whatever '
+                    'node_history_max_entries says. 0 lets the cleanup '
+                    'delete any entry beyond the maximum.'),
+    cfg.IntOpt('event_retention_days', default=7, min=1,
+               help='Days the events that belong to no node (those of '
+                    'allocations and leases, and those of nodes since '
+                    'deleted) are kept in GET /v1/events before the '
+                    'history cleanup deletes them.'),
 ]
 
 

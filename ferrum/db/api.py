@@ -27,7 +27,7 @@ import os
 import re
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import sqlalchemy as sa
@@ -40,6 +40,7 @@ from ferrum.common import exception
 from ferrum.db import disconnects
 
 _WRITE = 'ferrum_write'
+_BEFORE_COMMIT = 'ferrum_before_commit'
 
 #: Seconds a pooled PostgreSQL or MySQL connection may sit idle before it is
 #: pinged on checkout. oslo.db pings on every checkout, which is one more
@@ -96,6 +97,12 @@ class Database:
         #: Placement consumer. Set by
         #: :func:`ferrum.placement.consumers.install`.
         self.queues_releases = False
+        #: Whether node changes are recorded in their history
+        #: (``[conductor] node_history``; see :mod:`ferrum.objects.event`).
+        self.records_history = _records_history(conf)
+        #: The conductor named in the history entries this process
+        #: records (set by the conductor service; None in an API).
+        self.history_host: str | None = None
 
     @contextlib.contextmanager
     def writer(self) -> Iterator[sa.Connection]:
@@ -114,8 +121,24 @@ class Database:
                 self._local.conn = conn
                 try:
                     yield conn
+                    for hook in conn.info.pop(_BEFORE_COMMIT, ()):
+                        hook(conn)
                 finally:
+                    conn.info.pop(_BEFORE_COMMIT, None)
                     self._local.conn = None
+
+    @staticmethod
+    def before_commit(conn: sa.Connection,
+                      hook: Callable[[sa.Connection], None]) -> None:
+        """Run ``hook(conn)`` as the last work of the write transaction
+        ``conn`` belongs to, once its block ended without an error (a
+        rollback drops it). For work that must come after every other
+        statement of the transaction: the event ids
+        (:mod:`ferrum.objects.event`) take a row lock that must be the
+        transaction's last, so that it is held only until the commit and
+        never waited for while holding others.
+        """
+        conn.info.setdefault(_BEFORE_COMMIT, []).append(hook)
 
     @contextlib.contextmanager
     def reader(self) -> Iterator[sa.Connection]:
@@ -141,6 +164,13 @@ class Database:
 
     def dispose(self) -> None:
         self.engine.dispose()
+
+
+def _records_history(conf: cfg.ConfigOpts) -> bool:
+    try:
+        return bool(conf.conductor.node_history)
+    except cfg.NoSuchOptError:
+        return True  # a tool's configuration without [conductor]
 
 
 def _engine(conf: cfg.ConfigOpts, url: str, create: bool) -> sa.Engine:

@@ -400,3 +400,62 @@ class LeaseNode(Base):
     #: 0011): the end, which clears the lessee first, still gives it back.
     given: orm.Mapped[bool] = orm.mapped_column(
         sa.Boolean, default=False, server_default=sa.false())
+
+
+class Event(Base):
+    """One recorded event: a node's history entry (Ironic's
+    ``node_history``, API 1.78) or an allocation's or a lease's event.
+
+    Written in the transaction of the change it records
+    (:mod:`ferrum.objects.event`). ``id`` is not a sequence: it is taken
+    from :class:`EventCounter` at the end of that transaction, under the
+    counter row's lock, so ids are committed in increasing order and a
+    reader that has seen id N has seen every id below it
+    (``GET /v1/events?since=`` relies on it). ``owner`` and ``lessee`` are
+    the projects that may read the event in the feed, as they were when it
+    happened. ``node_id`` is set to NULL when the node is deleted: the
+    feed keeps the event, the node's history goes with the node.
+    """
+
+    __tablename__ = 'events'
+    __table_args__ = (
+        sa.UniqueConstraint('uuid', name='uniq_events0uuid'),
+        sa.Index('events_node_idx', 'node_id', 'id'),
+        sa.Index('events_created_idx', 'created_at'),
+    )
+
+    id: orm.Mapped[int] = orm.mapped_column(
+        sa.BigInteger().with_variant(sa.Integer(), 'sqlite'),
+        primary_key=True, autoincrement=False)
+    uuid: orm.Mapped[str] = orm.mapped_column(sa.String(36))
+    created_at: orm.Mapped[datetime.datetime] = orm.mapped_column(
+        sa.DateTime, nullable=False)
+    node_id: orm.Mapped[int | None] = orm.mapped_column(
+        sa.ForeignKey('nodes.id', ondelete='SET NULL'), nullable=True)
+    node_uuid: orm.Mapped[str | None] = orm.mapped_column(sa.String(36))
+    allocation_uuid: orm.Mapped[str | None] = orm.mapped_column(
+        sa.String(36))
+    lease_uuid: orm.Mapped[str | None] = orm.mapped_column(sa.String(36))
+    owner: orm.Mapped[str | None] = orm.mapped_column(sa.String(255))
+    lessee: orm.Mapped[str | None] = orm.mapped_column(sa.String(255))
+    conductor: orm.Mapped[str | None] = orm.mapped_column(sa.String(255))
+    user_id: orm.Mapped[str | None] = orm.mapped_column(sa.String(255))
+    project_id: orm.Mapped[str | None] = orm.mapped_column(sa.String(255))
+    event_type: orm.Mapped[str] = orm.mapped_column(sa.String(255))
+    severity: orm.Mapped[str] = orm.mapped_column(sa.String(255))
+    event: orm.Mapped[str] = orm.mapped_column(sa.Text)
+    state: orm.Mapped[str | None] = orm.mapped_column(sa.String(255))
+    target_provision_state: orm.Mapped[str | None] = orm.mapped_column(
+        sa.String(255))
+    duration_seconds: orm.Mapped[int | None] = orm.mapped_column(sa.Integer)
+
+
+class EventCounter(Base):
+    """One row: the last event id handed out (see :class:`Event`)."""
+
+    __tablename__ = 'event_counter'
+
+    id: orm.Mapped[int] = orm.mapped_column(primary_key=True,
+                                            autoincrement=False)
+    last_id: orm.Mapped[int] = orm.mapped_column(
+        sa.BigInteger().with_variant(sa.Integer(), 'sqlite'), nullable=False)

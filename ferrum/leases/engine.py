@@ -88,7 +88,8 @@ def run(ctx: context_mod.ConductorContext) -> None:
     _adopt_orphans(ctx)
     now = ctx.clock()
     for batch in _claim(ctx, [_TABLE.c.end_at <= now], 'end',
-                        functools.partial(lease_end.revoke_in, now=now)):
+                        functools.partial(lease_end.revoke_in, now=now,
+                                          db=ctx.db)):
         for lease in batch:
             LOG.info('Lease %(lease)s: ending (its end %(end)s is reached)',
                      {'lease': lease.uuid, 'end': lease.end_at})

@@ -28,6 +28,7 @@ from ferrum.common import exception
 from ferrum.db import api as db_api
 from ferrum.db import models
 from ferrum.objects import base
+from ferrum.objects import event as event_obj
 from ferrum.objects import node as node_obj
 from ferrum.objects import placement_queue
 
@@ -65,7 +66,8 @@ _ACTIVATE = sa.update(TABLE).where(
 _FAIL = sa.update(TABLE).where(
     TABLE.c.id == sa.bindparam('b_id'), TABLE.c.state == ALLOCATING,
     TABLE.c.conductor_affinity == sa.bindparam('b_conductor')).values(
-        state=ERROR, node_id=None)
+        state=ERROR, node_id=None).returning(TABLE.c.uuid, TABLE.c.owner,
+                                             TABLE.c.state)
 _GET = {column: _SELECT.where(TABLE.c[column] == sa.bindparam('b_ident'))
         for column in base.IDENT_COLUMNS}
 #: The node columns a claim (and a release) writes.
@@ -224,6 +226,8 @@ class Allocation(base.Row):
                         {'allocation_id': created['id'], 'trait': trait,
                          'created_at': row['created_at']} for trait in wanted])
                 allocation = cls(db, created, wanted)
+                event_obj.add(db, [event_obj.allocation_entry(
+                    created, 'created')])
                 if then is not None:
                     then(allocation)
         except db_exc.DBDuplicateEntry as exc:
@@ -264,10 +268,14 @@ class Allocation(base.Row):
         over by another conductor; nothing is written then.
         """
         with db.writer() as conn:
-            result = conn.execute(_FAIL, {
+            failed = conn.execute(_FAIL, {
                 'b_id': allocation_id, 'b_conductor': conductor_id,
-                'last_error': error, 'updated_at': base.utcnow()})
-        return result.rowcount == 1
+                'last_error': error, 'updated_at': base.utcnow()}
+            ).mappings().first()
+            if failed is not None:
+                event_obj.add(db, [event_obj.allocation_entry(
+                    failed, 'failed: %s' % error, event_obj.ERROR)])
+        return failed is not None
 
     def mark_failed(self, conductor_id: int, error: str) -> bool:
         """:meth:`fail` this allocation, and show it on this object too."""
@@ -322,6 +330,9 @@ class Allocation(base.Row):
                         'node_id': node_id, 'updated_at': now}
                         ).rowcount != 1:
                     raise exception.AllocationGone(allocation=self.uuid)
+                event_obj.add(self._db, [event_obj.allocation_entry(
+                    dict(self._loaded, state=ACTIVE),
+                    'active on node %s' % node_uuid, node_uuid=node_uuid)])
         except db_exc.DBDuplicateEntry:
             # Another allocation won the node (or our UUID is some other
             # node's instance_uuid) between our check and our write.

@@ -42,6 +42,7 @@ from ferrum.common import plural
 from ferrum.db import api as db_api
 from ferrum.db import models
 from ferrum.objects import base
+from ferrum.objects import event as event_obj
 from ferrum.objects import lease_booking
 from ferrum.objects import lease_class
 
@@ -224,6 +225,8 @@ class Lease(base.Row):
                          'block_end': lease.block_end, 'holding': True,
                          'node_extra': None} for node_id, _uuid in picked])
                     lease.nodes = [uuid for _id, uuid in picked]
+                    event_obj.add(db, [event_obj.lease_entry(
+                        created, 'created', lease.status)])
                 return lease
             except db_exc.DBError as exc:
                 # A node picked was deleted meanwhile (the deletion locks
@@ -326,6 +329,9 @@ class Lease(base.Row):
                 return False
             if target in statuses.FINAL:
                 lease_booking.let_go(conn, [self.id])
+            event_obj.add(self._db, [event_obj.lease_entry(
+                self._loaded, event_obj.LEASE_EVENTS[target], target,
+                values.get('last_error'))])
         self._mark_saved(changes)
         return True
 
@@ -354,6 +360,8 @@ class Lease(base.Row):
             ).mappings().all()
             if rows and then is not None:
                 then(conn, [row['id'] for row in rows])
+            event_obj.add(db, [event_obj.lease_entry(
+                row, event_obj.LEASE_EVENTS[target], target) for row in rows])
         return [cls(db, row) for row in rows]
 
     @classmethod
@@ -381,6 +389,9 @@ class Lease(base.Row):
                 ).returning(TABLE.c.id)).scalars())
                 if done and target in statuses.FINAL:
                     lease_booking.let_go(conn, done)
+                event_obj.add(db, [event_obj.lease_entry(
+                    lease._loaded, event_obj.LEASE_EVENTS[target], target)
+                    for lease in leases if lease.id in done])
                 moved |= done
         return moved
 
@@ -418,6 +429,10 @@ class Lease(base.Row):
                 TABLE.c.before_end_fired_at.is_(None),
                 TABLE.c.before_end_at <= now).values(
                     before_end_fired_at=now)).rowcount == 1)
+            if won:
+                event_obj.add(self._db, [event_obj.lease_entry(
+                    self._loaded, 'ending soon (ends at %s)'
+                    % self.end_at.isoformat(), self.status)])
         if won:
             self._mark_saved({'before_end_fired_at': now})
         return won

@@ -15,9 +15,11 @@ import sqlalchemy as sa
 from ferrum.common import lease_statuses as statuses
 from ferrum.db import api as db_api
 from ferrum.objects import base
+from ferrum.objects import event as event_obj
 from ferrum.objects import lease as lease_obj
 from ferrum.objects import lease_booking
 from ferrum.objects import node as node_obj
+from ferrum.objects import node_history
 
 NODES = lease_booking.NODES
 _NODE = node_obj.TABLE
@@ -52,7 +54,8 @@ _REVOKE = sa.update(_NODE).where(
         NODES.c.holding, NODES.c.given, NODES.c.project == _NODE.c.lessee,
         ~_PASSED_ON).exists()).values(
             lessee=None,
-            updated_at=sa.bindparam('b_updated', type_=sa.DateTime))
+            updated_at=sa.bindparam('b_updated', type_=sa.DateTime)
+).returning(_NODE.c.id)
 #: The next rows that take the nodes over, with the ending rows' copy of
 #: each node's ``extra`` from before the project had it: the next lease's
 #: start copied the node's extra as this project left it, and at its end
@@ -90,11 +93,12 @@ def revoke(db: db_api.Database, lease_ids: Sequence[int],
            now: datetime.datetime) -> None:
     """:func:`revoke_in`, in a transaction of its own."""
     with db.writer() as conn:
-        revoke_in(conn, lease_ids, now)
+        revoke_in(conn, lease_ids, now, db)
 
 
 def revoke_in(conn: sa.Connection, lease_ids: Sequence[int],
-              now: datetime.datetime) -> None:
+              now: datetime.datetime,
+              db: db_api.Database | None = None) -> None:
     """Take the projects' rights on the nodes of ``lease_ids`` (ending)
     away: clear each node's lessee where it is still the lease's project
     and no next lease of the project has the node. The first step of an
@@ -108,8 +112,14 @@ def revoke_in(conn: sa.Connection, lease_ids: Sequence[int],
     if lease_ids:
         # The engine's now decides the windows; updated_at is when the
         # row really changed (a test clock may run ahead of it).
-        conn.execute(_REVOKE, {'b_leases': base.bucketed(sorted(lease_ids)),
-                               'b_now': now, 'b_updated': base.utcnow()})
+        revoked = conn.execute(_REVOKE, {
+            'b_leases': base.bucketed(sorted(lease_ids)), 'b_now': now,
+            'b_updated': base.utcnow()}).scalars().all()
+        if db is not None:
+            # The nodes' history (``db``: the transaction's database).
+            event_obj.add(db, node_history.lease_rows(
+                conn, revoked, lease_ids, 'Lease %(lease)s ended: project '
+                '%(project)s is no longer the lessee'))
 
 
 def give_back_all(db: db_api.Database,
@@ -144,6 +154,9 @@ def give_back_all(db: db_api.Database,
         passed = set(conn.execute(_HAND_OVER, values).scalars())
         nodes = conn.execute(_GIVE_BACK, values).scalars().all()
         back = {by_node[node_id].id for node_id in nodes}
+        event_obj.add(db, node_history.lease_rows(
+            conn, nodes, [by_node[node_id].lease_id for node_id in nodes],
+            'Given back by lease %(lease)s of project %(project)s'))
         if back:
             conn.execute(_LET_GO, {'b_rows': base.bucketed(sorted(back))})
             conn.execute(sa.update(NODES).where(

@@ -19,9 +19,11 @@ from oslo_db import exception as db_exc
 from ferrum.common import lease_statuses as statuses
 from ferrum.db import api as db_api
 from ferrum.objects import base
+from ferrum.objects import event as event_obj
 from ferrum.objects import lease as lease_obj
 from ferrum.objects import lease_booking
 from ferrum.objects import node as node_obj
+from ferrum.objects import node_history
 
 NODES = lease_booking.NODES
 _NODE = node_obj.TABLE
@@ -84,6 +86,7 @@ def hold_nodes(db: db_api.Database, lease_id: int,
     """
     busy = []
     held = []
+    held_nodes = []
     now = base.utcnow()
     with db.writer() as conn:
         conn.execute(_KEEP_EXTRA, {'b_lease': lease_id})
@@ -92,11 +95,15 @@ def hold_nodes(db: db_api.Database, lease_id: int,
                                     'b_project': project,
                                     'b_now': now}).rowcount:
                 held.append(row.id)
+                held_nodes.append(row.node_id)
             else:
                 busy.append(row)
         if held:
             conn.execute(_GIVEN, {'b_rows': base.bucketed(sorted(held)),
                                   'b_given': True})
+            event_obj.add(db, node_history.lease_rows(
+                conn, held_nodes, [lease_id], 'Lease %(lease)s started: '
+                'leased to project %(project)s'))
         if not busy and then is not None:
             then()
     return busy

@@ -14,7 +14,7 @@ conductors share one database.
 from __future__ import annotations
 
 import builtins
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 import sqlalchemy as sa
@@ -25,6 +25,8 @@ from ferrum.common import states
 from ferrum.db import api as db_api
 from ferrum.db import models
 from ferrum.objects import base
+from ferrum.objects import event as event_obj
+from ferrum.objects import node_history
 from ferrum.objects import placement_queue
 
 TABLE: sa.Table = models.Node.__table__  # type: ignore[assignment]
@@ -117,8 +119,28 @@ class Node(base.Row):
     vendor_interface: str
     network_interface: str
 
+    def __init__(self, db: Any, row: Mapping[Any, Any]) -> None:
+        super().__init__(db, row)
+        self._notes: builtins.list[dict[str, Any]] = []
+
     def __repr__(self) -> str:
         return '<Node %s %s>' % (self.uuid, self.provision_state)
+
+    # ---- history ------------------------------------------------------------
+
+    def note(self, entry: Mapping[str, Any]) -> None:
+        """Record ``entry`` (:func:`ferrum.objects.node_history.note`) in
+        the node's history with its next write, in that write's
+        transaction."""
+        self._notes.append(dict(entry))
+
+    def history(self, changes: Mapping[str, Any]
+                ) -> builtins.list[dict[str, Any]]:
+        """The history entries of writing ``changes`` now (the notes
+        included, which this forgets)."""
+        notes, self._notes = self._notes, []
+        return node_history.rows(self._loaded, changes,
+                                 self._db.history_host, notes)
 
     def as_dict(self) -> dict[str, Any]:
         return {name: getattr(self, name) for name in FIELDS}
@@ -203,8 +225,9 @@ class Node(base.Row):
         """
         changes = self.changes()
         changes.update(extra_values)
-        if not changes:
+        if not changes and not self._notes:
             return
+        history = self.history(changes)
         now = base.utcnow()
         changes['updated_at'] = now
         if 'provision_state' in changes:
@@ -215,6 +238,7 @@ class Node(base.Row):
                 if result.rowcount == 1:
                     placement_queue.nodes_changed(self._db, [self.id],
                                                   changes)
+                    event_obj.add(self._db, history)
         except db_exc.DBDuplicateEntry as exc:
             field = (exc.columns or ['name'])[0]
             raise exception.NodeAlreadyExists(
@@ -274,9 +298,11 @@ class Node(base.Row):
 
     @staticmethod
     def release(db: db_api.Database, host: str, node_id: int,
-                changes: Mapping[str, Any] | None = None) -> bool:
+                changes: Mapping[str, Any] | None = None,
+                history: Sequence[Mapping[str, Any]] = ()) -> bool:
         """Drop ``host``'s lock on a node, writing ``changes`` in the same
-        UPDATE.
+        UPDATE, and the ``history`` entries of those changes
+        (:meth:`history`) in the same transaction.
 
         Returns False when the lock was no longer held by ``host`` (another
         conductor cleared it after deciding this one was dead); the changes
@@ -291,11 +317,13 @@ class Node(base.Row):
             held = conn.execute(_UPDATE_IF_HELD, values).rowcount == 1
             if held:
                 placement_queue.nodes_changed(db, [node_id], values)
+                event_obj.add(db, history)
         return held
 
     @staticmethod
     def write_if_held(db: db_api.Database, host: str, node_id: int,
-                      changes: Mapping[str, Any]) -> bool:
+                      changes: Mapping[str, Any],
+                      history: Sequence[Mapping[str, Any]] = ()) -> bool:
         """Write ``changes`` while ``host`` still holds the lock; keep it.
 
         For the changes of a task whose release failed: once written, the
@@ -309,6 +337,7 @@ class Node(base.Row):
             held = conn.execute(_UPDATE_IF_HELD, values).rowcount == 1
             if held:
                 placement_queue.nodes_changed(db, [node_id], changes)
+                event_obj.add(db, history)
         return held
 
 

@@ -1,0 +1,198 @@
+# SPDX-License-Identifier: Apache-2.0
+"""Events: what happened to nodes, allocations and leases, and the feed.
+
+One table, ``events``, holds a node's history (Ironic's ``node_history``,
+read through :mod:`ferrum.objects.node_history`) and the allocation and
+lease events; ``GET /v1/events?since=<id>`` reads them all in id order.
+
+**Written with the change.** :func:`add` queues rows on the caller's write
+transaction; they are inserted as its last statements, so an event is
+committed exactly when the change it records is (a conductor killed
+mid-operation leaves the events of what it committed, no more).
+
+**Ids in commit order.** A feed follower asks for ids above the last it
+saw, so an id must never become visible after a higher one: with a
+sequence, PostgreSQL transactions commit out of order (id 11 visible while
+the transaction holding id 10 is still running), and a follower that read
+11 would never see 10. Ids are therefore taken from the one row of
+``event_counter`` by an ``UPDATE ... RETURNING``, run just before the
+commit (:meth:`ferrum.db.api.Database.before_commit`): the row's lock is
+held from then to the commit, so the transactions that record events
+commit one after the other in the order of their ids. Taking it last keeps
+the wait short (only the insert and the commit run under it) and free of
+deadlocks (no transaction waits for another lock while holding it). A
+transaction that rolls back leaves a gap that no later id fills. SQLite
+has one writer at a time anyway.
+"""
+
+from __future__ import annotations
+
+import datetime
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import sqlalchemy as sa
+
+from ferrum.db import api as db_api
+from ferrum.db import models
+from ferrum.objects import base
+
+TABLE: sa.Table = models.Event.__table__  # type: ignore[assignment]
+COUNTER: sa.Table = models.EventCounter.__table__  # type: ignore[assignment]
+FIELDS: tuple[str, ...] = tuple(c.name for c in TABLE.columns)
+INFO = 'INFO'
+ERROR = 'ERROR'
+_PENDING = 'ferrum_events'
+_TAKE = sa.update(COUNTER).where(COUNTER.c.id == 1).values(
+    last_id=COUNTER.c.last_id + sa.bindparam('b_count')).returning(
+        COUNTER.c.last_id)
+_INSERT = sa.insert(TABLE)
+
+
+def entry(event_type: str, event: str, severity: str = INFO,
+          **fields: Any) -> dict[str, Any]:
+    """One event row (without its id, given when it is written).
+
+    :param fields: the other columns (``node_id``, ``lease_uuid``,
+        ``owner``, ...); those not given are NULL.
+    """
+    row = dict.fromkeys(FIELDS)
+    row.update(fields, event_type=event_type, event=event,
+               severity=severity, uuid=base.new_uuid(),
+               created_at=fields.get('created_at') or base.utcnow())
+    del row['id']
+    return row
+
+
+def add(db: db_api.Database, rows: Sequence[Mapping[str, Any]]) -> None:
+    """Record ``rows`` (see :func:`entry`) in the caller's write
+    transaction (or one of their own), at its end."""
+    if not rows or not db.records_history:
+        return
+    with db.writer() as conn:
+        pending = conn.info.get(_PENDING)
+        if pending is None:
+            pending = conn.info[_PENDING] = []
+            db.before_commit(conn, _write)
+        pending.extend(dict(row) for row in rows)
+
+
+def _write(conn: sa.Connection) -> None:
+    rows = conn.info.pop(_PENDING, None)
+    if not rows:
+        return
+    last = conn.execute(_TAKE, {'b_count': len(rows)}).scalar_one()
+    for number, row in enumerate(rows, start=last - len(rows) + 1):
+        row['id'] = number
+    conn.execute(_INSERT, rows)
+
+
+# ---- the feed ---------------------------------------------------------------
+
+def since(db: db_api.Database, after: int, limit: int,
+          project: str | None = None) -> list[dict[str, Any]]:
+    """Events with an id above ``after``, oldest first, at most ``limit``.
+
+    :param project: only the events the project may see (it owned or
+        leased the node, owns the allocation, holds the lease); None for
+        all.
+    """
+    query = sa.select(TABLE).where(TABLE.c.id > after)
+    if project is not None:
+        query = query.where(sa.or_(TABLE.c.owner == project,
+                                   TABLE.c.lessee == project))
+    query = query.order_by(TABLE.c.id).limit(limit)
+    with db.reader() as conn:
+        return [dict(row) for row in conn.execute(query).mappings()]
+
+
+def last_id(db: db_api.Database) -> int:
+    """The highest id handed out so far (0 when none)."""
+    with db.reader() as conn:
+        value = conn.execute(sa.select(COUNTER.c.last_id).where(
+            COUNTER.c.id == 1)).scalar()
+    return int(value or 0)
+
+
+# ---- pruning ----------------------------------------------------------------
+
+def prune(db: db_api.Database, max_entries: int, minimum_days: int,
+          retention_days: int, batch: int,
+          now: datetime.datetime | None = None) -> int:
+    """Delete what is no longer kept, at most ``batch`` rows.
+
+    A node keeps its newest ``max_entries`` entries, and any younger than
+    ``minimum_days``; an event of no node (allocations, leases, deleted
+    nodes) is kept ``retention_days``.
+
+    :returns: how many rows were deleted.
+    """
+    now = now or base.utcnow()
+    kept_since = now - datetime.timedelta(days=minimum_days)
+    deleted = 0
+    with db.writer() as conn:
+        deleted += _delete(conn, sa.select(TABLE.c.id).where(
+            TABLE.c.node_id.is_(None),
+            TABLE.c.created_at < now - datetime.timedelta(
+                days=retention_days)).order_by(TABLE.c.id).limit(batch))
+        crowded = conn.execute(
+            sa.select(TABLE.c.node_id).where(TABLE.c.node_id.is_not(None))
+            .group_by(TABLE.c.node_id)
+            .having(sa.func.count() > max_entries)).scalars().all()
+        for node_id in crowded:
+            if deleted >= batch:
+                break
+            newest_dropped = conn.execute(
+                sa.select(TABLE.c.id).where(TABLE.c.node_id == node_id)
+                .order_by(TABLE.c.id.desc()).offset(max_entries).limit(1)
+            ).scalar()
+            deleted += _delete(conn, sa.select(TABLE.c.id).where(
+                TABLE.c.node_id == node_id, TABLE.c.id <= newest_dropped,
+                TABLE.c.created_at < kept_since).order_by(TABLE.c.id)
+                .limit(batch - deleted))
+    return deleted
+
+
+def _delete(conn: sa.Connection, ids: sa.Select[Any]) -> int:
+    # The ids first: MySQL refuses a DELETE whose subquery reads the
+    # table it deletes from.
+    found = conn.execute(ids).scalars().all()
+    if not found:
+        return 0
+    return int(conn.execute(sa.delete(TABLE).where(
+        TABLE.c.id.in_(found))).rowcount)
+
+
+# ---- allocation and lease events -------------------------------------------
+
+ALLOCATION = 'allocation'
+LEASE = 'lease'
+
+
+def allocation_entry(allocation: Mapping[str, Any], what: str,
+                     severity: str = INFO, node_uuid: str | None = None
+                     ) -> dict[str, Any]:
+    """An allocation's event: ``what`` happened to it (``created``,
+    ``active``, ``failed: <error>``); its owner may read it."""
+    return entry(ALLOCATION, 'Allocation %s %s' % (allocation['uuid'], what),
+                 severity, allocation_uuid=allocation['uuid'],
+                 owner=allocation.get('owner'), node_uuid=node_uuid,
+                 state=allocation.get('state'))
+
+
+#: The lease event of each status a lease moves to.
+LEASE_EVENTS = {'starting': 'starting', 'active': 'started',
+                'error': 'failed', 'ending': 'ending', 'ended': 'ended',
+                'cancelled': 'cancelled'}
+
+
+def lease_entry(lease: Mapping[str, Any], what: str, status: str,
+                error: str | None = None) -> dict[str, Any]:
+    """A lease's event (``created``, ``started``, ``ending soon``,
+    ``ended``, ``failed``...); its project and its owner may read it."""
+    text = 'Lease %s %s' % (lease['uuid'], what)
+    if error:
+        text += ': %s' % error
+    return entry(LEASE, text, ERROR if error else INFO,
+                 lease_uuid=lease['uuid'], lessee=lease.get('project'),
+                 owner=lease.get('owner'), state=status)
