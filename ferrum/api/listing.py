@@ -68,7 +68,7 @@ def to_bool(what: str, value: str | bool) -> bool:
                    % (what, value[:100])) from None
 
 
-def parse_page(sortable: Collection[str]) -> Page:
+def parse_page(sortable: Collection[str], default_sort: str = 'id') -> Page:
     args = flask.request.args
     max_limit = services.conf().api.max_limit
     raw_limit = args.get('limit')
@@ -83,7 +83,7 @@ def parse_page(sortable: Collection[str]) -> Page:
                 reason='limit must be a whole number 0 or more, not "%s".'
                        % raw_limit)
         limit = min(limit, max_limit) or max_limit
-    sort_key = args.get('sort_key', 'id')
+    sort_key = args.get('sort_key', default_sort)
     if sort_key not in sortable:
         raise exception.InvalidParameterValue(
             reason='The sort_key value "%s" is not a field to sort by; use '

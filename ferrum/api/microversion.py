@@ -101,6 +101,14 @@ VERSIONS: tuple[tuple[int, str], ...] = (
     (70, 'disable_ramdisk when cleaning (not served: refused when true).'),
     (71, 'System-scoped roles understood: a signifier, the policy applies '
          'at every version (doc/tenancy.md).'),
+    (72, 'agent_status and agent_status_message in heartbeats (accepted, '
+         'not used).'),
+    (73, 'Provision targets "deploy" and "undeploy" ("active", "deleted").'),
+    (74, 'BIOS setting registry fields (not served: no BIOS settings).'),
+    (75, 'Node boot_mode and secure_boot (read-only; always null).'),
+    (76, 'Changing boot_mode and secure_boot (not served: 404).'),
+    (77, 'The "fields" parameter on drivers (accepted from 1.8 already).'),
+    (78, 'Node history: /v1/nodes/{node}/history.'),
 )
 
 #: Ironic serves every version from 1.1: below 1.11 a new node is created

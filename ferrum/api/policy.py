@@ -211,6 +211,10 @@ def _nodes() -> list[policy.DocumentedRuleDefault]:
               SYSTEM_OR_OWNER_MEMBER_AND_LESSEE_ADMIN,
               'Detach a VIF from a node',
               ('DELETE', _NODE + '/vifs/{node_vif_ident}')),
+        _rule('baremetal:node:history:get', SYSTEM_OR_OWNER_READER,
+              'Filter to allow operators to retrieve history records for a '
+              'node.', ('GET', _NODE + '/history'),
+              ('GET', _NODE + '/history/{event_ident}')),
         _rule('baremetal:node:traits:list', SYSTEM_OR_PROJECT_READER,
               'List node traits', ('GET', _NODE + '/traits')),
         _rule('baremetal:node:traits:set', SYSTEM_MEMBER_OR_OWNER_ADMIN,
@@ -294,6 +298,12 @@ def _services() -> list[policy.DocumentedRuleDefault]:
         _rule('baremetal:conductor:get', SYSTEM_READER,
               'Retrieve Conductor records', ('GET', '/conductors'),
               ('GET', '/conductors/{hostname}')),
+        _rule('baremetal:event:list', API_READER,
+              "Follow the event feed, filtered by the caller's project "
+              "(ferrum's extension)", ('GET', '/events')),
+        _rule('baremetal:event:list_all', SYSTEM_READER,
+              "Follow the events of every project (ferrum's extension)",
+              ('GET', '/events')),
         _rule('baremetal:placement:get_status', SYSTEM_READER,
               "Retrieve the Placement sync's state (ferrum's extension)",
               ('GET', '/placement/status'), scope=['system']),

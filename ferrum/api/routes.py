@@ -13,8 +13,10 @@ from ferrum.api.handlers import agent
 from ferrum.api.handlers import allocation
 from ferrum.api.handlers import conductor
 from ferrum.api.handlers import driver
+from ferrum.api.handlers import event
 from ferrum.api.handlers import lease
 from ferrum.api.handlers import node
+from ferrum.api.handlers import node_history
 from ferrum.api.handlers import node_management
 from ferrum.api.handlers import node_states
 from ferrum.api.handlers import placement
@@ -58,6 +60,9 @@ ROUTES: dict[str, dict[str, Handler]] = {
                         'DELETE': trait.remove_all_traits},
     _NODE + '/traits/<trait_name>': {'PUT': trait.add_trait,
                                      'DELETE': trait.remove_trait},
+    _NODE + '/history': {'GET': node_history.list_history},
+    _NODE + '/history/<event_ident>': {
+        'GET': node_history.get_history_entry},
     # ---- ports (and a node's ports) ----
     '/v1/ports': {'GET': port.list_ports, 'POST': port.create_port},
     '/v1/ports/detail': {'GET': port.list_details},
@@ -88,6 +93,8 @@ ROUTES: dict[str, dict[str, Handler]] = {
         'GET': driver.get_driver_properties},
     '/v1/conductors': {'GET': conductor.list_conductors},
     '/v1/conductors/<hostname>': {'GET': conductor.get_conductor},
+    # ---- ferrum's extension: the event feed (no microversion) ----
+    '/v1/events': {'GET': event.list_events},
     # ---- ferrum's extension: the Placement sync state ----
     '/v1/placement/status': {'GET': placement.get_status},
 }

@@ -64,7 +64,7 @@ def fail_and_release(db: db_api.Database, host: str, why: str,
                 LOG.error('Node %(node)s: %(error)s',
                           {'node': row.uuid, 'error': error})
             node_obj.Node.release(db, host, row.id, values,
-                                  node_history.rows(row._mapping, values,
+                                  node_history.rows(dict(row._mapping), values,
                                                     db.history_host))
     return len(rows)
 

@@ -227,7 +227,7 @@ class Allocation(base.Row):
                          'created_at': row['created_at']} for trait in wanted])
                 allocation = cls(db, created, wanted)
                 event_obj.add(db, [event_obj.allocation_entry(
-                    created, 'created')])
+                    dict(created), 'created')])
                 if then is not None:
                     then(allocation)
         except db_exc.DBDuplicateEntry as exc:
@@ -274,7 +274,7 @@ class Allocation(base.Row):
             ).mappings().first()
             if failed is not None:
                 event_obj.add(db, [event_obj.allocation_entry(
-                    failed, 'failed: %s' % error, event_obj.ERROR)])
+                    dict(failed), 'failed: %s' % error, event_obj.ERROR)])
         return failed is not None
 
     def mark_failed(self, conductor_id: int, error: str) -> bool:

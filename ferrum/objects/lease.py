@@ -226,7 +226,7 @@ class Lease(base.Row):
                          'node_extra': None} for node_id, _uuid in picked])
                     lease.nodes = [uuid for _id, uuid in picked]
                     event_obj.add(db, [event_obj.lease_entry(
-                        created, 'created', lease.status)])
+                        dict(created), 'created', lease.status)])
                 return lease
             except db_exc.DBError as exc:
                 # A node picked was deleted meanwhile (the deletion locks
@@ -361,7 +361,8 @@ class Lease(base.Row):
             if rows and then is not None:
                 then(conn, [row['id'] for row in rows])
             event_obj.add(db, [event_obj.lease_entry(
-                row, event_obj.LEASE_EVENTS[target], target) for row in rows])
+                dict(row), event_obj.LEASE_EVENTS[target], target)
+                for row in rows])
         return [cls(db, row) for row in rows]
 
     @classmethod

@@ -122,6 +122,9 @@ def heartbeat(node_ident: str) -> flask.Response:
     _refuse_unknown_field(request, 'agent_token', 62)
     # The agent's CA for its own endpoint: ferrum calls no agent over TLS.
     _refuse_unknown_field(request, 'agent_verify_ca', 68)
+    # Fast track's agent status: ferrum has no fast track to use it for.
+    _refuse_unknown_field(request, 'agent_status', 72)
+    _refuse_unknown_field(request, 'agent_status_message', 72)
     node = _agent_node(node_ident, node_ident)
     try:
         services.rpc().heartbeat(node.id, request['callback_url'],

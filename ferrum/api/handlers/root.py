@@ -55,5 +55,11 @@ def v1() -> dict[str, Any]:
                                + 'v1/leases/', 'documentation':
                                'doc/leases.md',
                                'description': 'Time-bound, all-or-nothing '
-                                              'reservations of nodes.'}]
+                                              'reservations of nodes.'},
+                              {'name': 'events', 'href': listing.base_url()
+                               + 'v1/events', 'documentation':
+                               'doc/observability.md',
+                               'description': 'A feed of node, allocation '
+                                              'and lease events '
+                                              '(GET ?since=<id>).'}]
     return document

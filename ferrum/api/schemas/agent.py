@@ -2,7 +2,9 @@
 """The body of ``POST /v1/heartbeat/{node}``, as Ironic's (API 1.22+).
 
 ``agent_version`` exists from 1.36 and ``agent_token`` from 1.62; ferrum
-accepts the token and does not check it (see doc/api-versions.md).
+accepts the token and does not check it, and takes ``agent_status`` and
+``agent_status_message`` (1.72, fast track) without using them (see
+doc/api-versions.md).
 """
 
 from typing import Any
@@ -15,6 +17,8 @@ HEARTBEAT: dict[str, Any] = {
         'agent_version': {'type': 'string', 'maxLength': 255},
         'agent_token': {'type': 'string', 'maxLength': 255},
         'agent_verify_ca': {'type': ['string', 'boolean']},
+        'agent_status': {'type': 'string', 'maxLength': 32},
+        'agent_status_message': {'type': 'string', 'maxLength': 1024},
     },
     'required': ['callback_url'],
     'additionalProperties': False,

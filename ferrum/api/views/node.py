@@ -42,6 +42,7 @@ FIELD_VERSIONS: dict[str, int] = {
     'protected_reason': 48, 'conductor': 49, 'owner': 50,
     'description': 51, 'allocation_uuid': 52, 'retired': 61,
     'retired_reason': 61, 'lessee': 65, 'network_data': 66,
+    'boot_mode': 75, 'secure_boot': 75,
 }
 #: The fields a list without detail shows.
 LIST_FIELDS: tuple[str, ...] = ('instance_uuid', 'uuid', 'power_state',
@@ -52,6 +53,9 @@ CONSTANTS: dict[str, Any] = {
     'console_enabled': False, 'chassis_uuid': None, 'raid_config': {},
     'network_data': {},
     'target_raid_config': {},
+    # No ferrum management interface reads the boot mode (Ironic's null
+    # when it is unknown).
+    'boot_mode': None, 'secure_boot': None,
     **{'%s_interface' % kind: name
        for kind, name in unserved.INTERFACES.items()},
 }

@@ -1,0 +1,63 @@
+# SPDX-License-Identifier: Apache-2.0
+"""``GET /v1/events?since=<id>``: the event feed (ferrum's extension).
+
+Node history entries and allocation and lease events in the order of
+their ids, which are committed in increasing order
+(:mod:`ferrum.objects.event`): a follower that asks again with the last id
+it saw gets every later event exactly once. The answer comes at once with
+what is there (possibly nothing); ``next`` is the URL to ask next, with
+``since`` moved past the events returned. No microversion gates it.
+
+Under ``keystone``, ``baremetal:event:list_all`` (a system reader) sees
+every event; otherwise ``baremetal:event:list`` sees the events of the
+caller's project: of nodes it owned or leased when the event happened, of
+its allocations and of its leases.
+"""
+
+import urllib.parse
+from typing import Any
+
+import flask
+
+from ferrum.api import access
+from ferrum.api import listing
+from ferrum.api import services
+from ferrum.api.views import event as event_view
+from ferrum.common import exception
+from ferrum.objects import event as event_obj
+
+
+def _since() -> int:
+    raw = flask.request.args.get('since', '0')
+    if not raw.isdigit() or len(raw) > 18:
+        raise exception.InvalidParameterValue(
+            reason='since must be the id of an event (a whole number 0 or '
+                   'more), not "%s".' % raw[:100])
+    return int(raw)
+
+
+def _limit() -> int:
+    max_limit = int(services.conf().api.max_limit)
+    raw = flask.request.args.get('limit')
+    if raw is None:
+        return max_limit
+    if not raw.isdigit():
+        raise exception.InvalidParameterValue(
+            reason='limit must be a whole number 1 or more, not "%s".'
+                   % raw[:100])
+    return min(int(raw), max_limit) or max_limit
+
+
+def list_events() -> dict[str, Any]:
+    since, limit = _since(), _limit()
+    unknown = set(flask.request.args) - {'since', 'limit'}
+    if unknown:
+        raise exception.InvalidParameterValue(
+            reason='Unknown query parameter(s) %s; /v1/events takes since '
+                   'and limit.' % ', '.join(sorted(unknown))[:200])
+    project = access.list_project('event')
+    rows = event_obj.since(services.db(), since, limit, project)
+    last = rows[-1]['id'] if rows else since
+    query = urllib.parse.urlencode({'since': last, 'limit': limit})
+    return {'events': [event_view.render(row) for row in rows],
+            'next': '%sv1/events?%s' % (listing.base_url(), query)}

@@ -1,0 +1,41 @@
+# SPDX-License-Identifier: Apache-2.0
+"""A node history entry as the API shows it (Ironic's API 1.78).
+
+A list shows ``uuid``, ``created_at``, ``severity`` and ``event``, the
+event cut to 255 characters (251 and "...") as Ironic cuts it; with
+``detail`` and for one entry, ``event_type``, ``conductor`` and ``user``
+as well, and the whole event. Ironic's later fields (``project`` from
+1.113; ``state``, ``target_provision_state`` and ``duration_seconds``
+from 1.115) are past ferrum's maximum: they are recorded and shown by
+``GET /v1/events``.
+"""
+
+from collections.abc import Mapping
+from typing import Any
+
+from ferrum.api import listing
+
+LIST_FIELDS = ('uuid', 'created_at', 'severity', 'event')
+DETAIL_FIELDS = LIST_FIELDS + ('event_type', 'conductor', 'user')
+#: Ironic's cut of an event in a list without detail.
+MAX_LISTED = 255
+
+
+def render(node_uuid: str, row: Mapping[str, Any],
+           detail: bool) -> dict[str, Any]:
+    result: dict[str, Any] = {
+        'uuid': row['uuid'],
+        'created_at': row['created_at'].isoformat() + '+00:00',
+        'severity': row['severity'],
+        'event': row['event'],
+    }
+    if detail:
+        result.update(event_type=row['event_type'],
+                      conductor=row['conductor'], user=row['user_id'])
+    elif len(result['event']) > MAX_LISTED:
+        result['event'] = result['event'][:MAX_LISTED - 4] + '...'
+    base = listing.base_url()
+    path = 'nodes/%s/history/%s' % (node_uuid, row['uuid'])
+    result['links'] = [{'href': '%sv1/%s' % (base, path), 'rel': 'self'},
+                       {'href': '%s%s' % (base, path), 'rel': 'bookmark'}]
+    return result
