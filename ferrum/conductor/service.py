@@ -36,6 +36,7 @@ from ferrum.allocation import backends
 from ferrum.allocation import takeover
 from ferrum.common import plural
 from ferrum.conductor import context as context_mod
+from ferrum.conductor import history
 from ferrum.conductor import keepalive
 from ferrum.conductor import manager
 from ferrum.conductor import ownership
@@ -76,6 +77,7 @@ class ConductorService:
         self._periodic: periodics.PeriodicWorker | None = None
         self._periodic_thread: threading.Thread | None = None
         self.power_sync = power.PowerSync()
+        self.history_cleanup = history.HistoryCleanup()
         self.placement: placement_sync.SyncWorker | None = None
 
     def start(self, start_periodics: bool = True,
@@ -137,7 +139,7 @@ class ConductorService:
         return self.ctx
 
     def periodic_objects(self) -> list[object]:
-        objects: list[object] = [self.power_sync,
+        objects: list[object] = [self.power_sync, self.history_cleanup,
                                  timeouts.ProvisionTimeouts(),
                                  recovery.DeadConductors(),
                                  takeover.AllocationTakeover(),
