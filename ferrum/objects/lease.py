@@ -358,11 +358,12 @@ class Lease(base.Row):
                     status=target, conductor_affinity=conductor_id,
                     updated_at=base.utcnow()).returning(*TABLE.c)
             ).mappings().all()
-            if rows and then is not None:
-                then(conn, [row['id'] for row in rows])
+            # The lease's event first: what ``then`` does follows from it.
             event_obj.add(db, [event_obj.lease_entry(
                 dict(row), event_obj.LEASE_EVENTS[target], target)
                 for row in rows])
+            if rows and then is not None:
+                then(conn, [row['id'] for row in rows])
         return [cls(db, row) for row in rows]
 
     @classmethod
@@ -432,7 +433,7 @@ class Lease(base.Row):
                     before_end_fired_at=now)).rowcount == 1)
             if won:
                 event_obj.add(self._db, [event_obj.lease_entry(
-                    self._loaded, 'ending soon (ends at %s)'
+                    self._loaded, 'ending soon (ends at %s+00:00)'
                     % self.end_at.isoformat(), self.status)])
         if won:
             self._mark_saved({'before_end_fired_at': now})

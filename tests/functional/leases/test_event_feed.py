@@ -1,0 +1,222 @@
+# SPDX-License-Identifier: Apache-2.0
+"""``GET /v1/events``, the event feed, on SQLite and PostgreSQL: a lease's
+and an allocation's events in order, paging, and a follower that misses
+and repeats nothing while leases are booked and started from 8 threads."""
+
+import concurrent.futures
+import datetime
+import random
+import threading
+
+import pytest
+import sqlalchemy as sa
+
+from ferrum.allocation import allocator
+from ferrum.leases import engine
+from ferrum.objects import event as event_obj
+from tests.functional.leases.sites import iso
+from tests.polling import wait_for
+
+
+def follow(client, since=0, limit=3):
+    """Every event after ``since``, page by page through ``next``."""
+    events = []
+    url = '/v1/events?since=%d&limit=%d' % (since, limit)
+    while True:
+        response = client.get(url)
+        assert response.status_code == 200, response.get_data(as_text=True)
+        body = response.json
+        events += body['events']
+        if not body['events']:
+            return events
+        url = body['next']
+
+
+def test_a_lease_and_its_nodes_in_the_feed_in_order(site):
+    ctx = site.conductor.ctx
+    nodes = site.nodes(2)
+    lease = site.post(project='tenant', resource_class='gold', count=2,
+                      end=site.later(7200)).json
+    engine.run(ctx)
+    site.clock.advance(3700)  # the default before_end: 1 h before the end
+    engine.run(ctx)
+    site.clock.advance(3600)
+
+    def ended():
+        engine.run(ctx)
+        return site.client.get('/v1/leases/%s' % lease['uuid']
+                               ).json['status'] == 'ended'
+    wait_for(ended, what='the lease to end')
+    allocation = allocator.create(ctx, {'resource_class': 'gold'}, [])
+    events = follow(site.client)
+    ids = [event['id'] for event in events]
+    assert ids == sorted(set(ids))
+    texts = [event['event'] for event in events]
+    prefix = 'Lease %s ' % lease['uuid']
+    assert [e['event'][len(prefix):] for e in events
+            if e['lease_uuid'] == lease['uuid'] and not e['node_uuid']] == [
+        'created', 'starting', 'started',
+        'ending soon (ends at %s)' % lease['end'],
+        'ending', 'ended']
+    for node in nodes:
+        mine = [e for e in events if e['node_uuid'] == node.uuid
+                and e['event_type'] == 'lease']
+        assert [e['event'] for e in mine] == [
+            'Lease %s started: leased to project tenant' % lease['uuid'],
+            'Lease %s ended: project tenant is no longer the lessee'
+            % lease['uuid'],
+            'Given back by lease %s of project tenant' % lease['uuid']]
+        assert {e['lessee'] for e in mine} == {'tenant'}
+        assert texts.index(prefix + 'starting') < texts.index(
+            mine[0]['event']) < texts.index(prefix + 'started')
+        assert texts.index(prefix + 'ending') < texts.index(
+            mine[1]['event']) < texts.index(prefix + 'ended')
+    assert texts[-2:] == [
+        'Allocation %s created' % allocation.uuid,
+        'Allocation %s active on node %s' % (allocation.uuid,
+                                             allocation.node_uuid)]
+    assert events[-1]['state'] == 'active'
+    assert events[-1]['allocation_uuid'] == allocation.uuid
+
+
+def test_a_failed_allocation_is_an_error_event(site):
+    allocation = allocator.create(site.conductor.ctx,
+                                  {'resource_class': 'none-such'}, [])
+    assert allocation.state == 'error'
+    last = follow(site.client)[-1]
+    assert last['severity'] == 'ERROR'
+    assert last['event'].startswith('Allocation %s failed: '
+                                    % allocation.uuid)
+    assert last['allocation_uuid'] == allocation.uuid
+
+
+def test_the_feed_answers_at_once_and_pages_without_repeats(site):
+    site.nodes(5)
+    for _ in range(5):
+        site.post(project='p', resource_class='gold', count=1,
+                  start=site.later(86400), end=site.later(90000))
+    first = site.client.get('/v1/events?limit=2').json
+    assert len(first['events']) == 2
+    assert first['next'].endswith('/v1/events?since=%d&limit=2'
+                                  % first['events'][-1]['id'])
+    rest = follow(site.client, since=first['events'][-1]['id'], limit=2)
+    assert [e['event'] for e in first['events'] + rest] == [
+        e['event'] for e in follow(site.client, limit=100)]
+    last = rest[-1]['id']
+    empty = site.client.get('/v1/events?since=%d' % last).json
+    assert empty['events'] == []
+    assert 'since=%d' % last in empty['next']
+
+
+@pytest.mark.parametrize('query, words', [
+    ('since=-1', 'since must be the id of an event'),
+    ('since=x', 'since must be the id of an event'),
+    ('limit=ten', 'limit must be a whole number'),
+    ('marker=1', 'Unknown query parameter(s) marker'),
+])
+def test_bad_feed_queries_are_clear_errors(site, query, words):
+    response = site.client.get('/v1/events?' + query)
+    assert response.status_code == 400
+    assert words in response.get_data(as_text=True)
+
+
+def _all_ids(db):
+    with db.engine.connect() as conn:
+        return conn.execute(sa.select(event_obj.TABLE.c.id).order_by(
+            event_obj.TABLE.c.id)).scalars().all()
+
+
+def test_a_follower_misses_and_repeats_nothing_during_a_lease_storm(site):
+    """8 threads book leases (most start at once, so the engine, running
+    meanwhile, starts them: node and lease events from two writers) while
+    a follower asks for what is new, page after page."""
+    site.nodes(24)
+    stop, written = threading.Event(), threading.Event()
+    seen = []
+    errors = []
+    codes = []
+
+    def follower():
+        client = site.client.application.test_client()
+        since = 0
+        try:
+            while True:
+                done = written.is_set()  # read before the last pages
+                page = client.get('/v1/events?since=%d&limit=7' % since).json
+                seen.extend(e['id'] for e in page['events'])
+                if page['events']:
+                    since = page['events'][-1]['id']
+                elif done:
+                    return
+        except Exception as exc:  # reported by the test, not lost
+            errors.append(exc)
+
+    def book(seed):
+        rng = random.Random(seed)
+        client = site.client.application.test_client()
+        for _ in range(8):
+            start = site.clock() + datetime.timedelta(
+                minutes=rng.choice((0, 0, 30, 600)))
+            codes.append(client.post('/v1/leases', json={
+                'project': 'p%d' % seed, 'resource_class': 'gold',
+                'count': rng.randint(1, 3), 'start': iso(start),
+                'end': iso(start + datetime.timedelta(hours=2))}
+            ).status_code)
+
+    def run_engine():
+        while not stop.is_set():
+            engine.run(site.conductor.ctx)
+
+    watcher = threading.Thread(target=follower)
+    starter = threading.Thread(target=run_engine)
+    watcher.start()
+    starter.start()
+    with concurrent.futures.ThreadPoolExecutor(8) as pool:
+        list(pool.map(book, range(8)))
+    stop.set()
+    starter.join(60)
+    written.set()  # nothing writes events any more
+    watcher.join(60)
+    assert not errors
+    assert len(seen) == len(set(seen)), 'an event was repeated'
+    assert seen == sorted(seen)
+    recorded = _all_ids(site.db)
+    assert set(codes) <= {201, 409}
+    # A created event per lease booked, and the starts' events.
+    assert len(recorded) > codes.count(201) > 10
+    assert seen == recorded, 'the follower missed %s' % sorted(
+        set(recorded) - set(seen))[:10]
+
+
+def test_an_id_is_never_visible_before_a_lower_one(site):
+    """Transaction A takes an event id and has not committed; B records
+    an event meanwhile. B waits for A (the counter row's lock), so a
+    reader never sees B's higher id while A's lower one may still come.
+    With a plain sequence B would commit first and a follower that read
+    it would never see A's event."""
+    db = site.db
+    a_holds, a_may_commit = threading.Event(), threading.Event()
+
+    def transaction_a():
+        with db.writer() as conn:
+            event_obj.add(db, [event_obj.entry('test', 'A')])
+            db.before_commit(conn, lambda _conn: (
+                a_holds.set(), a_may_commit.wait(30)))
+
+    def transaction_b():
+        a_holds.wait(30)
+        event_obj.add(db, [event_obj.entry('test', 'B')])
+
+    threads = [threading.Thread(target=transaction_a),
+               threading.Thread(target=transaction_b)]
+    for thread in threads:
+        thread.start()
+    a_holds.wait(30)
+    # B's chance to commit first, were it not made to wait.
+    threads[1].join(0.5)
+    assert threads[1].is_alive()
+    assert event_obj.since(db, 0, 10) == []
+    a_may_commit.set()
+    for thread in threads:
+        thread.join(30)
+    assert [row['event'] for row in event_obj.since(db, 0, 10)] == ['A', 'B']
