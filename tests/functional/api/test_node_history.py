@@ -9,6 +9,7 @@ from ferrum.conductor import takeover
 from ferrum.conductor import task_manager
 from ferrum.objects import event as event_obj
 from ferrum.objects import node as node_obj
+from tests.functional.api import tenancy
 from tests.functional.api.nodes import fault
 from tests.functional.conductor.flows import enroll
 from tests.functional.conductor.flows import settled
@@ -211,3 +212,31 @@ def test_the_cleanup_keeps_the_newest_entries_per_node(conductor, db, conf):
     for target in (node, other):
         assert [row['event'] for row in rows(db, target.id)] == [
             'error 3', 'error 4', 'error 5']
+
+
+# ---- policy (the real keystonemiddleware; tenancy.py's personas) ------------
+
+def test_history_needs_the_owners_reader_as_ironics_default(
+        ks_client, tokens, db, conductor):
+    node = node_obj.Node.create(db, {
+        'driver': 'fake-hardware', 'name': 'n', 'owner': tenancy.OWNER,
+        'lessee': tenancy.LESSEE})
+    with task_manager.acquire(conductor.ctx, node.id, 'test') as task:
+        task.node.last_error = 'boom'
+    for persona in ('system_reader', 'owner_reader', 'owner_admin'):
+        response = ks_client.get('/v1/nodes/n/history', headers=tenancy.headers(
+            tokens, persona, **V78))
+        assert response.status_code == 200, persona
+        (entry,) = response.get_json()['history']
+        one = ks_client.get('/v1/nodes/n/history/%s' % entry['uuid'],
+                            headers=tenancy.headers(tokens, persona, **V78))
+        assert one.status_code == 200, persona
+    for persona in ('lessee_reader', 'lessee_admin'):
+        response = ks_client.get('/v1/nodes/n/history', headers=tenancy.headers(
+            tokens, persona, **V78))
+        assert response.status_code == 403, persona
+        assert 'baremetal:node:history:get' in tenancy.fault(response)
+    # A project that may not see the node learns nothing of it.
+    response = ks_client.get('/v1/nodes/n/history', headers=tenancy.headers(
+        tokens, 'third_party', **V78))
+    assert response.status_code == 404

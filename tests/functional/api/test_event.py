@@ -1,0 +1,57 @@
+# SPDX-License-Identifier: Apache-2.0
+"""``GET /v1/events`` under tenancy: a project sees the events of nodes
+it owned or leased when they happened, of its allocations and of its
+leases; a system reader sees them all. (Order, paging and the lease storm
+are in tests/functional/leases/test_event_feed.py.)"""
+
+from ferrum.conductor import task_manager
+from ferrum.objects import node as node_obj
+from tests.functional.api import tenancy
+from tests.functional.api.tenancy import headers
+
+
+def _events(client, tokens, persona):
+    response = client.get('/v1/events?limit=1000',
+                          headers=headers(tokens, persona))
+    assert response.status_code == 200, response.get_data(as_text=True)
+    return response.get_json()['events']
+
+
+def _fail(conductor, node, error):
+    with task_manager.acquire(conductor.ctx, node.id, 'test') as task:
+        task.node.last_error = error
+
+
+def test_each_project_follows_its_own_events(ks_client, tokens, db,
+                                             conductor):
+    owned = node_obj.Node.create(db, {'driver': 'fake-hardware',
+                                      'owner': tenancy.OWNER})
+    leased = node_obj.Node.create(db, {'driver': 'fake-hardware',
+                                       'owner': tenancy.OWNER,
+                                       'lessee': tenancy.LESSEE})
+    other = node_obj.Node.create(db, {'driver': 'fake-hardware',
+                                      'owner': tenancy.OTHER})
+    _fail(conductor, owned, 'owned error')
+    _fail(conductor, leased, 'leased error')
+    _fail(conductor, other, 'other error')
+    lease = tenancy.book(ks_client, tokens, tenancy.LESSEE, leased.uuid,
+                         'l1')
+    # The node changes hands: its later events are no longer the lessee's.
+    leased = node_obj.Node.get(db, leased.id)
+    leased.lessee = None
+    leased.save()
+    _fail(conductor, leased, 'after the lessee')
+
+    def texts(persona):
+        return [e['event'] for e in _events(ks_client, tokens, persona)]
+    assert texts('owner_reader') == ['owned error', 'leased error',
+                                     'after the lessee']
+    assert texts('lessee_reader') == ['leased error',
+                                      'Lease %s created' % lease]
+    assert texts('third_party') == []
+    everything = texts('system_reader')
+    assert everything[:3] == ['owned error', 'leased error', 'other error']
+    assert len(everything) == 5
+    response = ks_client.get('/v1/events', headers=headers(tokens,
+                                                          'invalid'))
+    assert response.status_code == 401
