@@ -224,16 +224,18 @@ def test_history_needs_the_owners_reader_as_ironics_default(
     with task_manager.acquire(conductor.ctx, node.id, 'test') as task:
         task.node.last_error = 'boom'
     for persona in ('system_reader', 'owner_reader', 'owner_admin'):
-        response = ks_client.get('/v1/nodes/n/history', headers=tenancy.headers(
-            tokens, persona, **V78))
+        response = ks_client.get('/v1/nodes/n/history',
+                                 headers=tenancy.headers(
+                                     tokens, persona, **V78))
         assert response.status_code == 200, persona
         (entry,) = response.get_json()['history']
         one = ks_client.get('/v1/nodes/n/history/%s' % entry['uuid'],
                             headers=tenancy.headers(tokens, persona, **V78))
         assert one.status_code == 200, persona
     for persona in ('lessee_reader', 'lessee_admin'):
-        response = ks_client.get('/v1/nodes/n/history', headers=tenancy.headers(
-            tokens, persona, **V78))
+        response = ks_client.get('/v1/nodes/n/history',
+                                 headers=tenancy.headers(
+                                     tokens, persona, **V78))
         assert response.status_code == 403, persona
         assert 'baremetal:node:history:get' in tenancy.fault(response)
     # A project that may not see the node learns nothing of it.
