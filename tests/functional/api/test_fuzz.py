@@ -159,6 +159,8 @@ class World:
             'allocation_uuid': self.allocation.get('uuid', ''),
             'allocation_name': self.allocation.get('name') or '',
             'vif_id': FUZZ_VIF,
+            # A UUID no history entry has (entries come and go).
+            'event_uuid': FUZZ_VIF,
             'lease_uuid': self.lease.get('uuid', ''),
             'lease_name': self.lease.get('name') or '',
         }[value.kind]
@@ -281,7 +283,8 @@ _REALS = {'node': ['node_uuid', 'node_name'], 'port': ['port_uuid'],
           'trait': ['trait'], 'driver': ['driver'],
           'hostname': ['conductor'], 'conductor': ['conductor'],
           'allocation': ['allocation_uuid', 'allocation_name'],
-          'vif': ['vif_id'], 'lease': ['lease_uuid', 'lease_name']}
+          'vif': ['vif_id'], 'lease': ['lease_uuid', 'lease_name'],
+          'event': ['event_uuid']}
 
 
 def _segment_for(param: str) -> st.SearchStrategy[Any]:

@@ -52,13 +52,14 @@ NODE = '/v1/nodes/{n}'
 
 
 def row(method, path, ok, allowed, visible=NODE_READERS, body=None,
-        route=None, rows=None, hidden=404):
+        route=None, rows=None, hidden=404, version=None):
     """One request. ``visible``: who may see the resource (the others get
     ``hidden``: 404, or 400 where the resource is named in the body);
-    ``rows``: for lists, persona -> the set of names it sees."""
+    ``rows``: for lists, persona -> the set of names it sees; ``version``:
+    the microversion, when not tenancy.V's."""
     return {'method': method, 'path': path, 'ok': ok, 'allowed': allowed,
             'visible': visible, 'body': body, 'rows': rows, 'hidden': hidden,
-            'route': route or path.split('?')[0]}
+            'route': route or path.split('?')[0], 'version': version}
 
 
 def _lists(kind, owner_sees=True, lessee_sees=True):
@@ -128,6 +129,12 @@ MATRIX = [
           else None)
       for method in ('GET', 'POST', 'PUT', 'PATCH', 'DELETE')],
     row('GET', NODE + '/vendor_passthru/methods', 200, SYSTEM_ADMIN),
+    # Ironic's baremetal:node:history:get: the owner's readers, no lessee.
+    row('GET', NODE + '/history', 200, SYSTEM_READER | OWNER,
+        version='1.78'),
+    row('GET', NODE + '/history/7c2b6f0c-1b8e-4a51-9a57-1d7a0e6e4b11', 404,
+        SYSTEM_READER | OWNER, route=NODE + '/history/<event_ident>',
+        version='1.78'),
     row('GET', NODE + '/traits', 200, NODE_READERS),
     row('PUT', NODE + '/traits', 204, OWNER_ADMIN,
         body={'traits': ['CUSTOM_Y']}),
@@ -193,6 +200,8 @@ MATRIX = [
     row('GET', '/v1/conductors/test-conductor', 200, SYSTEM_READER,
         EVERYONE, route='/v1/conductors/<hostname>'),
     row('GET', '/v1/placement/status', 200, SYSTEM_SCOPE_READER, EVERYONE),
+    # The feed: everyone follows, scoped (tests/functional/api/test_event).
+    row('GET', '/v1/events', 200, EVERYONE, EVERYONE),
 ]
 
 PUBLIC = {'/', '/v1', '/v1/lookup', '/v1/heartbeat/<node_ident>'}
@@ -292,7 +301,9 @@ def test_persona_matrix(ks_client, tokens, worlds, db, entry):
         path = _fill(entry['path'].split('#')[0], world)
         response = ks_client.open(
             path, method=entry['method'], json=_fill(entry['body'], world),
-            headers=tenancy.headers(tokens, persona))
+            headers=tenancy.headers(tokens, persona, **(
+                {'X-OpenStack-Ironic-API-Version': entry['version']}
+                if entry['version'] else {})))
         public = _route_of(entry) in PUBLIC
         want = (_expected(entry, persona) if persona is not None
                 else entry['ok'] if public else 401)

@@ -46,7 +46,7 @@ def test_version_headers_are_honoured(client, headers):
     assert response.headers['OpenStack-API-Version'] == 'baremetal ' + MAX
 
 
-@pytest.mark.parametrize('version', ['1.999', '2.1', '1.0', '1.72'])
+@pytest.mark.parametrize('version', ['1.999', '2.1', '1.0', '1.79'])
 def test_unsupported_version_is_406_naming_the_range(client, version):
     response = client.get('/v1/nodes', headers={
         'X-OpenStack-Ironic-API-Version': version})

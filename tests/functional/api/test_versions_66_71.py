@@ -3,7 +3,6 @@
 
 import pytest
 
-from ferrum.api import microversion
 from tests.functional.api.tenancy import fault
 
 
@@ -17,8 +16,7 @@ def node(client):
         'driver': 'fake-hardware'}).get_json()['uuid']
 
 
-def test_the_maximum_is_1_71(client):
-    assert microversion.MAX_VERSION == (1, 71)
+def test_1_71_is_served(client):
     response = client.get('/v1', headers=_v(71))
     assert response.status_code == 200
     assert response.headers['X-OpenStack-Ironic-API-Version'] == '1.71'
