@@ -247,3 +247,29 @@ def test_password_is_never_in_a_process_list_or_log(ipmi_conductor, db, bmc,
     assert all('-f' in cmdline.split() for cmdline in seen)
     assert bmc.password not in caplog.text
     assert 'ipmitool' in caplog.text or 'is power on' in caplog.text
+
+
+@pytest.mark.parametrize('force', [False, True])
+def test_power_sync_corrections_are_in_the_node_history(ipmi_conductor, db,
+                                                        bmc, conf, force):
+    """Someone powers the machine on behind ferrum's back (the real
+    ipmitool); the sync's correction is a "monitoring" history entry."""
+    from ferrum.objects import node_history
+    conf.set_override('force_power_state_during_sync', force, 'conductor')
+    node = enroll(ipmi_conductor, ipmi_info(bmc))
+    ipmi_conductor.manager.do_provisioning_action(node.uuid, 'manage')
+    settled(db, node.id, states.MANAGEABLE, timeout=30)
+    node = power(ipmi_conductor, db, node, states.POWER_OFF)
+    result = bmc.sim.ipmitool(bmc.port, 'power', 'on')
+    assert result.returncode == 0, result.stderr
+    ipmi_conductor.power_sync.sync_power_states(ipmi_conductor.ctx)
+    entries = node_history.list_for(db, node.id, None)
+    last = entries[-1]
+    assert last['event_type'] == 'monitoring'
+    assert last['conductor'] == ipmi_conductor.ctx.host
+    if force:
+        assert last['event'] == ('Power state power on found by the sync; '
+                                 'set back to power off')
+    else:
+        assert last['event'] == ('Power state corrected by the sync: '
+                                 'power off -> power on')
