@@ -21,8 +21,12 @@ held from then to the commit, so the transactions that record events
 commit one after the other in the order of their ids. Taking it last keeps
 the wait short (only the insert and the commit run under it) and free of
 deadlocks (no transaction waits for another lock while holding it). A
-transaction that rolls back leaves a gap that no later id fills. SQLite
-has one writer at a time anyway.
+transaction that rolls back leaves a gap that no later id fills.
+
+SQLite has one writer at a time (``BEGIN IMMEDIATE``), so there the rows
+are inserted at once and take the next rowid, which is in commit order
+already: no counter, one statement. A rowid is never given twice because
+the cleanup never deletes the newest row.
 """
 
 from __future__ import annotations
@@ -70,6 +74,11 @@ def add(db: db_api.Database, rows: Sequence[Mapping[str, Any]]) -> None:
     if not rows or not db.records_history:
         return
     with db.writer() as conn:
+        if db.is_sqlite:
+            # One writer at a time: the rowid (max + 1, never reused, see
+            # prune) is already in commit order.
+            conn.execute(_INSERT, [dict(row) for row in rows])
+            return
         pending = conn.info.get(_PENDING)
         if pending is None:
             pending = conn.info[_PENDING] = []
@@ -106,14 +115,6 @@ def since(db: db_api.Database, after: int, limit: int,
         return [dict(row) for row in conn.execute(query).mappings()]
 
 
-def last_id(db: db_api.Database) -> int:
-    """The highest id handed out so far (0 when none)."""
-    with db.reader() as conn:
-        value = conn.execute(sa.select(COUNTER.c.last_id).where(
-            COUNTER.c.id == 1)).scalar()
-    return int(value or 0)
-
-
 # ---- pruning ----------------------------------------------------------------
 
 def prune(db: db_api.Database, max_entries: int, minimum_days: int,
@@ -131,8 +132,13 @@ def prune(db: db_api.Database, max_entries: int, minimum_days: int,
     kept_since = now - datetime.timedelta(days=minimum_days)
     deleted = 0
     with db.writer() as conn:
+        # The newest event always stays: SQLite would give its id again
+        # to the next one, which a follower past it would never see.
+        newest = conn.execute(sa.select(sa.func.max(TABLE.c.id))).scalar()
+        if newest is None:
+            return 0
         deleted += _delete(conn, sa.select(TABLE.c.id).where(
-            TABLE.c.node_id.is_(None),
+            TABLE.c.id < newest, TABLE.c.node_id.is_(None),
             TABLE.c.created_at < now - datetime.timedelta(
                 days=retention_days)).order_by(TABLE.c.id).limit(batch))
         crowded = conn.execute(
@@ -148,6 +154,7 @@ def prune(db: db_api.Database, max_entries: int, minimum_days: int,
             ).scalar()
             deleted += _delete(conn, sa.select(TABLE.c.id).where(
                 TABLE.c.node_id == node_id, TABLE.c.id <= newest_dropped,
+                TABLE.c.id < newest,
                 TABLE.c.created_at < kept_since).order_by(TABLE.c.id)
                 .limit(batch - deleted))
     return deleted

@@ -283,3 +283,21 @@ def test_errors_are_reported_not_crashed_on(baremetal):
     node = _create(baremetal, session.unique('cli-errors'))
     error = baremetal.fails('node', 'provide', node['uuid'])
     assert 'provide' in error and 'enroll' in error
+
+
+def test_node_history_list_and_get(baremetal):
+    """``baremetal node history`` (1.78), as the CLI negotiates it."""
+    node = _create(baremetal, session.unique('cli-history'))
+    baremetal('node', 'maintenance', 'set', node['uuid'], '--reason',
+              'disk swap')
+    baremetal('node', 'maintenance', 'unset', node['uuid'])
+    listed = baremetal.json('node', 'history', 'list', node['uuid'])
+    assert [entry['event'] for entry in listed] == [
+        'Maintenance on: disk swap', 'Maintenance off']
+    long = baremetal.json('node', 'history', 'list', node['uuid'], '--long')
+    assert {entry['event_type'] for entry in long} == {'maintenance'}
+    assert {entry['conductor'] for entry in long} == {HOST}
+    one = baremetal.json('node', 'history', 'get', node['uuid'],
+                         listed[0]['uuid'])
+    assert one['event'] == 'Maintenance on: disk swap'
+    assert one['severity'] == 'INFO'
