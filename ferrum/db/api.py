@@ -40,7 +40,6 @@ from ferrum.common import exception
 from ferrum.db import disconnects
 
 _WRITE = 'ferrum_write'
-_BEFORE_COMMIT = 'ferrum_before_commit'
 
 #: Seconds a pooled PostgreSQL or MySQL connection may sit idle before it is
 #: pinged on checkout. oslo.db pings on every checkout, which is one more
@@ -119,26 +118,45 @@ class Database:
             conn.execution_options(**{_WRITE: True})
             with conn.begin():
                 self._local.conn = conn
+                # Per transaction, on the thread (never on the pooled
+                # connection, which outlives a rolled-back transaction).
+                hooks: list[Callable[[sa.Connection], None]] = []
+                self._local.hooks = hooks
+                self._local.data = {}
                 try:
                     yield conn
-                    for hook in conn.info.pop(_BEFORE_COMMIT, ()):
+                    for hook in hooks:
                         hook(conn)
                 finally:
-                    conn.info.pop(_BEFORE_COMMIT, None)
                     self._local.conn = None
+                    self._local.hooks = None
+                    self._local.data = None
 
-    @staticmethod
-    def before_commit(conn: sa.Connection,
-                      hook: Callable[[sa.Connection], None]) -> None:
-        """Run ``hook(conn)`` as the last work of the write transaction
-        ``conn`` belongs to, once its block ended without an error (a
-        rollback drops it). For work that must come after every other
-        statement of the transaction: the event ids
-        (:mod:`ferrum.objects.event`) take a row lock that must be the
-        transaction's last, so that it is held only until the commit and
-        never waited for while holding others.
+    def before_commit(self, hook: Callable[[sa.Connection], None]) -> None:
+        """Run ``hook(conn)`` as the last work of the current thread's write
+        transaction, once its block ended without an error (a rollback
+        drops it). For work that must come after every other statement of
+        the transaction: the event ids (:mod:`ferrum.objects.event`) take
+        a row lock that must be the transaction's last, so that it is held
+        only until the commit and never waited for while holding others.
+
+        :raises RuntimeError: no write transaction is open on this thread.
         """
-        conn.info.setdefault(_BEFORE_COMMIT, []).append(hook)
+        hooks = getattr(self._local, 'hooks', None)
+        if hooks is None:
+            raise RuntimeError('before_commit needs an open writer()')
+        hooks.append(hook)
+
+    def transaction_data(self) -> dict[str, Any]:
+        """A dict that lives as long as the current thread's write
+        transaction (for work gathered until :meth:`before_commit`).
+
+        :raises RuntimeError: no write transaction is open on this thread.
+        """
+        data: dict[str, Any] | None = getattr(self._local, 'data', None)
+        if data is None:
+            raise RuntimeError('transaction_data needs an open writer()')
+        return data
 
     @contextlib.contextmanager
     def reader(self) -> Iterator[sa.Connection]:

@@ -418,10 +418,12 @@ class Event(Base):
     """
 
     __tablename__ = 'events'
+    # Two indexes only (every node write that changes a state inserts a
+    # row): the feed reads by id, a node's history by (node_id, id). An
+    # entry is found by its uuid among its node's; the cleanup goes
+    # through ids in order, which is the order of time.
     __table_args__ = (
-        sa.UniqueConstraint('uuid', name='uniq_events0uuid'),
         sa.Index('events_node_idx', 'node_id', 'id'),
-        sa.Index('events_created_idx', 'created_at'),
     )
 
     id: orm.Mapped[int] = orm.mapped_column(

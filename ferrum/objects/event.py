@@ -32,6 +32,7 @@ the cleanup never deletes the newest row.
 from __future__ import annotations
 
 import datetime
+import functools
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -55,7 +56,7 @@ _INSERT = sa.insert(TABLE)
 
 def entry(event_type: str, event: str, severity: str = INFO,
           **fields: Any) -> dict[str, Any]:
-    """One event row (without its id, given when it is written).
+    """One event row (its id None: given when it is written).
 
     :param fields: the other columns (``node_id``, ``lease_uuid``,
         ``owner``, ...); those not given are NULL.
@@ -64,7 +65,6 @@ def entry(event_type: str, event: str, severity: str = INFO,
     row.update(fields, event_type=event_type, event=event,
                severity=severity, uuid=base.new_uuid(),
                created_at=fields.get('created_at') or base.utcnow())
-    del row['id']
     return row
 
 
@@ -76,20 +76,19 @@ def add(db: db_api.Database, rows: Sequence[Mapping[str, Any]]) -> None:
     with db.writer() as conn:
         if db.is_sqlite:
             # One writer at a time: the rowid (max + 1, never reused, see
-            # prune) is already in commit order.
-            conn.execute(_INSERT, [dict(row) for row in rows])
+            # prune) is already in commit order. (One row, the usual case,
+            # skips executemany's set-up.)
+            conn.execute(_INSERT, rows[0] if len(rows) == 1 else rows)
             return
-        pending = conn.info.get(_PENDING)
+        data = db.transaction_data()
+        pending = data.get(_PENDING)
         if pending is None:
-            pending = conn.info[_PENDING] = []
-            db.before_commit(conn, _write)
+            pending = data[_PENDING] = []
+            db.before_commit(functools.partial(_write, pending))
         pending.extend(dict(row) for row in rows)
 
 
-def _write(conn: sa.Connection) -> None:
-    rows = conn.info.pop(_PENDING, None)
-    if not rows:
-        return
+def _write(rows: list[dict[str, Any]], conn: sa.Connection) -> None:
     last = conn.execute(_TAKE, {'b_count': len(rows)}).scalar_one()
     for number, row in enumerate(rows, start=last - len(rows) + 1):
         row['id'] = number

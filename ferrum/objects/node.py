@@ -139,6 +139,8 @@ class Node(base.Row):
         """The history entries of writing ``changes`` now (the notes
         included, which this forgets)."""
         notes, self._notes = self._notes, []
+        if not self._db.records_history:
+            return []
         return node_history.rows(self._loaded, changes,
                                  self._db.history_host, notes)
 

@@ -198,9 +198,9 @@ def test_an_id_is_never_visible_before_a_lower_one(site):
     a_holds, a_may_commit = threading.Event(), threading.Event()
 
     def transaction_a():
-        with db.writer() as conn:
+        with db.writer():
             event_obj.add(db, [event_obj.entry('test', 'A')])
-            db.before_commit(conn, lambda _conn: (
+            db.before_commit(lambda _conn: (
                 a_holds.set(), a_may_commit.wait(30)))
 
     def transaction_b():
@@ -220,3 +220,12 @@ def test_an_id_is_never_visible_before_a_lower_one(site):
     for thread in threads:
         thread.join(30)
     assert [row['event'] for row in event_obj.since(db, 0, 10)] == ['A', 'B']
+
+
+def test_the_events_of_a_rolled_back_transaction_are_never_written(site):
+    db = site.db
+    with pytest.raises(RuntimeError), db.writer():
+        event_obj.add(db, [event_obj.entry('test', 'lost')])
+        raise RuntimeError('rolled back')
+    event_obj.add(db, [event_obj.entry('test', 'kept')])
+    assert [row['event'] for row in event_obj.since(db, 0, 10)] == ['kept']

@@ -41,10 +41,8 @@ def upgrade() -> None:
         sa.Column('state', sa.String(255), nullable=True),
         sa.Column('target_provision_state', sa.String(255), nullable=True),
         sa.Column('duration_seconds', sa.Integer(), nullable=True),
-        sa.UniqueConstraint('uuid', name='uniq_events0uuid'),
     )
     op.create_index('events_node_idx', 'events', ['node_id', 'id'])
-    op.create_index('events_created_idx', 'events', ['created_at'])
     counter = op.create_table(
         'event_counter',
         sa.Column('id', sa.Integer(), primary_key=True, autoincrement=False),
