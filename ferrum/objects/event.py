@@ -45,6 +45,7 @@ from ferrum.objects import base
 TABLE: sa.Table = models.Event.__table__  # type: ignore[assignment]
 COUNTER: sa.Table = models.EventCounter.__table__  # type: ignore[assignment]
 FIELDS: tuple[str, ...] = tuple(c.name for c in TABLE.columns)
+_EMPTY = dict.fromkeys(FIELDS)
 INFO = 'INFO'
 ERROR = 'ERROR'
 _PENDING = 'ferrum_events'
@@ -61,10 +62,12 @@ def entry(event_type: str, event: str, severity: str = INFO,
     :param fields: the other columns (``node_id``, ``lease_uuid``,
         ``owner``, ...); those not given are NULL.
     """
-    row = dict.fromkeys(FIELDS)
-    row.update(fields, event_type=event_type, event=event,
-               severity=severity, uuid=base.new_uuid(),
-               created_at=fields.get('created_at') or base.utcnow())
+    row = dict(_EMPTY, **fields)
+    row['event_type'], row['event'], row['severity'] = (
+        event_type, event, severity)
+    row['uuid'] = base.new_uuid()
+    if row['created_at'] is None:
+        row['created_at'] = base.utcnow()
     return row
 
 

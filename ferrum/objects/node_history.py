@@ -65,8 +65,7 @@ def rows(before: Mapping[str, Any], changes: Mapping[str, Any],
     """
     if WATCHED.isdisjoint(changes) and not notes:
         return []
-    after = dict(before)
-    after.update(changes)
+    after = _After(before, changes)
     common = {'node_id': before['id'], 'node_uuid': before['uuid'],
               'owner': after.get('owner'), 'lessee': after.get('lessee'),
               'conductor': conductor}
@@ -118,6 +117,21 @@ def rows(before: Mapping[str, Any], changes: Mapping[str, Any],
             note.get('severity', event_obj.INFO),
             state=after.get('provision_state'), created_at=now, **common))
     return result
+
+
+class _After:
+    """The node's columns after the write, without copying the row."""
+
+    def __init__(self, before: Mapping[str, Any],
+                 changes: Mapping[str, Any]) -> None:
+        self._before, self._changes = before, changes
+
+    def get(self, name: str) -> Any:
+        if name in self._changes:
+            return self._changes[name]
+        return self._before.get(name)
+
+    __getitem__ = get
 
 
 def note(event_type: str, event: str,
