@@ -19,7 +19,6 @@ from tests.functional.rpc import cluster
 from tests.polling import wait_for
 
 HOSTS = ('conductor-a', 'conductor-b')
-KILLED, SURVIVOR = HOSTS
 NODES = 10
 CONDUCTOR = {'conductor': {
     'check_provision_state_interval': '1',
@@ -68,7 +67,7 @@ def test_history_after_a_sigkill_holds_what_was_committed(deployment):
     for _ in range(NODES):
         response = requests.post(url + '/v1/nodes', headers=HEADERS, json={
             'driver': 'fake-hardware',
-            'driver_info': {'fake_deploy_seconds': '4'}}, timeout=30)
+            'driver_info': {'fake_deploy_seconds': '6'}}, timeout=30)
         assert response.status_code == 201, response.text
     for target, state in (('manage', 'manageable'),
                           ('provide', 'available')):
@@ -78,12 +77,16 @@ def test_history_after_a_sigkill_holds_what_was_committed(deployment):
                  interval=0.1, what='every node %s' % state)
     for node in _nodes(url):
         _provision(url, node['uuid'], 'active')
-    caught = wait_for(lambda: [
-        n['uuid'] for n in _nodes(url)
-        if n['conductor'] == KILLED and n['provision_state'] == 'deploying'],
-        timeout=30, interval=0.05, what='a deploy under way on %s' % KILLED)
-    procs[KILLED][0].kill()
-    procs[KILLED][0].wait()
+    # The conductor that holds the lock of a node being deployed dies.
+    busy = wait_for(lambda: [
+        n for n in _nodes(url)
+        if n['provision_state'] == 'deploying' and n['reservation']],
+        timeout=60, interval=0.05, what='a deploy under way')
+    killed = busy[0]['reservation']
+    (survivor,) = set(HOSTS) - {killed}
+    procs[killed][0].kill()
+    procs[killed][0].wait()
+    caught = [n['uuid'] for n in busy if n['reservation'] == killed]
     nodes = wait_for(lambda: _all_settled(url, {'active', 'deploy failed'}),
                      timeout=90, interval=0.2,
                      what='every node active or failed')
@@ -99,11 +102,11 @@ def test_history_after_a_sigkill_holds_what_was_committed(deployment):
         if node['provision_state'] == 'deploy failed':
             failed += 1
             last = entries[-1]
-            assert last['conductor'] == SURVIVOR
+            assert last['conductor'] == survivor
             assert last['severity'] == 'ERROR'
-            assert '%s stopped sending heartbeats' % KILLED in last['event']
+            assert '%s stopped sending heartbeats' % killed in last['event']
             assert entries[-2]['state'] == 'deploying'
-            assert entries[-2]['conductor'] == KILLED
+            assert entries[-2]['conductor'] == killed
     assert failed >= 1 and set(caught) <= {
         n['uuid'] for n in nodes if n['provision_state'] == 'deploy failed'}
     # The same history through the API (1.78), end to end.
