@@ -1,10 +1,10 @@
 # SPDX-License-Identifier: Apache-2.0
-"""Node work offered to tasks and drivers: start, resume, visit.
+"""Node work offered to tasks and drivers: start, resume, fail, visit.
 
 The conductor's context holds a :class:`Runner` (see
 :class:`ferrum.conductor.context.Runner`), so that a driver reaches these
-through ``task.start()``, ``task.resume()`` and ``ctx.each_node()`` without
-importing the conductor.
+through ``task.start()``, ``task.resume()``, ``task.fail()`` and
+``ctx.each_node()`` without importing the conductor.
 """
 
 import logging
@@ -33,6 +33,12 @@ _RESUMES: dict[str, Callable[[task_manager.Task], None]] = {
     states.CLEANWAIT: cleaning.continue_cleaning,
     states.INSPECTWAIT: inspection.continue_inspection,
 }
+#: The wait states whose failure runs a flow's clean-up on a worker; a
+#: failed ``inspect wait`` only changes state.
+_FAILS: dict[str, Callable[[task_manager.Task, str], None]] = {
+    states.DEPLOYWAIT: deployments.fail_deploy,
+    states.CLEANWAIT: cleaning.fail_cleaning,
+}
 _ROW = ('id', 'uuid', 'driver', 'provision_state', 'maintenance')
 
 
@@ -51,6 +57,17 @@ class Runner:
                 state=task.node.provision_state)
         task.process_event('resume')
         task.spawn_after(then, task)
+
+    def fail(self, task: task_manager.Task, error: str) -> None:
+        state = task.node.provision_state
+        if state not in _RESUMES:
+            raise exception.InvalidStateRequested(
+                action='fail', node=task.node.uuid, state=state)
+        then = _FAILS.get(state)
+        if then is None:
+            task.process_event('fail', last_error=error)
+        else:
+            task.spawn_after(then, task, error)
 
     def each_node(self, ctx: context_mod.ConductorContext, purpose: str,
                   func: Callable[[Any], None], *, columns: Iterable[str],

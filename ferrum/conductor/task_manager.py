@@ -173,6 +173,11 @@ class Task:
         self._require_exclusive('resume')
         self.ctx.runner.resume(self)
 
+    def fail(self, error: str) -> None:
+        """Fail the node's wait; see :meth:`ferrum.drivers.base.Task.fail`."""
+        self._require_exclusive('fail')
+        self.ctx.runner.fail(self, error)
+
     def start(self, verb: str,
               args: Mapping[str, Any] | None = None) -> None:
         """Start a provision verb; see :class:`ferrum.drivers.base.Task`."""
