@@ -23,6 +23,7 @@ of :mod:`ferrum.drivers.redfish.errors`. Rules:
 """
 
 import collections
+import dataclasses
 import hashlib
 import logging
 import threading
@@ -39,6 +40,7 @@ try:
     import sushy
     from sushy import auth as sushy_auth
     from sushy import exceptions as sushy_exc
+    from sushy import taskmonitor
 except ImportError as _exc:  # pragma: no cover - depends on the install
     raise ImportError(
         'The redfish hardware type needs the sushy library, which is not '
@@ -258,3 +260,111 @@ def call(conf: cfg.ConfigOpts, params: driver_info.RedfishParams,
         LOG.debug('Redfish %s on %s failed: %s', action, params.address,
                   error)
         raise error from None
+
+
+# ---- asynchronous operations: task monitors ---------------------------------
+# sushy's resources drop the answer of most PATCHes and actions, and its
+# TaskMonitor.wait() sleeps on the caller's thread; these keep the answer
+# so that a 202 becomes a wait of the node (ferrum.drivers.redfish.tasks).
+
+
+@dataclasses.dataclass(frozen=True)
+class TaskReport:
+    """One read of a task monitor, in Redfish's words.
+
+    ``processing``: the monitor still answers 202. ``state``/``status``:
+    the Task's ``TaskState``/``TaskStatus`` when the answer held a Task
+    (None otherwise: the operation's own answer, e.g. 204, means it is
+    done). ``retry_after``: the seconds the BMC asked to wait before the
+    next read, None when it did not say.
+    """
+
+    processing: bool
+    state: str | None = None
+    status: str | None = None
+    messages: tuple[str, ...] = ()
+    retry_after: float | None = None
+
+
+def send(resource: Any, method: str, data: dict[str, Any],
+         path: str | None = None) -> str | None:
+    """PATCH or POST ``data`` to a sushy resource (by default its own
+    path), for a function given to :func:`call`.
+
+    :returns: the URI of the task monitor when the BMC answered 202 (the
+        operation goes on there), None when it answered that it is done.
+    """
+    target = path or resource.path
+    # sushy keeps the connector private; its resources use it this way too.
+    connector = resource._conn
+    if method == 'PATCH':
+        response = connector.patch(target, data=data)
+    else:
+        response = connector.post(target, data=data)
+    if response.status_code != 202:
+        return None
+    monitor = taskmonitor.TaskMonitor.from_response(connector, response,
+                                                    target)
+    return str(monitor.task_monitor_uri)
+
+
+def _messages(doc: dict[str, Any]) -> tuple[str, ...]:
+    found = []
+    for message in doc.get('Messages') or ():
+        if not isinstance(message, dict):
+            continue
+        text = message.get('Message') or ' '.join(
+            [str(message.get('MessageId') or 'no message')]
+            + [str(arg) for arg in message.get('MessageArgs') or ()])
+        found.append(' '.join(str(text).split())[:300])
+    return tuple(found)
+
+
+def _report(monitor: Any) -> TaskReport:
+    response = monitor.response
+    try:
+        doc = response.json() if response.content else {}
+    except ValueError:
+        doc = {}
+    doc = doc if isinstance(doc, dict) and 'TaskState' in doc else {}
+    retry_after = None
+    if response.headers.get('Retry-After') is not None:
+        try:
+            retry_after = float(monitor.sleep_for)
+        except (TypeError, ValueError, OverflowError):
+            pass  # neither seconds nor an HTTP date: use our own interval
+    return TaskReport(processing=bool(monitor.is_processing),
+                      state=doc.get('TaskState'), status=doc.get('TaskStatus'),
+                      messages=_messages(doc), retry_after=retry_after)
+
+
+def read_task(conf: cfg.ConfigOpts, params: driver_info.RedfishParams,
+              monitor: str) -> TaskReport | None:
+    """Read the task monitor ``monitor`` once (one GET, never waiting).
+
+    :returns: the report, or None when the BMC no longer has the monitor
+        (404 or 410: many delete it once the task is over).
+    :raises RedfishError: the BMC could not be read (an outage, refused
+        credentials...), named as :func:`call` names it.
+    """
+    action = 'reading task monitor %s' % monitor
+    try:
+        return _report(CONNECTIONS.get(conf, params).get_task_monitor(
+            monitor))
+    except sushy_exc.HTTPError as exc:
+        code = exc.status_code or 0
+        if code in (404, 410):
+            return None
+        if 400 <= code < 500 and code not in (401, 403):
+            # The monitor's final answer is the operation's: it failed.
+            return TaskReport(processing=False, state='Exception',
+                              status='Critical', messages=(
+                                  'HTTP %d: %s' % (code, _reason(exc)),))
+        error = _translate(exc, params, action)
+    except (sushy_exc.SushyError, requests.RequestException,
+            OSError) as exc:
+        error = _translate(exc, params, action)
+    if isinstance(error, (errors.RedfishUnreachable, errors.RedfishAuthError,
+                          errors.RedfishTLSError)):
+        CONNECTIONS.drop(params)
+    raise error from None

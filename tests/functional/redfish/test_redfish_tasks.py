@@ -1,0 +1,307 @@
+# SPDX-License-Identifier: Apache-2.0
+"""BMC operations answered with a task monitor, through a real conductor,
+real sushy and the real sushy-emulator behind a recording proxy.
+
+The operation is the manual clean step ``management.set_bmc_clock``: the
+emulator sets its Managers' clock, and the proxy (tests/functional/redfish/
+proxy.py) turns its 204 into a 202 and a task monitor with a scripted end.
+The periodic task is called directly and the conductor's clock is
+injected: nothing sleeps.
+"""
+
+import datetime
+import logging
+
+import pytest
+import requests
+
+from ferrum.common import states
+from ferrum.conductor import service
+from ferrum.drivers.redfish import management
+from ferrum.drivers.redfish import tasks
+from ferrum.objects import base
+from ferrum.objects import node as node_obj
+from ferrum.testing.flows import settled
+from tests.functional.redfish.emulator import apply_conf
+from tests.functional.redfish.proxy import MONITORS
+from tests.functional.redfish.proxy import Proxy
+from tests.functional.redfish.proxy import Script
+
+TIME = '2026-11-28T09:30:00+01:00'
+TIMEOUT = 600
+
+
+class Clock:
+    """The conductor's "now" (naive UTC), moved by the test."""
+
+    def __init__(self) -> None:
+        self.now = base.utcnow()
+
+    def __call__(self) -> datetime.datetime:
+        return self.now
+
+    def advance(self, seconds: float) -> None:
+        self.now += datetime.timedelta(seconds=seconds)
+
+
+@pytest.fixture
+def clock():
+    return Clock()
+
+
+def start_conductor(conf, db, clock):
+    svc = service.ConductorService(conf, db=db, clock=clock)
+    svc.start(start_periodics=False)
+    return svc
+
+
+@pytest.fixture
+def conductor(conf, db, clock):
+    apply_conf(conf)
+    apply_conf(conf, {'redfish': {'task_timeout': TIMEOUT,
+                                  'task_poll_interval': 10}})
+    svc = start_conductor(conf, db, clock)
+    yield svc
+    svc.stop()
+
+
+@pytest.fixture
+def proxy(emulator):
+    bmc = Proxy(emulator.url).start()
+    yield bmc
+    bmc.stop()
+
+
+def manager_path(system):
+    return '/redfish/v1/Managers/%s' % system
+
+
+def emulated_clock(emulator, system):
+    answer = requests.get(emulator.url + manager_path(system), timeout=30,
+                          auth=(emulator.username, emulator.password))
+    answer.raise_for_status()
+    return answer.json()['DateTime'], answer.json()['DateTimeLocalOffset']
+
+
+def poll(svc):
+    """One run of the periodic task, as the periodic worker makes it."""
+    found = [obj for obj in svc.ctx.drivers.all_interface_objects()
+             if isinstance(obj, management.RedfishManagement)]
+    found[0].poll_redfish_tasks(svc.ctx)
+
+
+def node_of(db, node):
+    return node_obj.Node.get(db, node.id)
+
+
+def clean_clock(svc, db, emulator, proxy, system, script=None, **args):
+    """A manageable node behind the proxy, cleaning with set_bmc_clock."""
+    node = svc.manager.create_node({
+        'driver': 'redfish',
+        'driver_info': emulator.driver_info(system,
+                                            redfish_address=proxy.url)})
+    svc.manager.do_provisioning_action(node.uuid, 'manage')
+    node = settled(db, node.id, states.MANAGEABLE, timeout=60)
+    if script is not None:
+        proxy.answer_with_task('PATCH', manager_path(system), script)
+    svc.manager.do_provisioning_action(node.uuid, 'clean', {'clean_steps': [
+        {'interface': 'management', 'step': 'set_bmc_clock',
+         'args': dict({'target_datetime': TIME}, **args)}]})
+    return node
+
+
+def waiting(db, node):
+    found = settled(db, node.id, states.CLEANWAIT, timeout=60)
+    assert found.last_error is None
+    return found
+
+
+def test_a_bmc_that_answers_at_once_sets_its_clock_without_waiting(
+        conductor, db, emulator, proxy, system):
+    node = clean_clock(conductor, db, emulator, proxy, system)
+    node = settled(db, node.id, states.MANAGEABLE, timeout=60)
+    assert node.last_error is None
+    assert tasks.KEY not in node.driver_internal_info
+    assert emulated_clock(emulator, system) == (TIME, '+01:00')
+    assert [seen.body for seen in proxy.requests_to(
+        'PATCH', manager_path(system))] == [
+            {'DateTime': TIME, 'DateTimeLocalOffset': '+01:00'}]
+    assert not proxy.tasks
+
+
+def test_a_task_running_for_a_while_then_completed_resumes_cleaning(
+        conductor, db, emulator, proxy, system):
+    script = Script(running=2)
+    node = clean_clock(conductor, db, emulator, proxy, system, script,
+                       datetime_local_offset='+00:00')
+    node = waiting(db, node)
+    recorded = node.driver_internal_info[tasks.KEY]
+    assert recorded['monitor'].startswith(MONITORS)
+    assert recorded['operation'] == 'clean step management.set_bmc_clock'
+    # The request reached the BMC; only its answer was "later".
+    assert emulated_clock(emulator, system) == (TIME, '+00:00')
+
+    poll(conductor)
+    poll(conductor)
+    assert script.reads == 2
+    assert node_of(db, node).provision_state == states.CLEANWAIT
+    poll(conductor)
+    assert script.reads == 3
+    node = settled(db, node.id, states.MANAGEABLE, timeout=60)
+    assert (node.last_error, node.clean_step) == (None, None)
+    assert tasks.KEY not in node.driver_internal_info
+
+
+def test_a_task_that_ends_in_an_exception_fails_cleaning_with_its_messages(
+        conductor, db, emulator, proxy, system):
+    script = Script(end='exception', messages=(
+        'The clock cannot be set while NTP is enabled.',))
+    node = waiting(db, clean_clock(conductor, db, emulator, proxy, system,
+                                   script))
+    poll(conductor)
+    node = settled(db, node.id, states.CLEANFAIL, timeout=60)
+    assert 'clean step management.set_bmc_clock' in node.last_error
+    assert 'task Exception (Critical)' in node.last_error
+    assert 'The clock cannot be set while NTP is enabled.' in node.last_error
+    assert node.maintenance and node.fault == states.FAULT_CLEAN_FAILURE
+    assert tasks.KEY not in node.driver_internal_info
+
+
+def test_a_completed_task_with_a_critical_status_fails(
+        conductor, db, emulator, proxy, system):
+    script = Script(status='Critical', messages=('Clock write failed.',))
+    node = waiting(db, clean_clock(conductor, db, emulator, proxy, system,
+                                   script))
+    poll(conductor)
+    node = settled(db, node.id, states.CLEANFAIL, timeout=60)
+    assert 'task Completed (Critical): Clock write failed.' in (
+        node.last_error)
+
+
+def test_a_monitor_that_disappears_is_assumed_completed(
+        conductor, db, emulator, proxy, system, caplog):
+    script = Script(running=1, end='gone')
+    node = waiting(db, clean_clock(conductor, db, emulator, proxy, system,
+                                   script))
+    poll(conductor)
+    assert node_of(db, node).provision_state == states.CLEANWAIT
+    with caplog.at_level(logging.WARNING, logger=tasks.__name__):
+        poll(conductor)
+    node = settled(db, node.id, states.MANAGEABLE, timeout=60)
+    assert node.last_error is None
+    assert 'assuming it completed successfully' in caplog.text
+    assert node.uuid in caplog.text
+
+
+def test_a_task_that_never_ends_fails_at_the_timeout(
+        conductor, db, clock, emulator, proxy, system):
+    script = Script(end='never')
+    node = waiting(db, clean_clock(conductor, db, emulator, proxy, system,
+                                   script))
+    clock.advance(TIMEOUT - 1)
+    poll(conductor)
+    assert node_of(db, node).provision_state == states.CLEANWAIT
+    clock.advance(1)
+    poll(conductor)
+    node = settled(db, node.id, states.CLEANFAIL, timeout=60)
+    assert script.reads == 2  # read once more before failing
+    assert 'did not finish within %d seconds ([redfish] task_timeout)' % (
+        TIMEOUT) in node.last_error
+    assert 'clean step management.set_bmc_clock' in node.last_error
+
+
+def test_retry_after_spaces_the_reads(conductor, db, clock, emulator, proxy,
+                                      system):
+    script = Script(running=2, retry_after=120)
+    node = waiting(db, clean_clock(conductor, db, emulator, proxy, system,
+                                   script))
+    poll(conductor)
+    assert script.reads == 1
+    poll(conductor)  # the BMC asked for 120 s: not read again yet
+    clock.advance(119)
+    poll(conductor)
+    assert script.reads == 1
+    clock.advance(1)
+    poll(conductor)
+    assert script.reads == 2
+    clock.advance(120)
+    poll(conductor)
+    assert script.reads == 3
+    settled(db, node.id, states.MANAGEABLE, timeout=60)
+
+
+def test_a_bmc_outage_while_polling_is_tried_again_not_failed(
+        conductor, db, emulator, proxy, system):
+    script = Script()
+    node = waiting(db, clean_clock(conductor, db, emulator, proxy, system,
+                                   script))
+    proxy.outage = True
+    poll(conductor)
+    poll(conductor)
+    node = node_of(db, node)
+    assert (node.provision_state, node.last_error) == (states.CLEANWAIT,
+                                                       None)
+    assert script.reads == 0
+    proxy.outage = False
+    poll(conductor)
+    node = settled(db, node.id, states.MANAGEABLE, timeout=60)
+    assert node.last_error is None
+
+
+def test_an_outage_past_the_timeout_fails_naming_both(
+        conductor, db, clock, emulator, proxy, system):
+    node = waiting(db, clean_clock(conductor, db, emulator, proxy, system,
+                                   Script(end='never')))
+    proxy.outage = True
+    clock.advance(TIMEOUT)
+    poll(conductor)
+    node = settled(db, node.id, states.CLEANFAIL, timeout=60)
+    assert '[redfish] task_timeout' in node.last_error
+    assert 'the last read failed' in node.last_error
+    assert 'did not answer' in node.last_error
+
+
+def test_the_emulators_own_task_completes_the_wait(
+        conductor, db, emulator, proxy, system):
+    script = Script(location='/redfish/v1/TaskService/Tasks/42')
+    node = waiting(db, clean_clock(conductor, db, emulator, proxy, system,
+                                   script))
+    assert node.driver_internal_info[tasks.KEY]['monitor'] == (
+        script.location)
+    poll(conductor)
+    settled(db, node.id, states.MANAGEABLE, timeout=60)
+    assert script.reads == 1
+
+
+def test_a_new_conductor_goes_on_polling_the_recorded_monitor(
+        conf, db, clock, emulator, proxy, system):
+    apply_conf(conf)
+    apply_conf(conf, {'redfish': {'task_timeout': TIMEOUT}})
+    first = start_conductor(conf, db, clock)
+    script = Script(running=1)
+    try:
+        node = waiting(db, clean_clock(first, db, emulator, proxy, system,
+                                       script))
+        poll(first)
+    finally:
+        first.stop()
+    monitor = node_of(db, node).driver_internal_info[tasks.KEY]['monitor']
+    second = start_conductor(conf, db, clock)
+    try:
+        assert node_of(db, node).provision_state == states.CLEANWAIT
+        poll(second)
+        node = settled(db, node.id, states.MANAGEABLE, timeout=60)
+    finally:
+        second.stop()
+    assert script.reads == 2
+    assert [seen.path for seen in proxy.seen if seen.method == 'GET'
+            ].count(monitor) == 2
+
+
+def test_a_bad_target_time_fails_the_step_and_names_it(
+        conductor, db, emulator, proxy, system):
+    node = clean_clock(conductor, db, emulator, proxy, system,
+                       datetime_local_offset='1 hour')
+    node = settled(db, node.id, states.CLEANFAIL, timeout=60)
+    assert 'datetime_local_offset "1 hour"' in node.last_error
+    assert not proxy.requests_to('PATCH', manager_path(system))
