@@ -359,7 +359,12 @@ def read_task(conf: cfg.ConfigOpts, params: driver_info.RedfishParams,
             # The monitor's final answer is the operation's: it failed.
             return TaskReport(processing=False, state='Exception',
                               status='Critical', messages=(
-                                  'HTTP %d: %s' % (code, _reason(exc)),))
+                                  'HTTP %d: %s' % (code, _reason(exc)),
+                                  *_messages({'Messages': [
+                                      info for info in exc.extended_info
+                                      or () if isinstance(info, dict)
+                                      and info.get('Message') != exc.detail
+                                  ]})))
         error = _translate(exc, params, action)
     except (sushy_exc.SushyError, requests.RequestException,
             OSError) as exc:

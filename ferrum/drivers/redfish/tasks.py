@@ -133,6 +133,14 @@ def _since(text: str) -> datetime.datetime:
     return datetime.datetime.fromisoformat(text)
 
 
+def _last_read(exc: Exception) -> str:
+    if isinstance(exc, errors.RedfishUnreachable):
+        # Its own message promises a retry, which a timeout ends.
+        return 'the BMC did not answer the last read: %s' % (
+            exc.kwargs.get('reason'),)
+    return 'the last read failed: %s' % exc
+
+
 def _upgrade(task: 'Task', seen: dict[str, Any]) -> bool:
     """Take the exclusive lock; True if the node still waits for ``seen``."""
     task.upgrade_lock()
@@ -191,8 +199,7 @@ def poll(task: 'Task', interface: str) -> None:
     except (errors.RedfishError, exception.InvalidParameterValue,
             exception.MissingParameterValue) as exc:
         if late:
-            _fail(task, seen, '%s; the last read failed: %s' % (timed_out,
-                                                                exc))
+            _fail(task, seen, '%s; %s' % (timed_out, _last_read(exc)))
             return
         LOG.warning('Node %(node)s: could not read the %(what)s, trying '
                     'again at the next run: %(error)s',

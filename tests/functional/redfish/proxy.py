@@ -8,10 +8,10 @@ forwarded to the emulator (which does the work) and recorded in ``seen``
 the BMC. ``answer_with_task(method, path, script)`` makes the proxy answer
 that request, once the emulator accepted it, with 202 and the ``Location``
 of a task monitor it serves itself, which answers as :class:`Script` says:
-running for some reads, then completed, an exception with messages, gone
-(404), or never done; with ``Retry-After`` when asked. The emulator cannot
-do this: its only Task is always completed. ``outage = True`` makes every
-answer a 503, as a BMC that is restarting.
+running for some reads, then completed, an exception with messages, an
+error answer, gone (404), or never done; with ``Retry-After`` when asked.
+The emulator cannot do this: its only Task is always completed.
+``outage = True`` makes every answer a 503, as a BMC that is restarting.
 """
 
 import dataclasses
@@ -44,8 +44,9 @@ class Script:
 
     ``running``: reads answered 202 (Task ``Running``) before the end.
     ``end``: ``completed`` (200, Task Completed/``status``), ``exception``
-    (200, Task Exception/Critical with ``messages``), ``gone`` (404) or
-    ``never`` (202 for ever). ``retry_after``: the header of each 202.
+    (200, Task Exception/Critical with ``messages``), ``refused`` (400, a
+    Redfish error with ``messages``), ``gone`` (404) or ``never`` (202 for
+    ever). ``retry_after``: the header of each 202.
     ``location``: send the client to this URI instead (served upstream).
     """
 
@@ -179,6 +180,12 @@ class Proxy:
         if script.end == 'gone':
             return self._answer(handler, 404, {'error': {
                 'message': 'No task monitor %s' % path}})
+        if script.end == 'refused':  # the operation's own error answer
+            return self._answer(handler, 400, {'error': {
+                'code': 'Base.1.8.GeneralError',
+                'message': 'A general error has occurred.',
+                '@Message.ExtendedInfo': [{'Message': text}
+                                          for text in script.messages]}})
         if script.end == 'exception':
             return self._answer(handler, 200, _task(
                 ident, 'Exception', 'Critical', script.messages))

@@ -178,6 +178,18 @@ def test_a_completed_task_with_a_critical_status_fails(
         node.last_error)
 
 
+def test_a_monitor_whose_final_answer_is_an_error_fails_with_it(
+        conductor, db, emulator, proxy, system):
+    script = Script(end='refused', messages=('DateTime is read-only.',))
+    node = waiting(db, clean_clock(conductor, db, emulator, proxy, system,
+                                   script))
+    poll(conductor)
+    node = settled(db, node.id, states.CLEANFAIL, timeout=60)
+    assert 'clean step management.set_bmc_clock' in node.last_error
+    assert 'HTTP 400' in node.last_error
+    assert 'DateTime is read-only.' in node.last_error
+
+
 def test_a_monitor_that_disappears_is_assumed_completed(
         conductor, db, emulator, proxy, system, caplog):
     script = Script(running=1, end='gone')
@@ -257,8 +269,9 @@ def test_an_outage_past_the_timeout_fails_naming_both(
     poll(conductor)
     node = settled(db, node.id, states.CLEANFAIL, timeout=60)
     assert '[redfish] task_timeout' in node.last_error
-    assert 'the last read failed' in node.last_error
-    assert 'did not answer' in node.last_error
+    assert ('the BMC did not answer the last read: The BMC is restarting'
+            in node.last_error)
+    assert 'tries again' not in node.last_error
 
 
 def test_the_emulators_own_task_completes_the_wait(
