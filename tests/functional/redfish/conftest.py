@@ -14,6 +14,7 @@ from ferrum.conductor import service
 from tests import certificates
 from tests.functional.redfish.emulator import Emulator
 from tests.functional.redfish.emulator import apply_conf
+from tests.functional.redfish.proxy import Proxy
 
 _SYSTEMS = 24
 _next = itertools.count()
@@ -53,3 +54,11 @@ def redfish_conductor(conf, db):
     svc.start(start_periodics=False)
     yield svc
     svc.stop()
+
+
+@pytest.fixture
+def proxy(emulator):
+    """A recording proxy in front of the shared emulator (proxy.py)."""
+    bmc = Proxy(emulator.url).start()
+    yield bmc
+    bmc.stop()

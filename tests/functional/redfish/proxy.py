@@ -48,6 +48,8 @@ class Script:
     Redfish error with ``messages``), ``gone`` (404) or ``never`` (202 for
     ever). ``retry_after``: the header of each 202.
     ``location``: send the client to this URI instead (served upstream).
+    ``hold``: keep the 202 until this event is set (up to 60 s), so that a
+    test can kill the client while the BMC has done the work unanswered.
     """
 
     running: int = 0
@@ -56,6 +58,7 @@ class Script:
     messages: tuple[str, ...] = ()
     retry_after: int | None = None
     location: str | None = None
+    hold: threading.Event | None = None
     reads: int = 0
 
 
@@ -154,6 +157,8 @@ class Proxy:
                 monitor = script.location or '%s%d' % (MONITORS,
                                                        next(self._ids))
                 self.tasks[monitor] = script
+            if script.hold is not None:
+                script.hold.wait(60)
             return self._answer(handler, 202, None, {'Location': monitor})
         headers = {name: upstream.headers[name] for name in _ANSWER_HEADERS
                    if name in upstream.headers}
@@ -203,10 +208,13 @@ class Proxy:
     @staticmethod
     def _send(handler: http.server.BaseHTTPRequestHandler, status: int,
               content: bytes, headers: dict[str, str]) -> None:
-        handler.send_response(status)
-        for name, value in headers.items():
-            handler.send_header(name, value)
-        handler.send_header('Content-Length', str(len(content)))
-        handler.end_headers()
-        if content and handler.command != 'HEAD':
-            handler.wfile.write(content)
+        try:
+            handler.send_response(status)
+            for name, value in headers.items():
+                handler.send_header(name, value)
+            handler.send_header('Content-Length', str(len(content)))
+            handler.end_headers()
+            if content and handler.command != 'HEAD':
+                handler.wfile.write(content)
+        except OSError:
+            pass  # the client went away (killed): nobody to answer

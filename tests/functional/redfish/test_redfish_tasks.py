@@ -9,39 +9,27 @@ The periodic task is called directly and the conductor's clock is
 injected: nothing sleeps.
 """
 
-import datetime
 import logging
 
 import pytest
 import requests
 
 from ferrum.common import states
-from ferrum.conductor import service
-from ferrum.drivers.redfish import management
 from ferrum.drivers.redfish import tasks
-from ferrum.objects import base
 from ferrum.objects import node as node_obj
 from ferrum.testing.flows import settled
+from tests.clocks import Clock
+from tests.functional.redfish.bmc_tasks import TIME
+from tests.functional.redfish.bmc_tasks import clean_clock
+from tests.functional.redfish.bmc_tasks import manager_path
+from tests.functional.redfish.bmc_tasks import poll
+from tests.functional.redfish.bmc_tasks import start_conductor
+from tests.functional.redfish.bmc_tasks import waiting
 from tests.functional.redfish.emulator import apply_conf
 from tests.functional.redfish.proxy import MONITORS
-from tests.functional.redfish.proxy import Proxy
 from tests.functional.redfish.proxy import Script
 
-TIME = '2026-11-28T09:30:00+01:00'
 TIMEOUT = 600
-
-
-class Clock:
-    """The conductor's "now" (naive UTC), moved by the test."""
-
-    def __init__(self) -> None:
-        self.now = base.utcnow()
-
-    def __call__(self) -> datetime.datetime:
-        return self.now
-
-    def advance(self, seconds: float) -> None:
-        self.now += datetime.timedelta(seconds=seconds)
 
 
 @pytest.fixture
@@ -49,31 +37,14 @@ def clock():
     return Clock()
 
 
-def start_conductor(conf, db, clock):
-    svc = service.ConductorService(conf, db=db, clock=clock)
-    svc.start(start_periodics=False)
-    return svc
-
-
 @pytest.fixture
 def conductor(conf, db, clock):
     apply_conf(conf)
     apply_conf(conf, {'redfish': {'task_timeout': TIMEOUT,
                                   'task_poll_interval': 10}})
-    svc = start_conductor(conf, db, clock)
+    svc = start_conductor(conf, db, clock=clock)
     yield svc
     svc.stop()
-
-
-@pytest.fixture
-def proxy(emulator):
-    bmc = Proxy(emulator.url).start()
-    yield bmc
-    bmc.stop()
-
-
-def manager_path(system):
-    return '/redfish/v1/Managers/%s' % system
 
 
 def emulated_clock(emulator, system):
@@ -83,37 +54,8 @@ def emulated_clock(emulator, system):
     return answer.json()['DateTime'], answer.json()['DateTimeLocalOffset']
 
 
-def poll(svc):
-    """One run of the periodic task, as the periodic worker makes it."""
-    found = [obj for obj in svc.ctx.drivers.all_interface_objects()
-             if isinstance(obj, management.RedfishManagement)]
-    found[0].poll_redfish_tasks(svc.ctx)
-
-
 def node_of(db, node):
     return node_obj.Node.get(db, node.id)
-
-
-def clean_clock(svc, db, emulator, proxy, system, script=None, **args):
-    """A manageable node behind the proxy, cleaning with set_bmc_clock."""
-    node = svc.manager.create_node({
-        'driver': 'redfish',
-        'driver_info': emulator.driver_info(system,
-                                            redfish_address=proxy.url)})
-    svc.manager.do_provisioning_action(node.uuid, 'manage')
-    node = settled(db, node.id, states.MANAGEABLE, timeout=60)
-    if script is not None:
-        proxy.answer_with_task('PATCH', manager_path(system), script)
-    svc.manager.do_provisioning_action(node.uuid, 'clean', {'clean_steps': [
-        {'interface': 'management', 'step': 'set_bmc_clock',
-         'args': dict({'target_datetime': TIME}, **args)}]})
-    return node
-
-
-def waiting(db, node):
-    found = settled(db, node.id, states.CLEANWAIT, timeout=60)
-    assert found.last_error is None
-    return found
 
 
 def test_a_bmc_that_answers_at_once_sets_its_clock_without_waiting(
@@ -290,7 +232,7 @@ def test_a_new_conductor_goes_on_polling_the_recorded_monitor(
         conf, db, clock, emulator, proxy, system):
     apply_conf(conf)
     apply_conf(conf, {'redfish': {'task_timeout': TIMEOUT}})
-    first = start_conductor(conf, db, clock)
+    first = start_conductor(conf, db, clock=clock)
     script = Script(running=1)
     try:
         node = waiting(db, clean_clock(first, db, emulator, proxy, system,
@@ -299,7 +241,7 @@ def test_a_new_conductor_goes_on_polling_the_recorded_monitor(
     finally:
         first.stop()
     monitor = node_of(db, node).driver_internal_info[tasks.KEY]['monitor']
-    second = start_conductor(conf, db, clock)
+    second = start_conductor(conf, db, clock=clock)
     try:
         assert node_of(db, node).provision_state == states.CLEANWAIT
         poll(second)
