@@ -11,7 +11,8 @@ of a task monitor it serves itself, which answers as :class:`Script` says:
 running for some reads, then completed, an exception with messages, an
 error answer, gone (404), or never done; with ``Retry-After`` when asked.
 The emulator cannot do this: its only Task is always completed.
-``outage = True`` makes every answer a 503, as a BMC that is restarting.
+``outage = True`` makes every answer a 503, as a BMC that is restarting;
+``ignore(method, path)`` acknowledges a request without passing it on.
 """
 
 import dataclasses
@@ -79,6 +80,7 @@ class Proxy:
         self.tasks: dict[str, Script] = {}
         self.outage = False
         self._scripts: dict[tuple[str, str], Script] = {}
+        self._ignored: set[tuple[str, str]] = set()
         self._ids = itertools.count(1)
         self._lock = threading.Lock()
         self._server: http.server.ThreadingHTTPServer | None = None
@@ -95,6 +97,12 @@ class Proxy:
         with self._lock:
             self._scripts[(method, path)] = script
         return script
+
+    def ignore(self, method: str, path: str) -> None:
+        """Answer ``method path`` with 204 without passing it on: a BMC
+        that acknowledges a change and keeps its old value."""
+        with self._lock:
+            self._ignored.add((method, path))
 
     def requests_to(self, method: str, path: str) -> list[Seen]:
         with self._lock:
@@ -141,6 +149,9 @@ class Proxy:
             self.seen.append(Seen(handler.command, path, body))
             script = self._scripts.get((handler.command, path))
             task = self.tasks.get(path)
+            ignored = (handler.command, path) in self._ignored
+        if ignored:
+            return self._answer(handler, 204, None)
         if self.outage:
             return self._answer(handler, 503, {'error': {
                 'message': 'The BMC is restarting'}})

@@ -260,3 +260,17 @@ def test_a_bad_target_time_fails_the_step_and_names_it(
     node = settled(db, node.id, states.CLEANFAIL, timeout=60)
     assert 'datetime_local_offset "1 hour"' in node.last_error
     assert not proxy.requests_to('PATCH', manager_path(system))
+
+
+def test_a_bmc_that_keeps_its_old_clock_fails_the_step_naming_both(
+        conductor, db, emulator, proxy, system):
+    proxy.ignore('PATCH', manager_path(system))
+    target = '2031-02-03T04:05:06+00:00'
+    node = clean_clock(conductor, db, emulator, proxy, system,
+                       target_datetime=target)
+    node = settled(db, node.id, states.CLEANFAIL, timeout=60)
+    shown, _offset = emulated_clock(emulator, system)
+    assert shown != target
+    assert 'it shows %s after being set to %s' % (shown, target) in (
+        node.last_error)
+    assert tasks.KEY not in node.driver_internal_info
