@@ -15,7 +15,6 @@ the proxy answers with a task monitor, and is killed:
 
 import configparser
 import json
-import signal
 import subprocess
 import sys
 import threading
@@ -23,11 +22,11 @@ import threading
 import pytest
 
 from ferrum.common import states
-from ferrum.conductor import recovery
 from ferrum.drivers.redfish import tasks
-from ferrum.objects import conductor as conductor_obj
 from ferrum.objects import node as node_obj
 from ferrum.testing.flows import settled
+from tests import process
+from tests.functional.conductor import flows
 from tests.functional.redfish.bmc_tasks import clock_steps
 from tests.functional.redfish.bmc_tasks import enroll_manageable
 from tests.functional.redfish.bmc_tasks import manager_path
@@ -36,7 +35,6 @@ from tests.functional.redfish.bmc_tasks import start_conductor
 from tests.functional.redfish.emulator import REDFISH_CONF
 from tests.functional.redfish.emulator import apply_conf
 from tests.functional.redfish.proxy import Script
-from tests.polling import wait_for
 
 #: The conductor process that starts cleaning and is killed.
 _CHILD = '''
@@ -75,40 +73,24 @@ def _kill_when(tmp_path, conf, node, reached):
          node.uuid, json.dumps(clock_steps())],
         stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE)
+    process.kill_when(child, reached,
+                      what='the conductor to reach the step')
+
+
+def _manageable(conf, db, emulator, proxy, system):
+    """A manageable node, made by a conductor in this process."""
+    apply_conf(conf)
+    first = start_conductor(conf, db)
     try:
-        wait_for(lambda: child.poll() is not None or reached(), timeout=60,
-                 interval=0.02, what='the conductor to reach the step')
-        assert child.poll() is None, child.stderr.read().decode()[-2000:]
+        return enroll_manageable(first, db, emulator, proxy, system)
     finally:
-        child.send_signal(signal.SIGKILL)
-        child.wait()
-        child.stderr.close()
-
-
-def _recover(conf, db, recovered_by):
-    if recovered_by == 'same':
-        return start_conductor(conf, db)
-    dead = conf.host
-    conf.set_override('host', 'other-conductor')
-    conf.set_override('heartbeat_timeout', 2, 'conductor')
-    other = start_conductor(conf, db)
-    wait_for(lambda: any(c.hostname == dead for c in
-                         conductor_obj.list_silent(db, 2)),
-             timeout=10, interval=0.1,
-             what='the killed conductor to be seen as dead')
-    recovery.DeadConductors().release_dead_conductor_locks(other.ctx)
-    return other
+        first.stop()
 
 
 @pytest.mark.parametrize('recovered_by', ['same', 'other'])
 def test_killed_while_waiting_a_new_conductor_polls_and_finishes(
         tmp_path, conf, db, emulator, proxy, system, recovered_by):
-    apply_conf(conf)
-    first = start_conductor(conf, db)
-    try:
-        node = enroll_manageable(first, db, emulator, proxy, system)
-    finally:
-        first.stop()
+    node = _manageable(conf, db, emulator, proxy, system)
     script = proxy.answer_with_task('PATCH', manager_path(system),
                                     Script(running=1))
 
@@ -118,7 +100,7 @@ def test_killed_while_waiting_a_new_conductor_polls_and_finishes(
                 and tasks.KEY in found.driver_internal_info)
     _kill_when(tmp_path, conf, node, recorded)
 
-    conductor = _recover(conf, db, recovered_by)
+    conductor = flows.after_kill(conf, db, recovered_by)
     try:
         assert node_obj.Node.get(db, node.id).provision_state == (
             states.CLEANWAIT)
@@ -136,12 +118,7 @@ def test_killed_while_waiting_a_new_conductor_polls_and_finishes(
 
 def test_killed_before_the_202_arrived_the_node_fails_and_recovers(
         tmp_path, conf, db, emulator, proxy, system):
-    apply_conf(conf)
-    first = start_conductor(conf, db)
-    try:
-        node = enroll_manageable(first, db, emulator, proxy, system)
-    finally:
-        first.stop()
+    node = _manageable(conf, db, emulator, proxy, system)
     held = threading.Event()
     proxy.answer_with_task('PATCH', manager_path(system), Script(hold=held))
     try:

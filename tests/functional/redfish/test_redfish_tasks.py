@@ -94,42 +94,29 @@ def test_a_task_running_for_a_while_then_completed_resumes_cleaning(
     assert tasks.KEY not in node.driver_internal_info
 
 
-def test_a_task_that_ends_in_an_exception_fails_cleaning_with_its_messages(
-        conductor, db, emulator, proxy, system):
-    script = Script(end='exception', messages=(
-        'The clock cannot be set while NTP is enabled.',))
+@pytest.mark.parametrize('script,says', [
+    (Script(end='exception', messages=(
+        'The clock cannot be set while NTP is enabled.',)),
+     'failed on the BMC: task Exception (Critical): The clock cannot be set '
+     'while NTP is enabled.'),
+    (Script(status='Critical', messages=('Clock write failed.',)),
+     'failed on the BMC: task Completed (Critical): Clock write failed.'),
+    (Script(end='refused', messages=('DateTime is read-only.',)),
+     'failed on the BMC: task Exception (Critical): HTTP 400: A general '
+     'error has occurred.; DateTime is read-only.'),
+], ids=['exception', 'critical', 'error-answer'])
+def test_a_failed_task_fails_cleaning_with_the_bmcs_messages(
+        conductor, db, emulator, proxy, system, script, says):
     node = waiting(db, clean_clock(conductor, db, emulator, proxy, system,
                                    script))
     poll(conductor)
     node = settled(db, node.id, states.CLEANFAIL, timeout=60)
-    assert 'clean step management.set_bmc_clock' in node.last_error
-    assert 'task Exception (Critical)' in node.last_error
-    assert 'The clock cannot be set while NTP is enabled.' in node.last_error
+    assert node.last_error.startswith(
+        'Redfish task of clean step management.set_bmc_clock (task monitor '
+        '%s1) ' % MONITORS)
+    assert says in node.last_error
     assert node.maintenance and node.fault == states.FAULT_CLEAN_FAILURE
     assert tasks.KEY not in node.driver_internal_info
-
-
-def test_a_completed_task_with_a_critical_status_fails(
-        conductor, db, emulator, proxy, system):
-    script = Script(status='Critical', messages=('Clock write failed.',))
-    node = waiting(db, clean_clock(conductor, db, emulator, proxy, system,
-                                   script))
-    poll(conductor)
-    node = settled(db, node.id, states.CLEANFAIL, timeout=60)
-    assert 'task Completed (Critical): Clock write failed.' in (
-        node.last_error)
-
-
-def test_a_monitor_whose_final_answer_is_an_error_fails_with_it(
-        conductor, db, emulator, proxy, system):
-    script = Script(end='refused', messages=('DateTime is read-only.',))
-    node = waiting(db, clean_clock(conductor, db, emulator, proxy, system,
-                                   script))
-    poll(conductor)
-    node = settled(db, node.id, states.CLEANFAIL, timeout=60)
-    assert 'clean step management.set_bmc_clock' in node.last_error
-    assert 'HTTP 400' in node.last_error
-    assert 'DateTime is read-only.' in node.last_error
 
 
 def test_a_monitor_that_disappears_is_assumed_completed(
