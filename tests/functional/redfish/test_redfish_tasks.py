@@ -261,3 +261,20 @@ def test_a_bmc_that_keeps_its_old_clock_fails_the_step_naming_both(
     assert 'it shows %s after being set to %s' % (shown, target) in (
         node.last_error)
     assert tasks.KEY not in node.driver_internal_info
+
+
+def test_the_periodic_worker_polls_until_the_task_completes(
+        conf, db, emulator, proxy, system):
+    apply_conf(conf)
+    apply_conf(conf, {'redfish': {'task_poll_interval': 0.05}})
+    svc = start_conductor(conf, db)
+    try:
+        script = Script(running=3)
+        node = waiting(db, clean_clock(svc, db, emulator, proxy, system,
+                                       script))
+        svc.start_periodics()
+        node = settled(db, node.id, states.MANAGEABLE, timeout=60)
+    finally:
+        svc.stop()
+    assert node.last_error is None
+    assert script.reads == 4
