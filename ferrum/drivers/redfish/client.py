@@ -56,6 +56,7 @@ ResetType = sushy.ResetType
 BootSource = sushy.BootSource
 BootSourceOverrideEnabled = sushy.BootSourceOverrideEnabled
 BootSourceOverrideMode = sushy.BootSourceOverrideMode
+VirtualMediaType = sushy.VirtualMediaType
 
 _Key = tuple[str, str, str, bool | str, str]
 
@@ -233,6 +234,27 @@ def _translate(exc: Exception, params: driver_info.RedfishParams,
                         OSError)):
         return errors.RedfishUnreachable(**where)
     return errors.RedfishError(**where)
+
+
+def insert_media(params: driver_info.RedfishParams, media: Any, image: str,
+                 source: str) -> None:
+    """Insert ``image`` into the sushy VirtualMedia ``media`` (within
+    :func:`call`'s function).
+
+    The BMC downloads the image as it inserts it, so an error answer (the
+    emulator's 400 or 500 when the download fails) is the image's fault,
+    not an outage of the BMC: it becomes :class:`errors.RedfishMediaError`,
+    naming the URL and ``source``, the field it came from. A refusal of
+    the credentials or a 501 stay what :func:`call` makes of them.
+    """
+    try:
+        media.insert_media(image, inserted=True, write_protected=True)
+    except sushy_exc.HTTPError as exc:
+        if isinstance(exc, sushy_exc.AccessError) or exc.status_code == 501:
+            raise
+        raise errors.RedfishMediaError(
+            address=params.address, action='inserting virtual media',
+            image=image, source=source, reason=_reason(exc)) from None
 
 
 def call(conf: cfg.ConfigOpts, params: driver_info.RedfishParams,
