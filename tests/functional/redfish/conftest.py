@@ -15,7 +15,7 @@ from tests import certificates
 from tests.functional.redfish.emulator import Emulator
 from tests.functional.redfish.emulator import apply_conf
 
-_SYSTEMS = 24
+_SYSTEMS = 40
 _next = itertools.count()
 
 

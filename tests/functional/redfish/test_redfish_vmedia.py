@@ -184,6 +184,9 @@ def test_an_image_the_bmc_cannot_download_fails_the_deploy_naming_it(
         assert images.hits == {'missing.iso': 1}
 
 
+#: Validation never reaches the BMC: no System of the emulator is used.
+UNUSED_SYSTEM = 'validated-only'
+
 BAD = [
     ({'deploy_iso': None}, 'driver_info deploy_iso is required'),
     ({'deploy_iso': 'ftp://images.example/d.iso'},
@@ -202,8 +205,8 @@ BAD = [
 
 @pytest.mark.parametrize('change,message', BAD)
 def test_validation_names_the_field_without_contacting_the_bmc(
-        conductor, emulator, system, images, change, message):
-    node = enroll(conductor, emulator, system, images)
+        conductor, emulator, images, change, message):
+    node = enroll(conductor, emulator, UNUSED_SYSTEM, images)
     info = dict(node.driver_info)
     instance = dict(node.instance_info)
     for key, value in change.items():
@@ -223,8 +226,8 @@ def test_validation_names_the_field_without_contacting_the_bmc(
 
 
 def test_the_old_field_name_is_read_and_noop_management_is_refused(
-        conductor, emulator, system, images):
-    node = enroll(conductor, emulator, system, images)
+        conductor, emulator, images):
+    node = enroll(conductor, emulator, UNUSED_SYSTEM, images)
     info = dict(node.driver_info)
     info['redfish_deploy_iso'] = info.pop('deploy_iso')
     node.driver_info = info
