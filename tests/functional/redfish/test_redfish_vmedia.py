@@ -16,6 +16,7 @@ import requests
 from ferrum.common import exception
 from ferrum.common import states
 from ferrum.conductor import task_manager
+from ferrum.drivers.redfish import errors
 from ferrum.objects import node as node_obj
 from tests import process
 from tests.functional.conductor.flows import settled
@@ -183,6 +184,39 @@ def test_an_image_the_bmc_cannot_download_fails_the_deploy_naming_it(
     if where == '404':
         assert images.hits == {'missing.iso': 1}
 
+
+def test_a_failure_after_the_deploy_iso_went_in_ejects_it(
+        conductor, db, emulator, system, images):
+    """The instance's ISO 404s after the deploy ISO was inserted: the
+    failed deploy's clean-up ejects the deploy ISO."""
+    node = enroll(conductor, emulator, system, images)
+    node.instance_info = {'boot_iso': images.url('missing.iso')}
+    node.save()
+    node = to_state(conductor.manager, db, node, states.AVAILABLE,
+                    timeout=SLOW)
+    conductor.manager.do_provisioning_action(node.uuid, 'active')
+    node = settled(db, node.id, states.DEPLOYFAIL, timeout=SLOW)
+    assert 'instance_info boot_iso' in node.last_error, node.last_error
+    assert 'cleaning up also failed' not in node.last_error
+    assert images.hits == {'deploy.iso': 1, 'missing.iso': 1}
+    media = cd(emulator, system)
+    assert (media['Inserted'], media['Image']) == (False, '')
+
+
+def test_a_bmc_that_vanished_is_an_outage_not_an_image_error(
+        conductor, emulator, images):
+    gone = 'http://127.0.0.1:%d' % process.free_port()
+    node = enroll(conductor, emulator, UNUSED_SYSTEM, images,
+                  redfish_address=gone)
+    with task_manager.acquire(conductor.ctx, node.uuid,
+                              purpose='test') as task:
+        with pytest.raises(errors.RedfishUnreachable) as caught:
+            task.driver.boot.prepare_ramdisk(task)
+        assert caught.value.code == 503
+        assert gone in str(caught.value)
+        with pytest.raises(errors.RedfishUnreachable):
+            task.driver.boot.clean_up_ramdisk(task)
+    assert images.hits == {}
 
 #: Validation never reaches the BMC: no System of the emulator is used.
 UNUSED_SYSTEM = 'validated-only'
