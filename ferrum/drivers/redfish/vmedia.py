@@ -68,7 +68,7 @@ def _iso_url(values: Mapping[str, Any], field: str, where: str) -> str:
                    % (where, field, type(value).__name__))
     text = value.strip()
     netloc = text.split('://', 1)[-1].split('/', 1)[0]
-    if '@' in netloc:
+    if '@' in netloc.split('?', 1)[0].split('#', 1)[0]:
         # Refused before any message repeats the value: the user part
         # of a URL may hold a password, and the URL reaches logs.
         raise exception.InvalidParameterValue(
