@@ -7,6 +7,8 @@ redfish`` and ``enabled_deploy_interfaces = ramdisk``. It needs the sushy
 library (``pip install "ferrum[redfish]"``): without it the conductor
 refuses to start and names the missing library. Booting is network boot
 through the boot device, as for ``ipmi`` (the ``ramdisk`` deploy sets PXE).
+Out-of-band inspection (``enabled_inspect_interfaces = redfish``) fills
+CPUs, memory and disk from the System and adds a port per NIC.
 See doc/redfish.md; the node fields are in
 :mod:`ferrum.drivers.redfish.driver_info`.
 """
@@ -39,6 +41,10 @@ class RedfishHardware(hardware_type.AbstractHardwareType):
     @property
     def supported_boot_interfaces(self) -> list[str]:
         return ['noop', 'fake']
+
+    @property
+    def supported_inspect_interfaces(self) -> list[str]:
+        return ['redfish', 'noop']
 
     @property
     def supported_network_interfaces(self) -> list[str]:
