@@ -40,6 +40,7 @@ from ferrum.drivers.redfish import power
 
 if TYPE_CHECKING:
     from ferrum.drivers.base import Task
+    from ferrum.objects.node import Node
 
 LOG = logging.getLogger(__name__)
 
@@ -186,6 +187,37 @@ def read_inventory(system: Any) -> Inventory:
     return found
 
 
+def _read(task: 'Task', bmc: driver_info.RedfishParams) -> Inventory:
+    try:
+        return client.call(task.ctx.conf, bmc,
+                           'reading the hardware inventory', read_inventory)
+    except errors.RedfishUnreachable as exc:
+        # Not retried by ferrum, unlike the power sync that message was
+        # written for: say what the operator does.
+        raise errors.RedfishUnreachable(
+            'BMC %s did not answer while ferrum read the hardware '
+            'inventory: %s. Check that the BMC is up and driver_info '
+            'redfish_address, then inspect the node again.'
+            % (bmc.address, exc.kwargs.get('reason')), **exc.kwargs) from None
+
+
+def _note_missing(node: 'Node', address: str, missing: dict[str, str]) -> None:
+    """Record ``missing`` in the node's driver_internal_info, and log it;
+    an inspection that found everything clears the record."""
+    info = {key: value for key, value in node.driver_internal_info.items()
+            if key != MISSING}
+    if missing:
+        info[MISSING] = missing
+        LOG.warning('Node %(node)s: inspection through BMC %(bmc)s did not '
+                    'find %(what)s; the node keeps its earlier values: '
+                    '%(why)s', {
+                        'node': node.uuid, 'bmc': address,
+                        'what': ', '.join(sorted(missing)),
+                        'why': '; '.join('%s: %s' % item
+                                         for item in sorted(missing.items()))})
+    node.driver_internal_info = info
+
+
 class RedfishInspect(base.InspectInterface):
     """Properties and ports from the node's Redfish System (synchronous)."""
 
@@ -201,41 +233,20 @@ class RedfishInspect(base.InspectInterface):
         Synchronous: returns None once the node is updated.
 
         :raises RedfishError: the BMC failed; the node goes ``inspect
-            failed`` with the message as ``last_error``.
+            failed`` with the message as ``last_error``, and keeps its
+            properties and ports.
         """
         bmc = power.params(task)
-        try:
-            found = client.call(task.ctx.conf, bmc,
-                                'reading the hardware inventory',
-                                read_inventory)
-        except errors.RedfishUnreachable as exc:
-            # Not retried by ferrum, unlike the power sync this message
-            # was written for: say what the operator does.
-            raise errors.RedfishUnreachable(
-                'BMC %s did not answer while ferrum read the hardware '
-                'inventory: %s. Check that the BMC is up and driver_info '
-                'redfish_address, then inspect the node again.'
-                % (bmc.address, exc.kwargs.get('reason')),
-                **exc.kwargs) from None
+        found = _read(task, bmc)
         node = task.node
         node.properties = dict(node.properties, **found.properties)
         added = port.add_missing(task.ctx.db, node, found.macs)
-        for mac, why in added.refused.items():
-            found.missing['ports'] = '; '.join(filter(None, [
-                found.missing.get('ports'), 'MAC %s: %s' % (mac, why)]))
-        info = {key: value for key, value in node.driver_internal_info.items()
-                if key != MISSING}
-        if found.missing:
-            info[MISSING] = found.missing
-            LOG.warning('Node %(node)s: inspection through BMC %(bmc)s did '
-                        'not find %(what)s; the node keeps what it had: '
-                        '%(why)s', {
-                            'node': node.uuid, 'bmc': bmc.address,
-                            'what': ', '.join(sorted(found.missing)),
-                            'why': '; '.join(
-                                '%s: %s' % item
-                                for item in sorted(found.missing.items()))})
-        node.driver_internal_info = info
+        if added.refused:
+            found.missing['ports'] = '; '.join(
+                ([found.missing['ports']] if 'ports' in found.missing
+                 else []) + ['MAC %s: %s' % item
+                             for item in added.refused.items()])
+        _note_missing(node, bmc.address, found.missing)
         LOG.info('Node %(node)s inspected through BMC %(bmc)s: %(props)s; '
                  '%(new)d new ports, %(old)d existing',
                  {'node': node.uuid, 'bmc': bmc.address,
