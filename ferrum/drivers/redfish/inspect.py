@@ -14,16 +14,18 @@ One pass over the node's System (one :func:`client.call`) fills
 
 and creates a port for each MAC of an EthernetInterface that is
 ``Enabled`` with health ``OK`` (:func:`ferrum.drivers.port.add_missing`:
-never twice). All values are integers, as the ``fake`` interface writes
-them.
+never twice). The numbers are integers, as the ``fake`` interface writes
+them (Ironic writes ``local_gb`` as a string).
 
 A BMC that does not report a part (the emulator reports no processors,
 memory or storage) does not fail inspection, unlike Ironic's: what was
 found is recorded, each property not found keeps the value it had, and
 ``driver_internal_info['inspection_missing']`` maps each such property
-(and ``ports``, for NICs without a port) to why, until an inspection finds
-it. One WARNING log line with the node's UUID says the same. A BMC that
-stops answering does fail it (``inspect failed``, with ``last_error``).
+(and ``ports``, for NICs without a port) to why; an inspection that
+finds everything removes it. One WARNING log line with the node's UUID
+says the same. What "does not report" means is :func:`client.optional`'s;
+refused credentials or a BMC that stops answering fail the inspection
+(``inspect failed``, with ``last_error``).
 """
 
 import dataclasses
@@ -158,7 +160,7 @@ def _storage(system: Any, found: Inventory) -> None:
     else:
         found.missing['local_gb'] = (
             'the BMC lists no disks (SimpleStorage: %s; Storage: %s)'
-            % (no_simple or 'none', no_storage or 'none'))
+            % (no_simple or 'no disks', no_storage or 'no disks'))
 
 
 def _nics(system: Any, found: Inventory) -> None:
