@@ -163,3 +163,18 @@ def test_a_bmc_dying_during_inspection_fails_it_clearly(
         assert (node['last_error'], node['properties']) == (None, INSPECTED)
     finally:
         emu.stop()
+
+
+def test_refused_credentials_fail_inspection_naming_the_fields(
+        client, db, inventory_emulator):
+    system = inventory_emulator.uuids[2]
+    uuid = _manageable(client, db, inventory_emulator.driver_info(system))
+    response = client.patch('/v1/nodes/%s' % uuid, headers=V, json=[{
+        'op': 'replace', 'path': '/driver_info/redfish_password',
+        'value': 'Wr0ng-s3cret'}])
+    assert response.status_code == 200, response.get_data(as_text=True)
+
+    node = _inspect(client, db, uuid, ends='inspect failed')
+    assert 'redfish_username and redfish_password' in node['last_error']
+    assert 'Wr0ng-s3cret' not in node['last_error']
+    assert (node['properties'], _ports(client, uuid)) == ({}, [])
