@@ -9,8 +9,10 @@ refuses to start and names the missing library. Booting, by boot
 interface: ``redfish-virtual-media`` (when in ``enabled_boot_interfaces``)
 inserts ISO images into the BMC's virtual CD and boots from it (see
 :mod:`ferrum.drivers.redfish.vmedia`); ``noop`` is network boot through
-the boot device, as for ``ipmi`` (the ``ramdisk`` deploy sets PXE). See
-doc/redfish.md; the node fields are in
+the boot device, as for ``ipmi`` (the ``ramdisk`` deploy sets PXE).
+Out-of-band inspection (``enabled_inspect_interfaces = redfish``) fills
+CPUs, memory and disk from the System and adds a port per NIC.
+See doc/redfish.md; the node fields are in
 :mod:`ferrum.drivers.redfish.driver_info`.
 """
 
@@ -42,6 +44,10 @@ class RedfishHardware(hardware_type.AbstractHardwareType):
     @property
     def supported_boot_interfaces(self) -> list[str]:
         return ['redfish-virtual-media', 'noop', 'fake']
+
+    @property
+    def supported_inspect_interfaces(self) -> list[str]:
+        return ['redfish', 'noop']
 
     @property
     def supported_network_interfaces(self) -> list[str]:

@@ -56,6 +56,9 @@ ResetType = sushy.ResetType
 BootSource = sushy.BootSource
 BootSourceOverrideEnabled = sushy.BootSourceOverrideEnabled
 BootSourceOverrideMode = sushy.BootSourceOverrideMode
+InstructionSet = sushy.InstructionSet
+ProcessorArchitecture = sushy.ProcessorArchitecture
+State = sushy.State
 VirtualMediaType = sushy.VirtualMediaType
 
 _Key = tuple[str, str, str, bool | str, str]
@@ -280,3 +283,28 @@ def call(conf: cfg.ConfigOpts, params: driver_info.RedfishParams,
         LOG.debug('Redfish %s on %s failed: %s', action, params.address,
                   error)
         raise error from None
+
+
+def optional(read: Callable[[], T]) -> tuple[T | None, str]:
+    """``(read(), '')``, or ``(None, why)`` when the BMC lacks what it reads.
+
+    For parts of a System a BMC may not have (processors, storage), read
+    inside :func:`call`'s function. Lacking means: the System does not
+    link it or a field it needs is missing, or the BMC answers the read
+    with 404, 501 or a 5xx that the retries did not cure (the emulator,
+    like some BMCs, answers 500 for a resource it does not have: the
+    System itself answered, so the BMC is up). Anything else raises, for
+    :func:`call` to translate: refused credentials, and a BMC that does
+    not answer at all.
+    """
+    try:
+        return read(), ''
+    except sushy_exc.MissingAttributeError as exc:
+        return None, _reason(exc)
+    except sushy_exc.AccessError:
+        raise
+    except sushy_exc.HTTPError as exc:
+        status = exc.status_code or 0
+        if status in (404, 501) or status >= 500:
+            return None, 'the BMC answered %s: %s' % (status, _reason(exc))
+        raise
