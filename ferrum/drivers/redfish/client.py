@@ -58,6 +58,10 @@ ResetType = sushy.ResetType
 BootSource = sushy.BootSource
 BootSourceOverrideEnabled = sushy.BootSourceOverrideEnabled
 BootSourceOverrideMode = sushy.BootSourceOverrideMode
+InstructionSet = sushy.InstructionSet
+ProcessorArchitecture = sushy.ProcessorArchitecture
+State = sushy.State
+VirtualMediaType = sushy.VirtualMediaType
 
 _Key = tuple[str, str, str, bool | str, str]
 
@@ -237,6 +241,27 @@ def _translate(exc: Exception, params: driver_info.RedfishParams,
     return errors.RedfishError(**where)
 
 
+def insert_media(params: driver_info.RedfishParams, media: Any, image: str,
+                 source: str) -> None:
+    """Insert ``image`` into the sushy VirtualMedia ``media`` (within
+    :func:`call`'s function).
+
+    The BMC downloads the image as it inserts it, so an error answer (the
+    emulator's 400 or 500 when the download fails) is the image's fault,
+    not an outage of the BMC: it becomes :class:`errors.RedfishMediaError`,
+    naming the URL and ``source``, the field it came from. A refusal of
+    the credentials or a 501 stay what :func:`call` makes of them.
+    """
+    try:
+        media.insert_media(image, inserted=True, write_protected=True)
+    except sushy_exc.HTTPError as exc:
+        if isinstance(exc, sushy_exc.AccessError) or exc.status_code == 501:
+            raise
+        raise errors.RedfishMediaError(
+            address=params.address, action='inserting virtual media',
+            image=image, source=source, reason=_reason(exc)) from None
+
+
 def call(conf: cfg.ConfigOpts, params: driver_info.RedfishParams,
          action: str, func: Callable[[Any], T]) -> T:
     """Run ``func(sushy System of the node)``, translating failures.
@@ -260,6 +285,31 @@ def call(conf: cfg.ConfigOpts, params: driver_info.RedfishParams,
         LOG.debug('Redfish %s on %s failed: %s', action, params.address,
                   error)
         raise error from None
+
+
+def optional(read: Callable[[], T]) -> tuple[T | None, str]:
+    """``(read(), '')``, or ``(None, why)`` when the BMC lacks what it reads.
+
+    For parts of a System a BMC may not have (processors, storage), read
+    inside :func:`call`'s function. Lacking means: the System does not
+    link it or a field it needs is missing, or the BMC answers the read
+    with 404, 501 or a 5xx that the retries did not cure (the emulator,
+    like some BMCs, answers 500 for a resource it does not have: the
+    System itself answered, so the BMC is up). Anything else raises, for
+    :func:`call` to translate: refused credentials, and a BMC that does
+    not answer at all.
+    """
+    try:
+        return read(), ''
+    except sushy_exc.MissingAttributeError as exc:
+        return None, _reason(exc)
+    except sushy_exc.AccessError:
+        raise
+    except sushy_exc.HTTPError as exc:
+        status = exc.status_code or 0
+        if status in (404, 501) or status >= 500:
+            return None, 'the BMC answered %s: %s' % (status, _reason(exc))
+        raise
 
 
 # ---- asynchronous operations: task monitors ---------------------------------

@@ -63,3 +63,16 @@ class RedfishUnsupported(RedfishError):
 
     code = 400
     msg_fmt = ('BMC %(address)s does not support %(action)s: %(reason)s')
+
+
+class RedfishMediaError(RedfishError):
+    """400: the BMC could not insert an image into its virtual media.
+
+    A BMC downloads the image itself when it is inserted, so its error
+    answer is about the image (a wrong URL, a server it cannot reach), not
+    an outage of the BMC."""
+
+    code = 400
+    msg_fmt = ('BMC %(address)s could not insert the image %(image)s into '
+               'its virtual media: %(reason)s. Check %(source)s: the URL '
+               'must be right and its server reachable from the BMC.')

@@ -16,7 +16,7 @@ from tests.functional.redfish.emulator import Emulator
 from tests.functional.redfish.emulator import apply_conf
 from tests.functional.redfish.proxy import Proxy
 
-_SYSTEMS = 64
+_SYSTEMS = 80
 _next = itertools.count()
 
 
