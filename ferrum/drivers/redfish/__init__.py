@@ -11,7 +11,9 @@ inserts ISO images into the BMC's virtual CD and boots from it (see
 :mod:`ferrum.drivers.redfish.vmedia`); ``noop`` is network boot through
 the boot device, as for ``ipmi`` (the ``ramdisk`` deploy sets PXE).
 Out-of-band inspection (``enabled_inspect_interfaces = redfish``) fills
-CPUs, memory and disk from the System and adds a port per NIC.
+CPUs, memory and disk from the System and adds a port per NIC. A BMC
+operation answered with a task monitor makes the node wait, polled by a
+periodic task (:mod:`ferrum.drivers.redfish.tasks`).
 See doc/redfish.md; the node fields are in
 :mod:`ferrum.drivers.redfish.driver_info`.
 """
