@@ -21,6 +21,7 @@ from ferrum.testing.flows import settled
 from tests.clocks import Clock
 from tests.functional.redfish.bmc_tasks import TIME
 from tests.functional.redfish.bmc_tasks import clean_clock
+from tests.functional.redfish.bmc_tasks import clock_steps
 from tests.functional.redfish.bmc_tasks import manager_path
 from tests.functional.redfish.bmc_tasks import poll
 from tests.functional.redfish.bmc_tasks import start_conductor
@@ -278,3 +279,26 @@ def test_the_periodic_worker_polls_until_the_task_completes(
         svc.stop()
     assert node.last_error is None
     assert script.reads == 4
+
+
+def test_after_an_abort_the_old_monitor_is_left_alone(
+        conductor, db, emulator, proxy, system):
+    old = Script(end='never')
+    node = waiting(db, clean_clock(conductor, db, emulator, proxy, system,
+                                   old))
+    conductor.manager.do_provisioning_action(node.uuid, 'abort')
+    node = settled(db, node.id, states.CLEANFAIL, timeout=60)
+    poll(conductor)
+    assert old.reads == 0
+    assert node_of(db, node).provision_state == states.CLEANFAIL
+    # Cleaned again, the node waits for its new task only.
+    conductor.manager.set_maintenance(node.uuid, False)
+    conductor.manager.do_provisioning_action(node.uuid, 'manage')
+    settled(db, node.id, states.MANAGEABLE, timeout=60)
+    new = proxy.answer_with_task('PATCH', manager_path(system), Script())
+    conductor.manager.do_provisioning_action(node.uuid, 'clean',
+                                             clock_steps())
+    waiting(db, node)
+    poll(conductor)
+    settled(db, node.id, states.MANAGEABLE, timeout=60)
+    assert (old.reads, new.reads) == (0, 1)
