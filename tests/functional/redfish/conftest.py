@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: Apache-2.0
 """The real sushy-emulator, one HTTP and one HTTPS process per session,
-and a conductor with the redfish hardware type enabled.
+and a conductor with the redfish hardware type enabled. The HTTP one
+reports every change it makes to ``notifications``.
 
 Every test takes a System of its own (``system`` fixture), so a power
 state left by one test never meets another.
@@ -14,14 +15,25 @@ from ferrum.conductor import service
 from tests import certificates
 from tests.functional.redfish.emulator import Emulator
 from tests.functional.redfish.emulator import apply_conf
+from tests.functional.redfish.notifications import Notifications
 
 _SYSTEMS = 24
 _next = itertools.count()
 
 
 @pytest.fixture(scope='session')
-def emulator(tmp_path_factory):
-    emu = Emulator(tmp_path_factory.mktemp('redfish'), systems=_SYSTEMS)
+def notifications():
+    """What the shared emulator reports of each change it makes."""
+    receiver = Notifications()
+    receiver.start()
+    yield receiver
+    receiver.stop()
+
+
+@pytest.fixture(scope='session')
+def emulator(tmp_path_factory, notifications):
+    emu = Emulator(tmp_path_factory.mktemp('redfish'), systems=_SYSTEMS,
+                   notify_url=notifications.url)
     emu.start()
     yield emu
     emu.stop()
