@@ -15,6 +15,7 @@ from ferrum.conductor import service
 from tests import certificates
 from tests.functional.redfish.emulator import Emulator
 from tests.functional.redfish.emulator import apply_conf
+from tests.functional.redfish.fake_bmc import FakeBMC
 from tests.functional.redfish.notifications import Notifications
 
 _SYSTEMS = 24
@@ -65,3 +66,12 @@ def redfish_conductor(conf, db):
     svc.start(start_periodics=False)
     yield svc
     svc.stop()
+
+
+@pytest.fixture
+def fake_bmc():
+    """A Redfish BMC with sessions that counts what it is asked."""
+    bmc = FakeBMC()
+    bmc.start()
+    yield bmc
+    bmc.stop()
