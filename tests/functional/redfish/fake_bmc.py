@@ -8,10 +8,11 @@ Systems/1``), a SessionService with X-Auth-Token sessions, and HTTP Basic
 for the same account. Its power state changes only when a test sets
 ``power_state``: a reset is recorded, never applied.
 
-``FakeBMC()``: ``start()``, ``stop()``, ``url``, ``count(what)`` for
-``login asked`` (before the gate), ``login``, ``logout``, ``list``
-(Systems listed), ``read`` (System read) and ``reset``; ``resets`` (the reset types, in order); ``on_read`` (called
-at each System read, e.g. to move a test clock); ``login_gate`` (a
+``FakeBMC()``: ``start()``, ``stop()``, ``url``, ``driver_info(**extra)``,
+``count(what)`` for ``login asked`` (before the gate), ``login``,
+``logout``, ``list`` (Systems listed), ``read`` (System read) and
+``reset``; ``resets`` (the reset types, in order); ``on_read`` (called at
+each System read, e.g. to move a test clock); ``login_gate`` (a
 threading.Event the login waits for, so that concurrent logins overlap).
 """
 
