@@ -12,6 +12,7 @@ import itertools
 import pytest
 
 from ferrum.conductor import service
+from ferrum.drivers.redfish import client
 from tests import certificates
 from tests.functional.redfish.emulator import Emulator
 from tests.functional.redfish.emulator import apply_conf
@@ -75,3 +76,13 @@ def fake_bmc():
     bmc.start()
     yield bmc
     bmc.stop()
+
+
+@pytest.fixture
+def fresh_connections(monkeypatch):
+    """The conductor's Redfish connections, empty for this test (other
+    tests filled them), all closed after it."""
+    connections = client.Connections()
+    monkeypatch.setattr(client, 'CONNECTIONS', connections)
+    yield connections
+    connections.clear()

@@ -15,15 +15,6 @@ from ferrum.drivers.redfish import errors
 from tests.functional.redfish.emulator import apply_conf
 
 
-@pytest.fixture
-def fresh_connections(monkeypatch):
-    """The conductor's cache, empty for this test (other tests filled it)."""
-    connections = client.Connections()
-    monkeypatch.setattr(client, 'CONNECTIONS', connections)
-    yield connections
-    connections.clear()
-
-
 def _power_state(conf, info):
     return client.call(conf, driver_info.parse(info), 'reading the power '
                        'state', lambda system: system.power_state)

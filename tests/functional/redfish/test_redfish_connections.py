@@ -18,22 +18,13 @@ from tests.functional.redfish.emulator import apply_conf
 from tests.polling import wait_for
 
 
-@pytest.fixture
-def connections(monkeypatch):
-    """The conductor's cache, empty for this test."""
-    cache = client.Connections()
-    monkeypatch.setattr(client, 'CONNECTIONS', cache)
-    yield cache
-    cache.clear()
-
-
 def _read(conf, info):
     return client.call(conf, driver_info.parse(info), 'reading the power '
                        'state', lambda system: system.power_state)
 
 
 def test_concurrent_first_calls_to_one_bmc_log_in_once(
-        conf, fake_bmc, connections, caplog):
+        conf, fake_bmc, fresh_connections, caplog):
     apply_conf(conf)
     caplog.set_level(logging.DEBUG, logger=client.__name__)
     fake_bmc.login_gate.clear()  # the first login waits at the BMC
@@ -56,20 +47,20 @@ def test_concurrent_first_calls_to_one_bmc_log_in_once(
         thread.join(60)
     assert [state.value for state in results] == ['Off'] * 6
     assert fake_bmc.count('login') == 1
-    assert len(connections) == 1
+    assert len(fresh_connections) == 1
 
 
 def test_a_refused_login_is_not_kept_and_the_next_call_tries_again(
-        conf, fake_bmc, connections):
+        conf, fake_bmc, fresh_connections):
     apply_conf(conf)
     with pytest.raises(errors.RedfishAuthError):
         _read(conf, fake_bmc.driver_info(redfish_password='not-it'))
-    assert len(connections) == 0
+    assert len(fresh_connections) == 0
     assert _read(conf, fake_bmc.driver_info()).value == 'Off'
 
 
 def test_an_evicted_connection_logs_out_at_once(conf, fake_bmc,
-                                                connections):
+                                                fresh_connections):
     apply_conf(conf, {'redfish': {'connection_cache_size': 1}})
     gc.disable()  # sushy's own clean-up runs only when collected
     try:
@@ -77,19 +68,19 @@ def test_an_evicted_connection_logs_out_at_once(conf, fake_bmc,
         assert (fake_bmc.count('login'), fake_bmc.count('logout')) == (1, 0)
         # Another TLS setting is another connection; the first goes.
         _read(conf, fake_bmc.driver_info(redfish_verify_ca='false'))
-        assert len(connections) == 1
+        assert len(fresh_connections) == 1
         assert (fake_bmc.count('login'), fake_bmc.count('logout')) == (2, 1)
     finally:
         gc.enable()
-    connections.clear()
+    fresh_connections.clear()
     assert fake_bmc.count('logout') == 2
 
 
 def test_a_connection_in_use_is_closed_when_its_last_call_ends(
-        conf, fake_bmc, connections):
+        conf, fake_bmc, fresh_connections):
     apply_conf(conf, {'redfish': {'connection_cache_size': 1}})
     params = driver_info.parse(fake_bmc.driver_info())
-    with connections.using(conf, params) as busy:
+    with fresh_connections.using(conf, params) as busy:
         # Evicted by another connection while a call still uses it.
         _read(conf, fake_bmc.driver_info(redfish_verify_ca='false'))
         assert fake_bmc.count('logout') == 0
@@ -98,7 +89,7 @@ def test_a_connection_in_use_is_closed_when_its_last_call_ends(
 
 
 def test_without_a_system_id_the_systems_are_listed_once(
-        conf, fake_bmc, connections):
+        conf, fake_bmc, fresh_connections):
     apply_conf(conf)
     info = fake_bmc.driver_info()
     del info['redfish_system_id']
