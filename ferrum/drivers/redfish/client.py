@@ -7,11 +7,15 @@ of :mod:`ferrum.drivers.redfish.errors`. Rules:
 
 * One sushy connection per BMC address, user, password, TLS verification
   and auth type, kept and reused (:class:`Connections`): making one reads
-  the service root and, for session auth, logs in. At most ``[redfish]
+  the service root and, for session auth, logs in, once however many
+  calls want it at the same time. At most ``[redfish]
   connection_cache_size`` are kept; the least recently used is dropped. A
   connection whose BMC failed to answer or refused the credentials is
   dropped too, so the next call starts afresh (a restarted BMC forgets its
-  sessions).
+  sessions). A dropped connection is closed (and its session logged out,
+  if its BMC is fine) when its last call ends, not by the garbage
+  collector. Without ``redfish_system_id``, the one System's path is
+  listed once per connection.
 * Every request has a connect and a read timeout (``[redfish]
   connect_timeout``, ``request_timeout``), and 5xx answers are retried a
   bounded number of times, so a slow BMC never holds a conductor worker
