@@ -59,7 +59,9 @@ def change_power_state(ctx: context_mod.ConductorContext, node_id: int | str,
 
 def _do_power(task: task_manager.Task, target: str,
               timeout: int | None) -> None:
-    timeout = timeout or task.ctx.conf.conductor.power_state_change_timeout
+    # The request's timeout only: without one, the driver waits its
+    # default for the change, which is longer for a soft one
+    # (power_iface.change_timeout).
     try:
         # Only a hard reboot is reboot(); a soft one goes to
         # set_power_state, as in Ironic, since reboot() cannot say "soft".

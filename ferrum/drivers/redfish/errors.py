@@ -31,6 +31,18 @@ class RedfishUnreachable(RedfishError):
                'BMC is up; ferrum tries again later.')
 
 
+class RedfishServerError(RedfishUnreachable):
+    """503: the BMC answered with a 5xx status (after sushy's retries): an
+    outage of this BMC as well, but one that says what the BMC answered.
+
+    :ivar status: the HTTP status the BMC answered.
+    """
+
+    msg_fmt = ('BMC %(address)s answered Redfish %(action)s with HTTP '
+               '%(status)s: %(reason)s. The BMC reports a failure of its '
+               'own; ferrum tries again later.')
+
+
 class RedfishAuthError(RedfishError):
     code = 400
     msg_fmt = ('BMC %(address)s refused the credentials during Redfish '
