@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: Apache-2.0
-"""drivers/redfish/client.py against the real emulator and a silent BMC:
+"""drivers/redfish/client/ against the real emulator and a silent BMC:
 connections reused and bounded, and a BMC that never answers releases the
 worker after the configured timeouts, naming the BMC."""
 

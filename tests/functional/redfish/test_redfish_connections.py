@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: Apache-2.0
-"""The connection cache of drivers/redfish/client.py against a BMC with
+"""The connection cache of drivers/redfish/client/ against a BMC with
 sessions that counts what it is asked (fake_bmc.py): one login however
 many calls arrive at once, a dropped connection logged out at once (not
 whenever the garbage collector runs), and the one System listed once."""
