@@ -36,8 +36,10 @@ from ferrum.allocation import backends
 from ferrum.allocation import takeover
 from ferrum.common import plural
 from ferrum.conductor import context as context_mod
+from ferrum.conductor import driver_calls
 from ferrum.conductor import keepalive
 from ferrum.conductor import manager
+from ferrum.conductor import metrics_endpoint
 from ferrum.conductor import ownership
 from ferrum.conductor import power
 from ferrum.conductor import recovery
@@ -77,6 +79,7 @@ class ConductorService:
         self._periodic_thread: threading.Thread | None = None
         self.power_sync = power.PowerSync()
         self.placement: placement_sync.SyncWorker | None = None
+        self.metrics = metrics_endpoint.MetricsEndpoint(conf)
 
     def start(self, start_periodics: bool = True,
               rpc_address: str | None = None) -> manager.ConductorManager:
@@ -85,10 +88,21 @@ class ConductorService:
         :param rpc_address: the URL of this conductor's JSON-RPC endpoint,
             registered for the API to call; None on the local transport.
         """
+        # First: a port in use stops start-up before anything registers.
+        self.metrics.start()
+        try:
+            return self._start(start_periodics, rpc_address)
+        except BaseException:
+            self.metrics.stop()
+            raise
+
+    def _start(self, start_periodics: bool, rpc_address: str | None
+               ) -> manager.ConductorManager:
         db = self._db or db_api.Database(self.conf)
         migration.require_current(db.engine)
         drivers = loader.DriverRegistry(self.conf)
         drivers.check_configuration(self.conf)
+        driver_calls.instrument(drivers)
         client = placement_sync.check_config(self.conf)
         allocations = backends.choose(self.conf, db)
         placement: service.PlacementService | None = None
@@ -181,4 +195,5 @@ class ConductorService:
         if self._heartbeat is not None:
             self._heartbeat.stop()
         ctx.workers.shutdown()
+        self.metrics.stop()
         LOG.info('Conductor %s stopped', ctx.host)
