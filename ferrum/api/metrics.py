@@ -158,8 +158,14 @@ class RequestMetrics:
 
     def route(self, environ: dict[str, Any]) -> str:
         """The route template of the request, from the one route table."""
+        adapter = self.url_map.bind_to_environ(environ)
         try:
-            endpoint, _args = self.url_map.bind_to_environ(environ).match()
+            try:
+                endpoint, _args = adapter.match()
+            except http_exc.MethodNotAllowed as exc:
+                # The route exists; the method does not (a 405).
+                endpoint, _args = adapter.match(
+                    method=(exc.valid_methods or ['GET'])[0])
         except (http_exc.HTTPException, routing.RequestRedirect):
             return UNMATCHED
         return str(endpoint)  # the app names each endpoint by its path
