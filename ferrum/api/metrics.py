@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: Apache-2.0
 """What the API's ``GET /metrics`` serves, on a registry of the app's own.
 
-- the fleet, read from the database (:mod:`ferrum.objects.fleet`: four
+- the fleet, read from the database (:mod:`ferrum.objects.fleet`: three
   grouped reads whatever the fleet's size), kept for ``[metrics]
   fleet_cache_seconds`` so that scrapes arriving together cost one read;
 - the API's requests, counted and timed by route template (the route

@@ -30,7 +30,7 @@ opts: list[cfg.Opt] = [
                help="How long, in seconds, the API's /metrics reuses the "
                     'fleet counts it read from the database (nodes by '
                     'state, allocations, leases, conductors, the Placement '
-                    'backlog): each refresh costs four grouped queries, so '
+                    'backlog): each refresh costs three grouped queries, so '
                     'several Prometheus servers scraping at once cost the '
                     'database one read per interval. 0 reads them at every '
                     'scrape.'),

@@ -1,18 +1,19 @@
 # SPDX-License-Identifier: Apache-2.0
-"""The fleet in numbers, for the API's ``/metrics``: four grouped reads.
+"""The fleet in numbers, for the API's ``/metrics``: three grouped reads.
 
-Each read is one ``GROUP BY`` over a table the other objects own, so a
-scrape costs the same four statements at 10 nodes or 100,000:
+Each read is one ``GROUP BY`` over tables the other objects own, so a
+scrape costs the same three statements at 10 nodes or 100,000:
 
-1. nodes by provision state, power state, maintenance, resource class and
-   conductor group (a few hundred rows at most: the product of small
-   sets);
-2. nodes by owner and lessee, where either is set (one row per pair of
-   projects);
-3. allocations by state, leases by status, live conductors by group, the
+1. nodes by provision state, power state, maintenance, resource class,
+   conductor group, owner and lessee: one pass over ``nodes``, whose rows
+   are summed here into the two views the gauges show (by state, and by
+   owner and lessee). One scan instead of two halves the cost on SQLite at
+   100,000 nodes (doc/performance.md, "Issue 31: metrics"); the rows are
+   at most the distinct combinations, a few thousand in a large fleet;
+2. allocations by state, leases by status, live conductors by group, the
    Placement records by state and the conductors' Placement states, as
    one ``UNION ALL`` of ``(kind, key, count)``;
-4. the Placement outbox: its rows, and the age of the oldest.
+3. the Placement outbox: its rows, and the age of the oldest.
 
 Nothing else of a node is read: no ``driver_info``, no name, no UUID.
 """
@@ -74,8 +75,11 @@ def read(db: db_api.Database, heartbeat_timeout: int) -> Fleet:
         not live (``[conductor] heartbeat_timeout``).
     """
     n = _NODES.c
-    by_state = (n.provision_state, n.power_state, n.maintenance,
-                n.resource_class, n.conductor_group)
+    # Power state first: led by an indexed column (provision_state),
+    # SQLite walks that index and reads each row out of order, where a
+    # plain scan is faster (no index covers the seven columns).
+    grouped = (n.power_state, n.maintenance, n.provision_state,
+               n.resource_class, n.conductor_group, n.owner, n.lessee)
     others = sa.union_all(
         _grouped(ALLOCATIONS, _ALLOCATIONS.c.state, _ALLOCATIONS),
         _grouped(LEASES, _LEASES.c.status, _LEASES),
@@ -83,18 +87,19 @@ def read(db: db_api.Database, heartbeat_timeout: int) -> Fleet:
                  _CONDUCTORS).where(conductor_obj.alive(heartbeat_timeout)),
         _grouped(PROVIDERS, _PROVIDERS.c.state, _PROVIDERS),
         _grouped(PLACEMENT_VIEWS, _STATUS.c.state, _STATUS))
+    nodes: NodeStates = {}
+    projects: dict[tuple[str, str], int] = {}
     with db.reader() as conn:
-        nodes: NodeStates = {
-            (row[0] or '', row[1] or '', bool(row[2]), row[3] or '',
-             row[4] or ''): int(row[5])
-            for row in conn.execute(sa.select(*by_state, sa.func.count())
-                                    .group_by(*by_state))}
-        projects = {
-            (row[0] or '', row[1] or ''): int(row[2])
-            for row in conn.execute(
-                sa.select(n.owner, n.lessee, sa.func.count())
-                .where(sa.or_(n.owner.is_not(None), n.lessee.is_not(None)))
-                .group_by(n.owner, n.lessee))}
+        for row in conn.execute(sa.select(*grouped, sa.func.count())
+                                .group_by(*grouped)):
+            power, maintenance, provision, rc, group, owner, lessee, count = (
+                row)
+            key = (provision or '', power or '', bool(maintenance), rc or '',
+                   group or '')
+            nodes[key] = nodes.get(key, 0) + int(count)
+            if owner or lessee:
+                pair = (owner or '', lessee or '')
+                projects[pair] = projects.get(pair, 0) + int(count)
         counts: dict[str, dict[str, int]] = {}
         for row in conn.execute(others):
             counts.setdefault(row[0], {})[row[1]] = int(row[2])
