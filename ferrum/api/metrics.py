@@ -165,7 +165,7 @@ class RequestMetrics:
             except http_exc.MethodNotAllowed as exc:
                 # The route exists; the method does not (a 405).
                 endpoint, _args = adapter.match(
-                    method=(exc.valid_methods or ['GET'])[0])
+                    method=next(iter(exc.valid_methods or ['GET'])))
         except (http_exc.HTTPException, routing.RequestRedirect):
             return UNMATCHED
         return str(endpoint)  # the app names each endpoint by its path
