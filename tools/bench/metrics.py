@@ -103,6 +103,12 @@ def populate(db: db_api.Database, nodes: int) -> None:
             for n in range(min(nodes, 500))])
     for n in range(4):
         conductor_obj.register(db, 'conductor-%d' % n, GROUPS[n], 60)
+    if db.engine.dialect.name == 'postgresql':
+        # What autovacuum does within a minute of a bulk load: without
+        # statistics the planner sorts for the GROUP BY (0.21 s at 100,000
+        # nodes) instead of hashing (0.05 s).
+        with db.writer() as conn:
+            conn.exec_driver_sql('ANALYZE')
 
 
 def scrape_all(url: str, scrapes: int, counted: list[str]
