@@ -128,21 +128,18 @@ class Parser:
 
     def expr(self) -> Eval:
         kind, word = self.take()
-        if word == 'histogram_quantile':
+        if word in ('histogram_quantile', 'topk'):
+            # f(number, expression)
             self.take('(')
-            q = float(self.take()[1])
+            number = float(self.take()[1])
             self.take(',')
             inner = self.expr()
             self.take(')')
-            return lambda s, i: _quantile(q, inner(s, i))
-        if word == 'topk':
-            self.take('(')
-            k = int(self.take()[1])
-            self.take(',')
-            inner = self.expr()
-            self.take(')')
-            return lambda s, i: dict(sorted(
-                inner(s, i).items(), key=lambda kv: -kv[1])[:k])
+            if word == 'topk':
+                return lambda s, i: dict(sorted(
+                    inner(s, i).items(), key=lambda kv: -kv[1])[
+                        :int(number)])
+            return lambda s, i: _quantile(number, inner(s, i))
         if word == 'sum':
             by: list[str] | None = None
             if self.peek() == 'by':

@@ -17,8 +17,6 @@ from prometheus_client import parser
 from ferrum.api import app as api_app
 from ferrum.api import metrics as api_metrics
 from ferrum.conductor import service
-from ferrum.db import api as db_api
-from ferrum.db import migration
 from ferrum.db import models
 from ferrum.objects import node as node_obj
 from tests.clocks import Clock
@@ -49,23 +47,18 @@ def scrape(client):
 
 
 @pytest.fixture(params=['sqlite', 'postgresql'])
-def site(request, conf, tmp_path):
-    """(API client, database) on SQLite or on the PostgreSQL fixture, with
-    the fleet read at every scrape."""
+def site(request, conf):
+    """(API client, database, clock) on SQLite or on the PostgreSQL
+    fixture, with the fleet read at every scrape."""
     conf.set_override('fleet_cache_seconds', 0, 'metrics')
-    if request.param == 'sqlite':
-        url = 'sqlite:///%s' % (tmp_path / 'metrics.sqlite')
-    else:
-        url = request.getfixturevalue('pg_url')
-    database = db_api.Database(conf, url=url)
-    migration.upgrade(database.engine)
+    database = request.getfixturevalue(
+        'db' if request.param == 'sqlite' else 'pg_db')
     clock = Clock()
     conductor = service.ConductorService(conf, db=database, clock=clock)
     conductor.start(start_periodics=False)
+    request.addfinalizer(conductor.stop)
     app = api_app.create_app(conf, database, conductor.manager, clock=clock)
-    yield app.test_client(), database, clock
-    conductor.stop()
-    database.dispose()
+    return app.test_client(), database, clock
 
 
 def _workload(client, db, clock):
