@@ -158,15 +158,17 @@ class RequestMetrics:
 
     def route(self, environ: dict[str, Any]) -> str:
         """The route template of the request, from the one route table."""
-        adapter = self.url_map.bind_to_environ(environ)
         try:
+            # Inside the try: a hostile Host header may not even bind.
+            adapter = self.url_map.bind_to_environ(environ)
             try:
                 endpoint, _args = adapter.match()
             except http_exc.MethodNotAllowed as exc:
                 # The route exists; the method does not (a 405).
                 endpoint, _args = adapter.match(
                     method=next(iter(exc.valid_methods or ['GET'])))
-        except (http_exc.HTTPException, routing.RequestRedirect):
+        except (http_exc.HTTPException, routing.RequestRedirect,
+                ValueError):
             return UNMATCHED
         return str(endpoint)  # the app names each endpoint by its path
 
