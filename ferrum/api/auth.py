@@ -91,6 +91,9 @@ class Scrapers:
                 environ.get('REMOTE_ADDR', '').split('%')[0])
         except ValueError:
             return False
+        if isinstance(peer, ipaddress.IPv6Address) and peer.ipv4_mapped:
+            # An IPv4 client of a server listening on "::".
+            peer = peer.ipv4_mapped
         if not any(peer in network for network in self.networks):
             return False
         environ[_SCRAPER] = True

@@ -59,6 +59,9 @@ def test_keystone_an_allowed_scraper_needs_no_token(scrapers, db, conductor,
     _parses(client.get('/metrics', environ_base=SCRAPER, headers={
         'X-Roles': 'admin', 'X-System-Scope': 'all',
         'X-Identity-Status': 'Confirmed'}))
+    # An IPv4 client of a server listening on "::" reads as IPv6.
+    _parses(client.get('/metrics', environ_base={
+        'REMOTE_ADDR': '::ffff:10.0.5.8'}))
     assert client.get('/metrics', environ_base=ELSEWHERE).status_code == 401
     # The network lets it read the metrics, nothing else.
     assert client.get('/v1/nodes', environ_base=SCRAPER).status_code == 401
