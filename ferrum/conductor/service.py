@@ -1,11 +1,13 @@
 # SPDX-License-Identifier: Apache-2.0
 """The conductor service: start-up, steady state and graceful stop.
 
-Start-up, in order: open the database and check its schema, load and
-validate every enabled driver (refusing to start on any problem), register
-in the conductors table, fail and unlock the nodes a previous run of this
-host left locked, then start the heartbeat, resume the allocations a
-previous run left "allocating", start the Placement sync when
+Start-up, in order: bind the metrics endpoint when ``[metrics] port`` is
+set (:mod:`ferrum.conductor.metrics_endpoint`; a port in use stops
+start-up before anything else), open the database and check its schema,
+load and validate every enabled driver (refusing to start on any problem),
+register in the conductors table, fail and unlock the nodes a previous run
+of this host left locked, then start the heartbeat, resume the allocations
+a previous run left "allocating", start the Placement sync when
 ``[placement]`` is configured (its configuration is checked with the
 drivers', before anything else: ``[allocation] backend = placement``
 without it stops start-up), and start the periodic tasks. Only
@@ -21,6 +23,7 @@ work and stops its periodic tasks, lets running work finish within
 is still running after that. Its heartbeat goes on (offline) until then,
 so that nobody takes it for dead and fails the nodes it is finishing. The
 new owners take its active nodes over (:mod:`ferrum.conductor.takeover`).
+The metrics endpoint stops last.
 """
 
 import datetime

@@ -48,6 +48,15 @@ def test_keystone_a_system_reader_reads_a_project_reader_does_not(
     anonymous = ks_client.get('/metrics')
     assert anonymous.status_code == 401
     assert anonymous.headers['WWW-Authenticate'].startswith('Keystone')
+    # The refusals are requests too, counted around authentication.
+    text = ks_client.get('/metrics', headers=tenancy.headers(
+        tokens, 'system_reader')).get_data(as_text=True)
+    counted = {(s.labels['route'], s.labels['status']): s.value
+               for family in parser.text_string_to_metric_families(text)
+               for s in family.samples
+               if s.name == 'ferrum_api_requests_total'}
+    assert counted[('/metrics', '401')] == 1
+    assert counted[('/metrics', '403')] == 1
 
 
 def test_keystone_an_allowed_scraper_needs_no_token(scrapers, db, conductor,
