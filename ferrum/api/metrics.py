@@ -41,10 +41,6 @@ WSGIApp = Callable[[dict[str, Any], Callable[..., Any]], Iterable[bytes]]
 #: Shown as zero when none exist, so that a panel or an alert on them
 #: does not see the series vanish.
 _ALLOCATION_STATES = tuple(sorted(allocation_obj.STATES))
-_LEASE_STATUSES = (lease_statuses.PENDING, lease_statuses.STARTING,
-                   lease_statuses.ACTIVE, lease_statuses.ENDING,
-                   lease_statuses.ENDED, lease_statuses.CANCELLED,
-                   lease_statuses.ERROR)
 _NODE_LABELS = ['provision_state', 'power_state', 'maintenance',
                 'resource_class', 'conductor_group']
 
@@ -91,7 +87,7 @@ class FleetCollector(registry_mod.Collector):
         yield _by_key(fleet, fleet_obj.ALLOCATIONS, 'ferrum_allocations',
                       'Allocations by state.', 'state', _ALLOCATION_STATES)
         yield _by_key(fleet, fleet_obj.LEASES, 'ferrum_leases',
-                      'Leases by status.', 'status', _LEASE_STATUSES)
+                      'Leases by status.', 'status', lease_statuses.ALL)
         yield _by_key(fleet, fleet_obj.CONDUCTORS, 'ferrum_conductors_live',
                       'Live conductors (online, heartbeat recent) by '
                       'conductor group.', 'conductor_group', ())

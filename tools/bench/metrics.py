@@ -15,6 +15,8 @@ one)::
 
     .venv/bin/python tools/bench/metrics.py --nodes 100000
     .venv/bin/python tools/bench/metrics.py --nodes 100000 --throwaway-postgres
+    .venv/bin/python tools/bench/metrics.py --url http://127.0.0.1:6385
+    # (a running API: latency only, its statements are not counted)
 
 Prints one JSON line: scrape latency p50/p95/max in seconds, statements
 per scrape, the response size and how many samples it held. Targets:
@@ -111,18 +113,22 @@ def populate(db: db_api.Database, nodes: int) -> None:
             conn.exec_driver_sql('ANALYZE')
 
 
-def scrape_all(url: str, scrapes: int, counted: list[str]
+def scrape_all(url: str, scrapes: int, counted: list[str] | None
                ) -> dict[str, Any]:
+    """Scrape ``url``; ``counted`` collects the statements of each
+    scrape (None: not counted)."""
     latencies, statements = [], []
     body = ''
     with requests.Session() as session:
         for _ in range(scrapes):
-            counted.clear()
+            if counted is not None:
+                counted.clear()
             started = time.perf_counter()
             response = session.get(url + '/metrics', timeout=60)
             latencies.append(time.perf_counter() - started)
             response.raise_for_status()
-            statements.append(len(counted))
+            if counted is not None:
+                statements.append(len(counted))
             body = response.text
     samples = sum(len(family.samples) for family in
                   prom_parser.text_string_to_metric_families(body))
@@ -130,7 +136,7 @@ def scrape_all(url: str, scrapes: int, counted: list[str]
     return {'p50_s': round(statistics.median(latencies), 4),
             'p95_s': round(latencies[int(0.95 * (len(latencies) - 1))], 4),
             'max_s': round(latencies[-1], 4),
-            'statements_per_scrape': max(statements),
+            'statements_per_scrape': max(statements, default=None),
             'bytes': len(body), 'samples': samples,
             'secret_in_output': 'not-in-metrics' in body}
 
@@ -153,9 +159,16 @@ def main() -> int:
                              'SQLite file)')
     source.add_argument('--throwaway-postgres', action='store_true',
                         help='start a PostgreSQL cluster for this run')
+    source.add_argument('--url', help='scrape this running API instead '
+                        '(latency only: its statements are not counted)')
     parser.add_argument('--nodes', type=int, default=100000)
     parser.add_argument('--scrapes', type=int, default=40)
     args = parser.parse_args()
+    if args.url:
+        print(json.dumps({'bench': 'metrics', 'url': args.url,
+                          'scrapes': args.scrapes,
+                          **scrape_all(args.url, args.scrapes, None)}))
+        return 0
     with tempfile.TemporaryDirectory() as workdir, \
             _database(args, workdir) as url:
         conf = ferrum_conf.new_conf([])
