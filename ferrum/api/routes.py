@@ -14,6 +14,7 @@ from ferrum.api.handlers import allocation
 from ferrum.api.handlers import conductor
 from ferrum.api.handlers import driver
 from ferrum.api.handlers import lease
+from ferrum.api.handlers import metrics
 from ferrum.api.handlers import node
 from ferrum.api.handlers import node_management
 from ferrum.api.handlers import node_states
@@ -90,4 +91,6 @@ ROUTES: dict[str, dict[str, Handler]] = {
     '/v1/conductors/<hostname>': {'GET': conductor.get_conductor},
     # ---- ferrum's extension: the Placement sync state ----
     '/v1/placement/status': {'GET': placement.get_status},
+    # ---- Prometheus metrics (doc/observability.md) ----
+    '/metrics': {'GET': metrics.get_metrics},
 }

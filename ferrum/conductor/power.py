@@ -6,6 +6,7 @@ import threading
 import time
 
 from ferrum.common import exception
+from ferrum.common import metrics
 from ferrum.common import plural
 from ferrum.common import states
 from ferrum.conductor import context as context_mod
@@ -144,8 +145,11 @@ class PowerSync:
                         '%(db)s; setting it back',
                         {'node': node.uuid, 'actual': actual,
                          'db': node.power_state})
+            metrics.POWER_SYNC_MISMATCHES.labels('forced').inc()
             task.driver.power.set_power_state(task, node.power_state)
         else:
+            if actual != node.power_state:
+                metrics.POWER_SYNC_MISMATCHES.labels('recorded').inc()
             node.power_state = actual
 
     def _record_failure(self, task: task_manager.Task,

@@ -193,6 +193,7 @@ MATRIX = [
     row('GET', '/v1/conductors/test-conductor', 200, SYSTEM_READER,
         EVERYONE, route='/v1/conductors/<hostname>'),
     row('GET', '/v1/placement/status', 200, SYSTEM_SCOPE_READER, EVERYONE),
+    row('GET', '/metrics', 200, SYSTEM_SCOPE_READER, EVERYONE),
 ]
 
 PUBLIC = {'/', '/v1', '/v1/lookup', '/v1/heartbeat/<node_ident>'}

@@ -23,8 +23,8 @@ of :mod:`ferrum.drivers.redfish.errors`. Rules:
 * sushy is imported in this package and nowhere else (its connection
   cache is :mod:`.connections`, its task-monitor reads :mod:`.monitors`);
   its failures become ferrum exceptions here, each naming the
-  ``driver_info`` field to fix (see :func:`_translate`). The password is never part of a message: sushy's
-  messages hold URLs only.
+  ``driver_info`` field to fix (see :func:`_translate`). The password is
+  never part of a message: sushy's messages hold URLs only.
 """
 
 import logging
@@ -48,15 +48,8 @@ except ImportError as _exc:  # pragma: no cover - depends on the install
 
 # After the check above, so that a missing sushy is named by its message
 # whichever module of this package loads first.
+from ferrum.drivers.redfish.client import connections  # noqa: E402
 from ferrum.drivers.redfish.client import monitors  # noqa: E402
-from ferrum.drivers.redfish.client.connections import _FAILURES  # noqa: E402,F401
-from ferrum.drivers.redfish.client.connections import CONNECTIONS  # noqa: E402,F401
-from ferrum.drivers.redfish.client.connections import Connection  # noqa: E402,F401
-from ferrum.drivers.redfish.client.connections import Connections  # noqa: E402,F401
-from ferrum.drivers.redfish.client.connections import _key  # noqa: E402,F401
-from ferrum.drivers.redfish.client.connections import _reason  # noqa: E402,F401
-from ferrum.drivers.redfish.client.monitors import TaskReport  # noqa: E402,F401
-from ferrum.drivers.redfish.client.monitors import send  # noqa: E402,F401
 
 LOG = logging.getLogger(__name__)
 T = TypeVar('T')
@@ -73,6 +66,17 @@ InstructionSet = sushy.InstructionSet
 ProcessorArchitecture = sushy.ProcessorArchitecture
 State = sushy.State
 VirtualMediaType = sushy.VirtualMediaType
+
+Connection = connections.Connection
+Connections = connections.Connections
+#: The conductor's connections: one process, one cache (a test may put
+#: another in its place).
+CONNECTIONS = connections.CONNECTIONS
+TaskReport = monitors.TaskReport
+send = monitors.send
+_FAILURES = connections.FAILURES
+_key = connections.cache_key
+_reason = connections.reason
 
 
 def _is_tls(exc: BaseException) -> bool:

@@ -34,16 +34,16 @@ _Key = tuple[str, str, str, bool | str, str]
 #: precomputed ones, nor with another process's.
 _DIGEST_KEY = secrets.token_bytes(32)
 #: What a failed request raises, under sushy or from it.
-_FAILURES = (sushy_exc.SushyError, requests.RequestException, OSError)
+FAILURES = (sushy_exc.SushyError, requests.RequestException, OSError)
 
 
-def _reason(exc: BaseException) -> str:
+def reason(exc: BaseException) -> str:
     """A sushy or requests failure in one line (URLs, never a password)."""
     text = getattr(exc, 'detail', None) or str(exc) or type(exc).__name__
     return ' '.join(str(text).split())[:300]
 
 
-def _key(params: driver_info.RedfishParams) -> _Key:
+def cache_key(params: driver_info.RedfishParams) -> _Key:
     digest = hmac.new(_DIGEST_KEY, params.password.encode(),
                       hashlib.sha256).hexdigest()
     return (params.address, params.username, digest, params.verify_ca,
@@ -86,8 +86,8 @@ class Connection:
                 # Forget the session without asking, so that sushy's own
                 # clean-up (when the object is collected) asks nothing.
                 self._auth.reset_session_attrs()
-        except _FAILURES as exc:
-            LOG.debug('Closing a Redfish session failed: %s', _reason(exc))
+        except FAILURES as exc:
+            LOG.debug('Closing a Redfish session failed: %s', reason(exc))
         finally:
             self._connector.close()
 
@@ -118,7 +118,7 @@ def _has_sessions(conf: cfg.ConfigOpts,
     readable without credentials). True when that cannot be told."""
     try:
         anonymous = _connect(conf, params, sushy_auth.BasicAuth())
-    except _FAILURES:
+    except FAILURES:
         return True
     try:
         return 'SessionService' in (anonymous.root.json or {})
@@ -177,7 +177,7 @@ class Connections:
 
     def _borrow(self, conf: cfg.ConfigOpts,
                 params: driver_info.RedfishParams) -> Connection:
-        key = _key(params)
+        key = cache_key(params)
         while True:
             with self._lock:
                 conn = self._open.get(key)
@@ -238,7 +238,7 @@ class Connections:
              conn: Connection) -> None:
         """Forget ``conn``, broken (its BMC failed or refused it): the next
         call connects afresh. Closed once its borrowers are done."""
-        key = _key(params)
+        key = cache_key(params)
         with self._lock:
             if self._open.get(key) is conn:
                 del self._open[key]
