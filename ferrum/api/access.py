@@ -87,7 +87,8 @@ def load_context() -> None:
         ctx = context_mod.RequestContext(
             user_id=flask.g.get('user'), roles=list(_ADMIN_ROLES),
             system_scope='all', is_admin=True)
-    elif auth.is_public(flask.request.path):
+    elif (auth.is_public(flask.request.path)
+          or auth.allowed_scraper(flask.request.environ)):
         # auth_token did not see this request: its headers are the
         # client's own and count for nothing.
         ctx = context_mod.RequestContext(roles=[])

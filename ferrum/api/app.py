@@ -19,8 +19,10 @@ from ferrum.api import access
 from ferrum.api import auth
 from ferrum.api import body
 from ferrum.api import errors
+from ferrum.api import metrics
 from ferrum.api import microversion
 from ferrum.api import routes
+from ferrum.api.handlers import metrics as metrics_handler
 from ferrum.common import exception
 from ferrum.conductor import rpcapi
 from ferrum.conf import placement as placement_conf
@@ -98,8 +100,8 @@ def _endpoint(method_map: dict[str, routes.Handler]) -> Any:
 def create_app(conf: cfg.ConfigOpts, db: db_api.Database,
                rpc: rpcapi.ConductorAPI,
                conductors: registry.ConductorRegistry | None = None,
-               clock: Callable[[], datetime.datetime] = base.utcnow
-               ) -> flask.Flask:
+               clock: Callable[[], datetime.datetime] = base.utcnow,
+               service_metrics: bool = False) -> flask.Flask:
     """The API application on ``db``, reaching conductors through ``rpc``.
 
     :param conductors: the view of the conductors ``rpc`` routes by, so
@@ -107,6 +109,8 @@ def create_app(conf: cfg.ConfigOpts, db: db_api.Database,
         of all live conductors.
     :param clock: "now" as naive UTC, where a handler decides by it (a
         lease's window); tests pass the conductor's injected clock.
+    :param service_metrics: a conductor runs in this process: /metrics
+        serves its service metrics too.
     """
     if placement_conf.enabled(conf):
         # Node changes the API makes itself (traits) are queued too.
@@ -139,4 +143,9 @@ def create_app(conf: cfg.ConfigOpts, db: db_api.Database,
     for conflict in errors.CONSTRAINT_ERRORS:
         app.register_error_handler(conflict, errors.from_concurrent_change)
     app.register_error_handler(Exception, errors.from_unexpected)
+    collected = app.config[metrics_handler.REGISTRY] = (
+        metrics.build_registry(conf, db, service_metrics))
+    # Outermost, around authentication too: a 401 is a request as well.
+    app.wsgi_app = metrics.RequestMetrics(  # type: ignore[method-assign]
+        app.wsgi_app, app.url_map, collected)
     return app

@@ -40,7 +40,7 @@ class LocalAPI:
         manager = self.conductor.start()
         try:
             return api_app.create_app(
-                self.conf, self.db, manager)
+                self.conf, self.db, manager, service_metrics=True)
         except BaseException:
             self.conductor.stop()
             raise

@@ -307,6 +307,10 @@ def _services() -> list[policy.DocumentedRuleDefault]:
         _rule('baremetal:placement:get_status', SYSTEM_READER,
               "Retrieve the Placement sync's state (ferrum's extension)",
               ('GET', '/placement/status'), scope=['system']),
+        _rule('baremetal:metrics:get', SYSTEM_READER,
+              "Read the Prometheus metrics at /metrics (ferrum's "
+              'extension; clients from [metrics] allowed_scrapers need no '
+              'token)', ('GET', '/metrics'), scope=['system']),
     ]
 
 

@@ -15,6 +15,7 @@ from ferrum.api.handlers import conductor
 from ferrum.api.handlers import driver
 from ferrum.api.handlers import event
 from ferrum.api.handlers import lease
+from ferrum.api.handlers import metrics
 from ferrum.api.handlers import node
 from ferrum.api.handlers import node_history
 from ferrum.api.handlers import node_management
@@ -97,4 +98,6 @@ ROUTES: dict[str, dict[str, Handler]] = {
     '/v1/events': {'GET': event.list_events},
     # ---- ferrum's extension: the Placement sync state ----
     '/v1/placement/status': {'GET': placement.get_status},
+    # ---- Prometheus metrics (doc/observability.md) ----
+    '/metrics': {'GET': metrics.get_metrics},
 }

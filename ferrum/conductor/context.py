@@ -34,6 +34,9 @@ class Runner(Protocol):
     def resume(self, task: Any) -> None:
         """End the locked node's wait and continue its flow."""
 
+    def fail(self, task: Any, error: str) -> None:
+        """Fail the locked node's wait as the callback timeout does."""
+
     def each_node(self, ctx: 'ConductorContext', purpose: str,
                   func: Callable[[Any], None], *, columns: Iterable[str],
                   filters: Mapping[str, Any] | None,

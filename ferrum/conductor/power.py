@@ -6,6 +6,7 @@ import threading
 import time
 
 from ferrum.common import exception
+from ferrum.common import metrics
 from ferrum.common import plural
 from ferrum.common import states
 from ferrum.conductor import context as context_mod
@@ -60,7 +61,9 @@ def change_power_state(ctx: context_mod.ConductorContext, node_id: int | str,
 
 def _do_power(task: task_manager.Task, target: str,
               timeout: int | None) -> None:
-    timeout = timeout or task.ctx.conf.conductor.power_state_change_timeout
+    # The request's timeout only: without one, the driver waits its
+    # default for the change, which is longer for a soft one
+    # (power_iface.change_timeout).
     try:
         # Only a hard reboot is reboot(); a soft one goes to
         # set_power_state, as in Ironic, since reboot() cannot say "soft".
@@ -143,12 +146,14 @@ class PowerSync:
                         '%(db)s; setting it back',
                         {'node': node.uuid, 'actual': actual,
                          'db': node.power_state})
+            metrics.POWER_SYNC_MISMATCHES.labels('forced').inc()
             task.driver.power.set_power_state(task, node.power_state)
             node.note(node_history.note(
                 node_history.MONITORING, 'Power state %s found by the sync; '
                 'set back to %s' % (actual, node.power_state)))
         else:
             if actual != node.power_state:
+                metrics.POWER_SYNC_MISMATCHES.labels('recorded').inc()
                 node.note(node_history.note(
                     node_history.MONITORING, 'Power state corrected by the '
                     'sync: %s -> %s' % (node.power_state, actual)))

@@ -1,15 +1,16 @@
 # SPDX-License-Identifier: Apache-2.0
-"""Node work offered to tasks and drivers: start, resume, visit.
+"""Node work offered to tasks and drivers: start, resume, fail, visit.
 
 The conductor's context holds a :class:`Runner` (see
 :class:`ferrum.conductor.context.Runner`), so that a driver reaches these
-through ``task.start()``, ``task.resume()`` and ``ctx.each_node()`` without
-importing the conductor.
+through ``task.start()``, ``task.resume()``, ``task.fail()`` and
+``ctx.each_node()`` without importing the conductor.
 """
 
 import logging
 import threading
 from collections.abc import Callable, Iterable, Mapping
+from concurrent import futures
 from typing import Any
 
 import futurist
@@ -33,6 +34,12 @@ _RESUMES: dict[str, Callable[[task_manager.Task], None]] = {
     states.CLEANWAIT: cleaning.continue_cleaning,
     states.INSPECTWAIT: inspection.continue_inspection,
 }
+#: The wait states whose failure runs a flow's clean-up on a worker; a
+#: failed ``inspect wait`` only changes state.
+_FAILS: dict[str, Callable[[task_manager.Task, str], None]] = {
+    states.DEPLOYWAIT: deployments.fail_deploy,
+    states.CLEANWAIT: cleaning.fail_cleaning,
+}
 _ROW = ('id', 'uuid', 'driver', 'provision_state', 'maintenance')
 
 
@@ -51,6 +58,17 @@ class Runner:
                 state=task.node.provision_state)
         task.process_event('resume')
         task.spawn_after(then, task)
+
+    def fail(self, task: task_manager.Task, error: str) -> None:
+        state = task.node.provision_state
+        if state not in _RESUMES:
+            raise exception.InvalidStateRequested(
+                action='fail', node=task.node.uuid, state=state)
+        then = _FAILS.get(state)
+        if then is None:
+            task.process_event('fail', last_error=error)
+        else:
+            task.spawn_after(then, task, error)
 
     def each_node(self, ctx: context_mod.ConductorContext, purpose: str,
                   func: Callable[[Any], None], *, columns: Iterable[str],
@@ -71,10 +89,17 @@ class Runner:
             rows = rows if limit is None else rows[:limit]
             # Nodes are independent and mostly wait on their BMC: visit
             # them in parallel, on a pool of this run's own.
-            with futurist.ThreadPoolExecutor(
-                    max_workers=min(workers, len(rows))) as pool:
-                for row in rows:
-                    pool.submit(visit, row)
+            pool = futurist.ThreadPoolExecutor(
+                max_workers=min(workers, len(rows)))
+            try:
+                futures.wait([pool.submit(visit, row) for row in rows])
+            finally:
+                # Not shutdown(wait=True): futurist's idle workers look for
+                # the stop only once a second, which cost every run up to
+                # a second after its last node (half of a 200-node
+                # Redfish sync, doc/performance.md "Issue 30"). They stop
+                # on their own.
+                pool.shutdown(wait=False)
         if visit.error is not None:
             raise visit.error
         return visit.done

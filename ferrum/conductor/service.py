@@ -1,11 +1,13 @@
 # SPDX-License-Identifier: Apache-2.0
 """The conductor service: start-up, steady state and graceful stop.
 
-Start-up, in order: open the database and check its schema, load and
-validate every enabled driver (refusing to start on any problem), register
-in the conductors table, fail and unlock the nodes a previous run of this
-host left locked, then start the heartbeat, resume the allocations a
-previous run left "allocating", start the Placement sync when
+Start-up, in order: bind the metrics endpoint when ``[metrics] port`` is
+set (:mod:`ferrum.conductor.metrics_endpoint`; a port in use stops
+start-up before anything else), open the database and check its schema,
+load and validate every enabled driver (refusing to start on any problem),
+register in the conductors table, fail and unlock the nodes a previous run
+of this host left locked, then start the heartbeat, resume the allocations
+a previous run left "allocating", start the Placement sync when
 ``[placement]`` is configured (its configuration is checked with the
 drivers', before anything else: ``[allocation] backend = placement``
 without it stops start-up), and start the periodic tasks. Only
@@ -21,6 +23,7 @@ work and stops its periodic tasks, lets running work finish within
 is still running after that. Its heartbeat goes on (offline) until then,
 so that nobody takes it for dead and fails the nodes it is finishing. The
 new owners take its active nodes over (:mod:`ferrum.conductor.takeover`).
+The metrics endpoint stops last.
 """
 
 import datetime
@@ -36,9 +39,11 @@ from ferrum.allocation import backends
 from ferrum.allocation import takeover
 from ferrum.common import plural
 from ferrum.conductor import context as context_mod
+from ferrum.conductor import driver_calls
 from ferrum.conductor import history
 from ferrum.conductor import keepalive
 from ferrum.conductor import manager
+from ferrum.conductor import metrics_endpoint
 from ferrum.conductor import ownership
 from ferrum.conductor import power
 from ferrum.conductor import recovery
@@ -79,6 +84,7 @@ class ConductorService:
         self.power_sync = power.PowerSync()
         self.history_cleanup = history.HistoryCleanup()
         self.placement: placement_sync.SyncWorker | None = None
+        self.metrics = metrics_endpoint.MetricsEndpoint(conf)
 
     def start(self, start_periodics: bool = True,
               rpc_address: str | None = None) -> manager.ConductorManager:
@@ -87,11 +93,22 @@ class ConductorService:
         :param rpc_address: the URL of this conductor's JSON-RPC endpoint,
             registered for the API to call; None on the local transport.
         """
+        # First: a port in use stops start-up before anything registers.
+        self.metrics.start()
+        try:
+            return self._start(start_periodics, rpc_address)
+        except BaseException:
+            self.metrics.stop()
+            raise
+
+    def _start(self, start_periodics: bool, rpc_address: str | None
+               ) -> manager.ConductorManager:
         db = self._db or db_api.Database(self.conf)
         migration.require_current(db.engine)
         db.history_host = self.conf.host
         drivers = loader.DriverRegistry(self.conf)
         drivers.check_configuration(self.conf)
+        driver_calls.instrument(drivers)
         client = placement_sync.check_config(self.conf)
         allocations = backends.choose(self.conf, db)
         placement: service.PlacementService | None = None
@@ -184,4 +201,5 @@ class ConductorService:
         if self._heartbeat is not None:
             self._heartbeat.stop()
         ctx.workers.shutdown()
+        self.metrics.stop()
         LOG.info('Conductor %s stopped', ctx.host)

@@ -39,11 +39,13 @@ Lock retries follow ``[conductor]node_locked_retry_attempts`` and
 
 import logging
 import threading
+import time
 import types
 from collections.abc import Callable, Mapping
 from typing import Any
 
 from ferrum.common import exception
+from ferrum.common import metrics
 from ferrum.common import state_machine
 from ferrum.common import states
 from ferrum.conductor import context as context_mod
@@ -108,6 +110,7 @@ class Task:
     def _reserve(self, node_id: int | str, retry: bool) -> node_obj.Node:
         conf = self.ctx.conf.conductor
         attempts = conf.node_locked_retry_attempts if retry else 1
+        started = time.monotonic()
         for attempt in range(1, attempts + 1):
             self.ctx.inflight.reserving(+1)
             try:
@@ -115,9 +118,13 @@ class Task:
                                              node_id)
             except exception.NodeLocked:
                 if attempt == attempts:
+                    metrics.LOCK_WAIT_SECONDS.labels('locked').observe(
+                        time.monotonic() - started)
                     raise
                 self.ctx.sleep(conf.node_locked_retry_interval)
             else:
+                metrics.LOCK_WAIT_SECONDS.labels('acquired').observe(
+                    time.monotonic() - started)
                 self.ctx.inflight.lock_taken(node.id)
                 LOG.debug('Node %(node)s locked for %(purpose)s',
                           {'node': node.uuid, 'purpose': self.purpose})
@@ -172,6 +179,11 @@ class Task:
         """End the node's wait; see :meth:`ferrum.drivers.base.Task.resume`."""
         self._require_exclusive('resume')
         self.ctx.runner.resume(self)
+
+    def fail(self, error: str) -> None:
+        """Fail the node's wait; see :meth:`ferrum.drivers.base.Task.fail`."""
+        self._require_exclusive('fail')
+        self.ctx.runner.fail(self, error)
 
     def start(self, verb: str,
               args: Mapping[str, Any] | None = None) -> None:

@@ -7,9 +7,7 @@ from typing import Any
 
 from ferrum.common import plural
 from ferrum.common import states
-from ferrum.conductor import cleaning
 from ferrum.conductor import context as context_mod
-from ferrum.conductor import deployments
 from ferrum.conductor import task_manager
 from ferrum.periodic import decorators
 
@@ -55,12 +53,7 @@ class ProvisionTimeouts:
                      '([conductor]%s)' % (
                          state, plural.count(timeouts[state], 'second'),
                          _TIMEOUTS[state]))
-            if state == states.CLEANWAIT:
-                task.spawn_after(cleaning.fail_cleaning, task, error)
-            elif state == states.DEPLOYWAIT:
-                task.spawn_after(deployments.fail_deploy, task, error)
-            else:
-                task.process_event('fail', last_error=error)
+            task.fail(error)
 
         # One query for every waiting state.
         ctx.each_node(PURPOSE, fail, columns=('provision_updated_at',),

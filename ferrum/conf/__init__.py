@@ -20,6 +20,7 @@ from ferrum.conf import default
 from ferrum.conf import ipmi
 from ferrum.conf import json_rpc
 from ferrum.conf import lease
+from ferrum.conf import metrics
 from ferrum.conf import oneview
 from ferrum.conf import placement
 from ferrum.conf import redfish
@@ -38,6 +39,7 @@ def register_opts(conf: cfg.ConfigOpts) -> None:
     ipmi.register_opts(conf)
     json_rpc.register_opts(conf)
     lease.register_opts(conf)
+    metrics.register_opts(conf)
     oneview.register_opts(conf)
     placement.register_opts(conf)
     redfish.register_opts(conf)

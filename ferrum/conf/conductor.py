@@ -70,6 +70,12 @@ opts: list[cfg.Opt] = [
                help='Seconds to wait for a node to reach the requested power '
                     'state after a power change before the change is '
                     'failed.'),
+    cfg.IntOpt('soft_power_off_timeout', default=600, min=1, mutable=True,
+               help='Seconds to wait for a node to reach the requested power '
+                    'state after a soft power off or a soft reboot (the '
+                    'operating system shuts down first, which takes longer '
+                    'than a hard change) before the change is failed, when '
+                    'the request gives no timeout. Always positive.'),
     cfg.IntOpt('check_provision_state_interval', default=60, min=0,
                help='Seconds between two runs of the periodic task that '
                     'fails nodes waiting in "wait call-back" or "clean wait" '

@@ -11,6 +11,7 @@ from ferrum.conf import default
 from ferrum.conf import ipmi
 from ferrum.conf import json_rpc
 from ferrum.conf import lease
+from ferrum.conf import metrics
 from ferrum.conf import oneview
 from ferrum.conf import placement
 from ferrum.conf import redfish
@@ -28,6 +29,7 @@ def list_opts() -> list[tuple[str, list[cfg.Opt]]]:
         (ipmi.GROUP, ipmi.opts),
         (json_rpc.GROUP, json_rpc.list_opts()),
         (lease.GROUP, lease.opts),
+        (metrics.GROUP, metrics.opts),
         (oneview.GROUP, oneview.opts),
         (placement.GROUP, placement.list_opts()),
         (redfish.GROUP, redfish.opts),

@@ -2,8 +2,9 @@
 """Options of the [redfish] group: how the ``redfish`` hardware type talks
 to BMCs through sushy.
 
-Every option is read when a connection is made or a power change waits, so
-a test's override takes effect at the next connection.
+Every option is read when a connection is made, a power change waits or a
+task monitor is polled, so a test's override takes effect at the next use
+(the polling interval when the periodic worker starts).
 """
 
 from oslo_config import cfg
@@ -36,6 +37,26 @@ opts: list[cfg.Opt] = [
                  help='Seconds between two power-state reads while waiting '
                       'for a power change to take effect (BMCs acknowledge '
                       'a reset long before the machine reaches the state).'),
+    cfg.FloatOpt('task_poll_interval', default=30.0, min=0.0,
+                 help='Seconds between two runs of the periodic task that '
+                      'reads the task monitors of BMC operations still '
+                      'running (a BMC that answers an operation with 202 '
+                      'and a task monitor: the node waits in "clean wait", '
+                      '"wait call-back" or "inspect wait" meanwhile). A '
+                      'node is read less often when its BMC asks so '
+                      '(Retry-After). 0 disables the task: such nodes then '
+                      'wait until the [conductor] callback timeout of '
+                      'their state fails them.'),
+    cfg.IntOpt('task_timeout', default=1800, min=0,
+               help='Seconds a node may wait for one BMC task (from the '
+                    'BMC\'s 202 answer) before the task counts as failed '
+                    'and the node fails with a message naming this '
+                    'option. The BMC is read once more first, so a task '
+                    'that finished meanwhile is not failed. 0 sets no '
+                    'limit of its own; the [conductor] callback timeout '
+                    'of the wait state (clean_callback_timeout, '
+                    'deploy_callback_timeout, inspect_wait_timeout) still '
+                    'applies, whichever comes first.'),
 ]
 
 

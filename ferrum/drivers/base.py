@@ -36,15 +36,16 @@ Rules every implementation follows:
 * Methods that start long operations may return a *wait* state
   (``DEPLOYWAIT``, ``CLEANWAIT``, ``INSPECTWAIT``; see each method): the
   conductor then releases the lock and the node waits. The driver ends the
-  wait with ``task.resume()`` under an exclusive lock, from any of three
+  wait with ``task.resume()`` under an exclusive lock (or, when the work
+  failed, ``task.fail(error)``), from any of three
   places: its own periodic task (``@node_periodic``), a vendor passthru
   method (``POST /v1/nodes/{node}/vendor_passthru``), or
   :meth:`DeployInterface.heartbeat` (``POST /v1/heartbeat/{node}``, which
   a ramdisk agent calls). A wait that nobody ends fails after its
   ``[conductor]*_callback_timeout`` (``inspect_wait_timeout``). After
   ``task.upgrade_lock()`` the node is read again: check that it still
-  waits before ``task.resume()`` (an abort or the timeout may have moved
-  it meanwhile).
+  waits before ``task.resume()`` or ``task.fail()`` (an abort or the
+  timeout may have moved it meanwhile).
 """
 
 import dataclasses

@@ -94,6 +94,20 @@ class Task(Protocol[DriverT_co]):
         :raises InvalidStateRequested: the node is not waiting.
         """
 
+    def fail(self, error: str) -> None:
+        """End the node's wait with a failure: the asynchronous work failed.
+
+        Needs the exclusive lock, and the node in one of the wait states
+        :meth:`resume` names. ``error`` becomes ``last_error``; the node
+        then fails as the callback timeout fails it: ``wait call-back`` goes
+        to ``deploy failed`` after the deploy interface's ``clean_up``,
+        ``clean wait`` to ``clean failed`` (in maintenance) after
+        ``tear_down_cleaning`` (both on a worker after the task's block),
+        ``inspect wait`` to ``inspect failed``.
+
+        :raises InvalidStateRequested: the node is not waiting.
+        """
+
     def start(self, verb: str,
               args: Mapping[str, Any] | None = None) -> None:
         """Start a provision verb (``provide``, ``manage``, ...) on the node.

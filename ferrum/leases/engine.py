@@ -50,6 +50,7 @@ from typing import Any
 from ferrum.allocation import release
 from ferrum.common import exception
 from ferrum.common import lease_statuses as statuses
+from ferrum.common import metrics
 from ferrum.common import plural
 from ferrum.common import state_machine
 from ferrum.common import states
@@ -79,7 +80,8 @@ class LeaseEngine:
     @decorators.periodic(spacing=lambda conf: conf.lease.check_interval,
                          run_immediately=True)
     def run_leases(self, ctx: context_mod.ConductorContext) -> None:
-        run(ctx)
+        with metrics.LEASE_ENGINE_SECONDS.time():
+            run(ctx)
 
 
 def run(ctx: context_mod.ConductorContext) -> None:

@@ -70,7 +70,7 @@ def _cutoff(timeout: int) -> datetime.datetime:
     return base.utcnow() - datetime.timedelta(seconds=timeout)
 
 
-def _alive(heartbeat_timeout: int) -> sa.ColumnElement[bool]:
+def alive(heartbeat_timeout: int) -> sa.ColumnElement[bool]:
     """The SQL twin of :func:`is_alive`."""
     return sa.and_(TABLE.c.online.is_(True),
                    TABLE.c.heartbeat_at > _cutoff(heartbeat_timeout))
@@ -216,7 +216,7 @@ def alive_drivers(db: db_api.Database, heartbeat_timeout: int
                        IFACES.c.hardware_type).distinct()
              .select_from(TABLE.outerjoin(
                  IFACES, IFACES.c.conductor_id == TABLE.c.id))
-             .where(_alive(heartbeat_timeout)))
+             .where(alive(heartbeat_timeout)))
     found: dict[str, tuple[str, set[str]]] = {}
     with db.reader() as conn:
         for hostname, group, hw_type in conn.execute(query):
@@ -257,7 +257,7 @@ def active_hardware_types(db: db_api.Database, heartbeat_timeout: int,
     """
     query = (sa.select(TABLE.c.hostname, IFACES)
              .join(IFACES, IFACES.c.conductor_id == TABLE.c.id)
-             .where(_alive(heartbeat_timeout))
+             .where(alive(heartbeat_timeout))
              .order_by(IFACES.c.hardware_type, TABLE.c.hostname,
                        IFACES.c.id))
     if name is not None:

@@ -16,6 +16,7 @@ after the caller looked it up is :class:`NodeNotFound`.
 from __future__ import annotations
 
 import datetime
+import re
 import uuid as uuidlib
 from collections.abc import Mapping
 from typing import Any
@@ -36,7 +37,21 @@ _JSON_FIELDS = frozenset({'local_link_connection', 'extra', 'internal_info'})
 _SELECT = sa.select(TABLE, _NODES.c.uuid.label('node_uuid')).join(
     _NODES, _NODES.c.id == TABLE.c.node_id)
 _INSERT = sa.insert(TABLE).returning(TABLE.c.id)
+#: A port's address as Ironic stores it: six pairs of hexadecimal digits
+#: separated by colons, in lower case (the only form Ironic accepts).
+MAC = re.compile('^[0-9a-f]{2}(:[0-9a-f]{2}){5}$')
 _UPDATE = sa.update(TABLE).where(TABLE.c.id == sa.bindparam('b_id'))
+
+
+def normalize_mac(address: str) -> str:
+    """``address`` in lower case, as ports store it.
+
+    :raises InvalidMAC: it is not six colon-separated pairs of hex digits.
+    """
+    normalized = address.lower()
+    if not MAC.match(normalized):
+        raise exception.InvalidMAC(mac=address[:100])
+    return normalized
 
 
 class Port(base.Row):

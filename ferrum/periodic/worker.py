@@ -9,6 +9,7 @@ Spacing is read here, when the worker is built.
 
 import logging
 import threading
+import time
 import types
 from collections.abc import Callable, Iterable
 from typing import Any
@@ -17,6 +18,7 @@ import futurist
 from futurist import periodics
 
 from ferrum.common import exception
+from ferrum.common import metrics
 from ferrum.periodic import decorators
 
 LOG = logging.getLogger(__name__)
@@ -44,12 +46,22 @@ def _callable_for(obj: object, name: str, ctx: decorators.Conductor,
                   spacing: float, run_immediately: bool
                   ) -> Callable[[], None]:
     method = getattr(obj, name)
+    task = '%s.%s' % (type(obj).__name__, name)
+    duration = metrics.PERIODIC_SECONDS.labels(task)
+    failures = metrics.PERIODIC_FAILURES.labels(task)
 
     @periodics.periodic(spacing=spacing, run_immediately=run_immediately)
     def run() -> None:
-        method(ctx)
+        started = time.monotonic()
+        try:
+            method(ctx)
+        except BaseException:
+            failures.inc()
+            raise
+        finally:
+            duration.observe(time.monotonic() - started)
 
-    run.__name__ = '%s.%s' % (type(obj).__name__, name)
+    run.__name__ = task
     run.__qualname__ = run.__name__
     return run
 

@@ -41,12 +41,14 @@ import contextlib
 import datetime
 import logging
 import threading
+import time
 from collections.abc import Callable
 
 import futurist
 from oslo_config import cfg
 
 from ferrum.common import exception
+from ferrum.common import metrics
 from ferrum.common import plural
 from ferrum.conf import placement as placement_conf
 from ferrum.db import api as db_api
@@ -185,6 +187,7 @@ class SyncWorker:
             self.db, stale, self.conf.placement.push_batch_size), stale)
         if not heads:
             return released
+        started = time.monotonic()
         try:
             results = self._push(heads)
         except Exception:
@@ -194,6 +197,9 @@ class SyncWorker:
                 outbox.unclaim(self.db, self.host)
             raise
         failures = [r for r in results if isinstance(r, Exception)]
+        metrics.PLACEMENT_PUSH_SECONDS.labels(
+            'unavailable' if failures else 'done').observe(
+                time.monotonic() - started)
         if failures:
             outbox.unclaim(self.db, self.host)
             self.outage.failed(failures[0])

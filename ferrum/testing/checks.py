@@ -37,11 +37,13 @@ class _FakeTask:
     """
 
     def __init__(self, driver_info: Mapping[str, Any],
-                 checked: base.BaseInterface | None = None) -> None:
+                 checked: base.BaseInterface | None = None,
+                 instance_info: Mapping[str, Any] | None = None) -> None:
         values: dict[str, Any] = dict.fromkeys(node_obj.Node.COLUMNS)
         values.update(id=0, uuid=str(uuid.uuid4()), driver='check',
                       provision_state='enroll', maintenance=False,
-                      driver_info=dict(driver_info))
+                      driver_info=dict(driver_info),
+                      instance_info=dict(instance_info or {}))
         self.node = node_obj.Node(None, values)
         self.shared = True
         self.purpose = 'contract check'
@@ -150,6 +152,7 @@ def _check_passthru(obj: base.BaseInterface, problems: list[str]) -> None:
 
 def _check_validate(obj: base.BaseInterface,
                     driver_info: Mapping[str, Any] | None,
+                    instance_info: Mapping[str, Any] | None,
                     problems: list[str]) -> None:
     try:
         obj.validate(_FakeTask({}, obj))
@@ -165,14 +168,16 @@ def _check_validate(obj: base.BaseInterface,
     if driver_info is None:
         return
     try:
-        obj.validate(_FakeTask(driver_info, obj))
+        obj.validate(_FakeTask(driver_info, obj, instance_info))
     except Exception as exc:
-        problems.append('validate() refused the driver_info given as valid: '
-                        '%s: %s' % (type(exc).__name__, exc))
+        problems.append('validate() refused the driver_info (and '
+                        'instance_info) given as valid: %s: %s'
+                        % (type(exc).__name__, exc))
 
 
 def check_interface(cls: type, driver_info: Mapping[str, Any] | None = None,
-                    conf: cfg.ConfigOpts | None = None) -> None:
+                    conf: cfg.ConfigOpts | None = None,
+                    instance_info: Mapping[str, Any] | None = None) -> None:
     """Check an interface class against the driver contract.
 
     Instantiates it as the loader does (no arguments), then checks: its
@@ -183,7 +188,9 @@ def check_interface(cls: type, driver_info: Mapping[str, Any] | None = None,
     passthru mark, ``check_configuration`` on the default configuration
     (a ferrum exception is fine: it stops the conductor cleanly), and
     ``validate`` on a node with empty ``driver_info`` (it may only refuse
-    with a 400 error) and, when given, with ``driver_info`` (it must pass).
+    with a 400 error) and, when given, with ``driver_info`` (it must pass;
+    the node then has ``instance_info`` too, for interfaces that read it,
+    such as a boot interface's image).
 
     :raises ContractError: listing every problem found.
     """
@@ -211,7 +218,7 @@ def check_interface(cls: type, driver_info: Mapping[str, Any] | None = None,
         problems.append('check_configuration() must raise a ferrum '
                         'exception naming the option, not %s: %s'
                         % (type(exc).__name__, exc))
-    _check_validate(obj, driver_info, problems)
+    _check_validate(obj, driver_info, instance_info, problems)
     if problems:
         raise ContractError('%s breaks the driver contract:\n- %s'
                             % (cls.__name__, '\n- '.join(problems)))

@@ -95,7 +95,7 @@ def _filters(parent: node_obj.Node | None) -> dict[str, Any]:
     filters = _node_filter(parent)
     address = args.get('address')
     if address is not None:
-        filters['address'] = port_schema.normalize_mac(address)
+        filters['address'] = port_obj.normalize_mac(address)
     return filters
 
 
@@ -214,7 +214,7 @@ def create_port() -> flask.Response:
     port_schema.to_bool(values)
     node = _target_node(values.pop('node_uuid'), 'baremetal:port:create')
     values['node_id'] = node.id
-    values['address'] = port_schema.normalize_mac(values['address'])
+    values['address'] = port_obj.normalize_mac(values['address'])
     if 'uuid' in values:
         values['uuid'] = _uuid('uuid', values['uuid'])
     values['local_link_connection'] = port_schema.check_local_link_connection(
@@ -299,7 +299,7 @@ def patch_port(port_ident: str) -> dict[str, Any]:
                                   'baremetal:port:update'))
         port.node_id, port.node_uuid = nodes[-1].id, nodes[-1].uuid
     if 'address' in changes:
-        changes['address'] = port_schema.normalize_mac(changes['address'])
+        changes['address'] = port_obj.normalize_mac(changes['address'])
     if {'local_link_connection', 'is_smartnic'} & set(changes):
         changes['local_link_connection'] = (
             port_schema.check_local_link_connection(

@@ -14,8 +14,8 @@ from typing import Any
 from oslo_utils import strutils
 
 from ferrum.common import exception
+from ferrum.objects import port as port_obj
 
-_MAC = re.compile('^[0-9a-f]{2}(:[0-9a-f]{2}){5}$')
 #: An OpenFlow datapath ID: 64 bits, the low 48 of which are a MAC.
 _DATAPATH_ID = re.compile('^[0-9a-f]{16}$')
 #: python-ironicclient sends booleans as strings ("--pxe-enabled false",
@@ -79,17 +79,6 @@ def to_bool(values: dict[str, Any]) -> None:
                            % (name, value[:100])) from None
 
 
-def normalize_mac(address: str) -> str:
-    """``address`` in lower case.
-
-    :raises InvalidMAC: it is not six colon-separated pairs of hex digits.
-    """
-    normalized = address.lower()
-    if not _MAC.match(normalized):
-        raise exception.InvalidMAC(mac=address[:100])
-    return normalized
-
-
 def check_local_link_connection(link: dict[str, Any],
                                 is_smartnic: bool) -> dict[str, Any]:
     """``link`` with ``switch_id`` normalized, if its keys make sense.
@@ -132,7 +121,7 @@ def check_local_link_connection(link: dict[str, Any],
 
 def _switch_id(value: str) -> str:
     normalized = value.lower()
-    if _MAC.match(normalized) or _DATAPATH_ID.match(normalized):
+    if port_obj.MAC.match(normalized) or _DATAPATH_ID.match(normalized):
         return normalized
     raise exception.InvalidParameterValue(
         reason='local_link_connection switch_id "%s" is neither a MAC '

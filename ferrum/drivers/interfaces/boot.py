@@ -31,8 +31,26 @@ class BootInterface(interfaces.BaseInterface):
 
     @abc.abstractmethod
     def prepare_instance(self, task: 'AnyTask') -> None:
-        """Set the node up to boot the deployed instance. Exclusive lock."""
+        """Set the node up to boot the deployed instance.
+
+        Called with an exclusive lock by the deploy interface when it puts
+        the workload on (before it powers the node on), and at take-over
+        of an ``active`` node. Idempotent. Where this interface decides
+        the boot device (virtual media), it sets it here; otherwise the
+        deploy interface sets :meth:`instance_boot_device`.
+        """
 
     @abc.abstractmethod
     def clean_up_instance(self, task: 'AnyTask') -> None:
         """Undo prepare_instance. Exclusive lock; idempotent."""
+
+    def instance_boot_device(self, task: 'AnyTask') -> str | None:
+        """The boot device the deploy interface sets, persistently, after
+        :meth:`prepare_instance`; None when ``prepare_instance`` has set
+        the boot device itself.
+
+        Called with an exclusive lock; must not contact the hardware. The
+        default is ``'pxe'``: network boot, the node boots whatever the
+        network serves it (the ``noop`` and ``fake`` boot interfaces).
+        """
+        return 'pxe'

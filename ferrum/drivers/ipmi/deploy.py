@@ -1,12 +1,16 @@
 # SPDX-License-Identifier: Apache-2.0
-"""The ``ramdisk`` deploy interface: the node boots from the network.
+"""The ``ramdisk`` deploy interface: the node boots its workload, no image
+is written.
 
-There is no image to write: deploying points the node at PXE for good and
-power-cycles it, so whatever the boot interface serves over the network
-becomes the workload (a diskless image, an installer, a rescue system).
-Tearing down powers the node off and points it back at its disk. It uses
-the node's power and management interfaces, so it suits any hardware type
-whose management interface can set the boot device.
+Deploying asks the boot interface to prepare the instance's boot, sets the
+boot device the boot interface names for good (PXE with the ``noop`` and
+``fake`` boot interfaces: whatever the network serves becomes the
+workload, a diskless image, an installer, a rescue system; none with
+``redfish-virtual-media``, which boots the ISO it inserted) and
+power-cycles the node. Tearing down powers the node off and points it back
+at its disk; cleaning up undoes the boot interface's preparations. It uses
+the node's power, management and boot interfaces, so it suits any hardware
+type whose management interface can set the boot device.
 """
 
 from typing import TYPE_CHECKING
@@ -31,7 +35,12 @@ class RamdiskDeploy(base.DeployInterface):
             task.driver.boot.prepare_ramdisk(task)
 
     def deploy(self, task: 'Task') -> str | None:
-        task.driver.management.set_boot_device(task, 'pxe', persistent=True)
+        boot = task.driver.boot
+        boot.prepare_instance(task)
+        device = boot.instance_boot_device(task)
+        if device is not None:
+            task.driver.management.set_boot_device(task, device,
+                                                   persistent=True)
         task.driver.power.reboot(task)
         return None
 
@@ -40,4 +49,7 @@ class RamdiskDeploy(base.DeployInterface):
         task.driver.management.set_boot_device(task, 'disk', persistent=True)
 
     def clean_up(self, task: 'Task') -> None:
+        # Both: a deploy may fail before or after prepare_instance, and
+        # each undo is idempotent.
+        task.driver.boot.clean_up_instance(task)
         task.driver.boot.clean_up_ramdisk(task)

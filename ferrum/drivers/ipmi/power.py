@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 from ferrum.common import exception
 from ferrum.common import states
 from ferrum.drivers import base
+from ferrum.drivers.interfaces import power as power_iface
 from ferrum.drivers.ipmi import driver_info
 from ferrum.drivers.ipmi import runner
 
@@ -78,8 +79,8 @@ class IpmitoolPower(base.PowerInterface):
                        'supports %s' % (power_state, ', '.join(_COMMANDS)))
         ipmi = runner.IpmitoolRunner(task.ctx.conf)
         self._change(task, ipmi, params(task), power_state,
-                     timeout or task.ctx.conf.conductor
-                     .power_state_change_timeout)
+                     power_iface.change_timeout(task.ctx.conf, power_state,
+                                                timeout))
 
     def reboot(self, task: 'Task', timeout: int | None = None) -> None:
         """Off (unless already off), then on, waiting for each.
@@ -89,7 +90,8 @@ class IpmitoolPower(base.PowerInterface):
         """
         ipmi = runner.IpmitoolRunner(task.ctx.conf)
         bmc = params(task)
-        timeout = timeout or task.ctx.conf.conductor.power_state_change_timeout
+        timeout = power_iface.change_timeout(task.ctx.conf, states.REBOOT,
+                                             timeout)
         self._change(task, ipmi, bmc, states.POWER_OFF, timeout)
         self._change(task, ipmi, bmc, states.POWER_ON, timeout)
 

@@ -5,8 +5,15 @@ Enable it with ``enabled_hardware_types = redfish``,
 ``enabled_power_interfaces = redfish``, ``enabled_management_interfaces =
 redfish`` and ``enabled_deploy_interfaces = ramdisk``. It needs the sushy
 library (``pip install "ferrum[redfish]"``): without it the conductor
-refuses to start and names the missing library. Booting is network boot
-through the boot device, as for ``ipmi`` (the ``ramdisk`` deploy sets PXE).
+refuses to start and names the missing library. Booting, by boot
+interface: ``redfish-virtual-media`` (when in ``enabled_boot_interfaces``)
+inserts ISO images into the BMC's virtual CD and boots from it (see
+:mod:`ferrum.drivers.redfish.vmedia`); ``noop`` is network boot through
+the boot device, as for ``ipmi`` (the ``ramdisk`` deploy sets PXE).
+Out-of-band inspection (``enabled_inspect_interfaces = redfish``) fills
+CPUs, memory and disk from the System and adds a port per NIC. A BMC
+operation answered with a task monitor makes the node wait, polled by a
+periodic task (:mod:`ferrum.drivers.redfish.tasks`).
 See doc/redfish.md; the node fields are in
 :mod:`ferrum.drivers.redfish.driver_info`.
 """
@@ -38,7 +45,11 @@ class RedfishHardware(hardware_type.AbstractHardwareType):
 
     @property
     def supported_boot_interfaces(self) -> list[str]:
-        return ['noop', 'fake']
+        return ['redfish-virtual-media', 'noop', 'fake']
+
+    @property
+    def supported_inspect_interfaces(self) -> list[str]:
+        return ['redfish', 'noop']
 
     @property
     def supported_network_interfaces(self) -> list[str]:

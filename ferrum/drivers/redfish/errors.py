@@ -31,6 +31,18 @@ class RedfishUnreachable(RedfishError):
                'BMC is up; ferrum tries again later.')
 
 
+class RedfishServerError(RedfishUnreachable):
+    """503: the BMC answered with a 5xx status (after sushy's retries): an
+    outage of this BMC as well, but one that says what the BMC answered.
+
+    :ivar status: the HTTP status the BMC answered.
+    """
+
+    msg_fmt = ('BMC %(address)s answered Redfish %(action)s with HTTP '
+               '%(status)s: %(reason)s. The BMC reports a failure of its '
+               'own; ferrum tries again later.')
+
+
 class RedfishAuthError(RedfishError):
     code = 400
     msg_fmt = ('BMC %(address)s refused the credentials during Redfish '
@@ -63,3 +75,16 @@ class RedfishUnsupported(RedfishError):
 
     code = 400
     msg_fmt = ('BMC %(address)s does not support %(action)s: %(reason)s')
+
+
+class RedfishMediaError(RedfishError):
+    """400: the BMC could not insert an image into its virtual media.
+
+    A BMC downloads the image itself when it is inserted, so its error
+    answer is about the image (a wrong URL, a server it cannot reach), not
+    an outage of the BMC."""
+
+    code = 400
+    msg_fmt = ('BMC %(address)s could not insert the image %(image)s into '
+               'its virtual media: %(reason)s. Check %(source)s: the URL '
+               'must be right and its server reachable from the BMC.')

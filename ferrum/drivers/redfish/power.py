@@ -4,7 +4,10 @@
 A BMC acknowledges a reset long before the machine reaches the state (the
 emulator shows it after 1 to 11 s), so every change reads the System every
 ``[redfish] power_poll_interval`` seconds until it shows the target or the
-timeout passes, as Ironic's does.
+timeout passes, as Ironic's does: the request's timeout, else ``[conductor]
+soft_power_off_timeout`` for a soft power off or soft reboot and
+``power_state_change_timeout`` for the others. No read starts after the
+deadline.
 """
 
 import logging
@@ -15,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 from ferrum.common import exception
 from ferrum.common import states
 from ferrum.drivers import base
+from ferrum.drivers.interfaces import power as power_iface
 from ferrum.drivers.redfish import client
 from ferrum.drivers.redfish import driver_info
 
@@ -94,12 +98,14 @@ class RedfishPower(base.PowerInterface):
     def _reset(self, task: 'Task', target: str, timeout: int | None) -> None:
         reset, wanted = _RESETS[target]
         bmc = params(task)
+        limit = power_iface.change_timeout(task.ctx.conf, target, timeout)
+        # The timeout bounds the whole change, the reset included.
+        deadline = self._clock() + limit
 
         def do_reset(system: Any) -> None:
             system.reset_system(reset)
         client.call(task.ctx.conf, bmc, 'reset %s' % reset.value, do_reset)
-        limit = timeout or task.ctx.conf.conductor.power_state_change_timeout
-        deadline = self._clock() + limit
+        interval = task.ctx.conf.redfish.power_poll_interval
         while True:
             current = read_power_state(task)
             if current == wanted:
@@ -107,9 +113,14 @@ class RedfishPower(base.PowerInterface):
                          {'node': task.node.uuid, 'state': wanted,
                           'reset': reset.value})
                 return
+            remaining = deadline - self._clock()
+            if remaining > 0:
+                self._sleep(min(interval, remaining))
+            # Checked before the next read, not only after one: a read
+            # begun at the deadline would overrun it by up to a request's
+            # timeout (and its retries).
             if self._clock() >= deadline:
                 raise exception.PowerStateFailure(
                     node=task.node.uuid, state=target,
-                    reason='BMC %s still reported "%s" %.0fs after %s'
+                    reason='BMC %s still reported "%s" %ds after %s'
                     % (bmc.address, current, limit, reset.value))
-            self._sleep(task.ctx.conf.redfish.power_poll_interval)

@@ -200,6 +200,7 @@ MATRIX = [
     row('GET', '/v1/conductors/test-conductor', 200, SYSTEM_READER,
         EVERYONE, route='/v1/conductors/<hostname>'),
     row('GET', '/v1/placement/status', 200, SYSTEM_SCOPE_READER, EVERYONE),
+    row('GET', '/metrics', 200, SYSTEM_SCOPE_READER, EVERYONE),
     # The feed: everyone follows, scoped (tests/functional/api/test_event).
     row('GET', '/v1/events', 200, EVERYONE, EVERYONE),
 ]

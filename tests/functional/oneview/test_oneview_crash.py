@@ -15,15 +15,14 @@ the same state, which the "removing" cases reach.
 """
 
 import configparser
-import signal
 import subprocess
 import sys
 
 import pytest
 
-from ferrum.conductor import recovery
 from ferrum.conductor import service
-from ferrum.objects import conductor as conductor_obj
+from tests import process
+from tests.functional.conductor import flows
 from tests.functional.oneview.driver import ENABLED
 from tests.functional.oneview.driver import act
 from tests.functional.oneview.driver import apply_conf
@@ -33,7 +32,6 @@ from tests.functional.oneview.driver import oneview_options
 from tests.functional.oneview.driver import profiles
 from tests.functional.oneview.driver import quiet
 from tests.functional.oneview.driver import tasks
-from tests.polling import wait_for
 
 APPLIED = 'applied_server_profile_uri'
 APPLYING = 'oneview_applying'
@@ -135,23 +133,6 @@ def _at_step(sim, shows):
             and t['taskState'] == 'Running']
 
 
-def _recover(conf, db, recovered_by):
-    """The conductor that finds the dead one's work: the same host
-    restarting, or another conductor once the dead one's heartbeat is
-    old enough."""
-    if recovered_by == 'same':
-        return _start(conf, db)
-    dead = conf.host
-    conf.set_override('host', 'other-conductor')
-    conf.set_override('heartbeat_timeout', 2, 'conductor')
-    other = _start(conf, db)
-    wait_for(lambda: any(c.hostname == dead for c in conductor_obj.
-                         list_silent(db, 2)), timeout=10,
-             interval=0.1, what='the killed conductor to be seen as dead')
-    recovery.DeadConductors().release_dead_conductor_locks(other.ctx)
-    return other
-
-
 def _to_available(conductor, db, node):
     """The ordinary verbs an operator uses after each failure state."""
     node = quiet(db, node)
@@ -181,23 +162,16 @@ def test_sigkill_at_each_step_then_the_node_reaches_available(
             tmp_path, conf, sim, automated_clean)), node.uuid, verb],
         stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE)
-    try:
-        wait_for(lambda: child.poll() is not None or _at_step(sim, shows),
-                 timeout=30, interval=0.02,
-                 what='the conductor to reach the step')
-        assert child.poll() is None, child.stderr.read().decode()[-2000:]
-        killed_in = get(db, node).provision_state
-    finally:
-        child.send_signal(signal.SIGKILL)
-        child.wait()
-        child.stderr.close()
+    process.kill_when(child, lambda: _at_step(sim, shows), timeout=30,
+                      what='the conductor to reach the step')
+    killed_in = get(db, node).provision_state
     if shows == 'hanging':
         sim.clear_faults()  # the held request is dropped, never acted on
     if fault in (_HOLD_POST[0], _SLOW_CREATE[0], _HOLD_FETCH[0]):
         # The apply was announced before OneView heard of it.
         assert get(db, node).driver_internal_info.get(APPLYING), killed_in
 
-    conductor = _recover(conf, db, recovered_by)
+    conductor = flows.after_kill(conf, db, recovered_by)
     try:
         crashed = quiet(db, node)
         assert crashed.provision_state in ('deploy failed', 'clean failed',

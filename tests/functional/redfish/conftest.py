@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: Apache-2.0
 """The real sushy-emulator, one HTTP and one HTTPS process per session,
-and a conductor with the redfish hardware type enabled.
+and a conductor with the redfish hardware type enabled. The HTTP one
+reports every change it makes to ``notifications``.
 
 Every test takes a System of its own (``system`` fixture), so a power
 state left by one test never meets another.
@@ -11,17 +12,31 @@ import itertools
 import pytest
 
 from ferrum.conductor import service
+from ferrum.drivers.redfish import client
 from tests import certificates
 from tests.functional.redfish.emulator import Emulator
 from tests.functional.redfish.emulator import apply_conf
+from tests.functional.redfish.fake_bmc import FakeBMC
+from tests.functional.redfish.notifications import Notifications
+from tests.functional.redfish.proxy import Proxy
 
-_SYSTEMS = 24
+_SYSTEMS = 80
 _next = itertools.count()
 
 
 @pytest.fixture(scope='session')
-def emulator(tmp_path_factory):
-    emu = Emulator(tmp_path_factory.mktemp('redfish'), systems=_SYSTEMS)
+def notifications():
+    """What the shared emulator reports of each change it makes."""
+    receiver = Notifications()
+    receiver.start()
+    yield receiver
+    receiver.stop()
+
+
+@pytest.fixture(scope='session')
+def emulator(tmp_path_factory, notifications):
+    emu = Emulator(tmp_path_factory.mktemp('redfish'), systems=_SYSTEMS,
+                   notify_url=notifications.url)
     emu.start()
     yield emu
     emu.stop()
@@ -53,3 +68,30 @@ def redfish_conductor(conf, db):
     svc.start(start_periodics=False)
     yield svc
     svc.stop()
+
+
+@pytest.fixture
+def proxy(emulator):
+    """A recording proxy in front of the shared emulator (proxy.py)."""
+    bmc = Proxy(emulator.url).start()
+    yield bmc
+    bmc.stop()
+
+
+@pytest.fixture
+def fake_bmc():
+    """A Redfish BMC with sessions that counts what it is asked."""
+    bmc = FakeBMC()
+    bmc.start()
+    yield bmc
+    bmc.stop()
+
+
+@pytest.fixture
+def fresh_connections(monkeypatch):
+    """The conductor's Redfish connections, empty for this test (other
+    tests filled them), all closed after it."""
+    connections = client.Connections()
+    monkeypatch.setattr(client, 'CONNECTIONS', connections)
+    yield connections
+    connections.clear()

@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: Apache-2.0
-"""drivers/redfish/client.py against the real emulator and a silent BMC:
+"""drivers/redfish/client/ against the real emulator and a silent BMC:
 connections reused and bounded, and a BMC that never answers releases the
 worker after the configured timeouts, naming the BMC."""
 
@@ -15,14 +15,6 @@ from ferrum.drivers.redfish import errors
 from tests.functional.redfish.emulator import apply_conf
 
 
-@pytest.fixture
-def fresh_connections(monkeypatch):
-    """The conductor's cache, empty for this test (other tests filled it)."""
-    connections = client.Connections()
-    monkeypatch.setattr(client, 'CONNECTIONS', connections)
-    return connections
-
-
 def _power_state(conf, info):
     return client.call(conf, driver_info.parse(info), 'reading the power '
                        'state', lambda system: system.power_state)
@@ -33,11 +25,14 @@ def test_one_connection_per_bmc_reused_and_the_cache_bounded(
     apply_conf(conf, {'redfish': {'connection_cache_size': 2}})
     info = emulator.driver_info(system)
     params = driver_info.parse(info)
-    first = fresh_connections.get(conf, params)
-    assert fresh_connections.get(conf, params) is first
+    with fresh_connections.using(conf, params) as first:
+        pass
+    with fresh_connections.using(conf, params) as again:
+        assert again is first
     # Another System of the same BMC shares the connection.
     other = driver_info.parse(emulator.driver_info(emulator.uuids[-1]))
-    assert fresh_connections.get(conf, other) is first
+    with fresh_connections.using(conf, other) as shared:
+        assert shared is first
     assert _power_state(conf, info).value == 'Off'
     assert len(fresh_connections) == 1
 
@@ -48,7 +43,9 @@ def test_one_connection_per_bmc_reused_and_the_cache_bounded(
     for verify in ('false', str(bundle)):
         _power_state(conf, dict(info, redfish_verify_ca=verify))
     assert len(fresh_connections) == 2
-    assert fresh_connections.get(conf, params) is not first
+    assert first.dropped
+    with fresh_connections.using(conf, params) as later:
+        assert later is not first
 
 
 def test_a_refused_password_drops_its_connection(conf, emulator, system,
@@ -131,6 +128,11 @@ def test_a_5xx_answer_is_an_outage_of_that_bmc(conf, emulator, system,
     with pytest.raises(errors.RedfishUnreachable) as caught:
         client.call(conf, params, 'a firmware update', update)
     assert caught.value.code == 503
-    assert 'did not answer Redfish a firmware update' in str(caught.value)
+    # What the BMC answered, not "did not answer".
+    assert str(caught.value).startswith(
+        'BMC %s answered Redfish a firmware update with HTTP 500: '
+        % emulator.url), str(caught.value)
+    assert caught.value.status == 500
     assert emulator.password not in str(caught.value)
-    assert len(fresh_connections) == 0  # the next call connects afresh
+    # The BMC answered: its connection is kept.
+    assert len(fresh_connections) == 1

@@ -42,37 +42,59 @@ def emulated_power(emulator, uuid):
 
 
 def test_power_on_off_reboot_and_soft_ones_seen_by_the_bmc_and_ferrum(
-        redfish_conductor, db, emulator, system):
+        redfish_conductor, db, emulator, system, notifications):
+    """Each change is seen in ferrum, in the emulator's own System, and
+    (for the reboots, which end where they began) in the resets the
+    emulator reports it accepted."""
     node = enroll(redfish_conductor, emulator.driver_info(system))
     assert node.power_interface == 'redfish'
     assert node.management_interface == 'redfish'
     redfish_conductor.manager.do_provisioning_action(node.uuid, 'manage')
     node = settled(db, node.id, states.MANAGEABLE, timeout=60)
     assert node.power_state == states.POWER_OFF  # read by verification
+    assert notifications.resets(system) == []
 
     node = power(redfish_conductor, db, node, states.POWER_ON)
     assert (node.power_state, node.last_error) == (states.POWER_ON, None)
     assert emulated_power(emulator, system) == 'On'
+    assert notifications.resets(system) == ['On']
 
     node = power(redfish_conductor, db, node, states.REBOOT)
     assert (node.power_state, node.last_error) == (states.POWER_ON, None)
     assert emulated_power(emulator, system) == 'On'
+    assert notifications.resets(system) == ['On', 'ForceRestart']
 
     node = power(redfish_conductor, db, node, states.SOFT_REBOOT)
     assert (node.power_state, node.last_error) == (states.POWER_ON, None)
     assert emulated_power(emulator, system) == 'On'
+    assert notifications.resets(system)[2:] == ['GracefulRestart']
 
     node = power(redfish_conductor, db, node, states.SOFT_POWER_OFF)
     assert (node.power_state, node.last_error) == (states.POWER_OFF, None)
     assert emulated_power(emulator, system) == 'Off'
+    assert notifications.resets(system)[3:] == ['Off']
 
     node = power(redfish_conductor, db, node, states.POWER_ON)
     node = power(redfish_conductor, db, node, states.POWER_OFF)
     assert (node.power_state, node.last_error) == (states.POWER_OFF, None)
     assert emulated_power(emulator, system) == 'Off'
+    assert notifications.resets(system)[4:] == ['On', 'Off']
 
     node = power(redfish_conductor, db, node, states.POWER_OFF)  # idempotent
     assert (node.power_state, node.last_error) == (states.POWER_OFF, None)
+    assert notifications.resets(system)[6:] == []
+
+
+def test_a_reboot_of_an_off_node_turns_it_on(redfish_conductor, db,
+                                             emulator, system,
+                                             notifications):
+    node = enroll(redfish_conductor, emulator.driver_info(system))
+    for target in (states.REBOOT, states.POWER_OFF, states.SOFT_REBOOT):
+        node = power(redfish_conductor, db, node, target)
+        assert node.last_error is None
+    assert node.power_state == states.POWER_ON
+    # Not a restart of an off machine, which some BMCs refuse.
+    assert notifications.resets(system) == ['On', 'Off', 'On']
 
 
 def test_a_change_on_the_bmc_reaches_ferrum_through_the_power_sync(

@@ -36,7 +36,7 @@ def test_redfish_loads_with_its_interfaces(conf):
 
 @pytest.mark.parametrize('module', [
     'ferrum.drivers.redfish', 'ferrum.drivers.redfish.power',
-    'ferrum.drivers.redfish.management'])
+    'ferrum.drivers.redfish.management', 'ferrum.drivers.redfish.inspect'])
 def test_without_sushy_every_part_names_it(module):
     # A fresh interpreter in which "import sushy" fails.
     script = textwrap.dedent('''

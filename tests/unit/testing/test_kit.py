@@ -14,8 +14,10 @@ from ferrum.drivers.fake import interfaces as fake
 from ferrum.drivers.ipmi import deploy as ipmi_deploy
 from ferrum.drivers.ipmi import management as ipmi_management
 from ferrum.drivers.ipmi import power as ipmi_power
+from ferrum.drivers.redfish import inspect as redfish_inspect
 from ferrum.drivers.redfish import management as redfish_management
 from ferrum.drivers.redfish import power as redfish_power
+from ferrum.drivers.redfish import vmedia as redfish_vmedia
 from ferrum.testing import checks
 
 EXAMPLE = pathlib.Path(__file__).resolve().parents[2] / 'thirdparty_driver'
@@ -35,9 +37,24 @@ REDFISH_INFO = {'redfish_address': '10.0.0.5', 'redfish_username': 'admin',
     (ipmi_deploy.RamdiskDeploy, IPMI_INFO),
     (redfish_power.RedfishPower, REDFISH_INFO),
     (redfish_management.RedfishManagement, REDFISH_INFO),
+    (redfish_inspect.RedfishInspect, REDFISH_INFO),
 ])
 def test_ferrums_interfaces_keep_the_contract(cls, driver_info):
     checks.check_interface(cls, driver_info=driver_info)
+
+
+def test_redfish_virtual_media_keeps_the_contract():
+    # Its validate reads instance_info too: the instance's ISO.
+    checks.check_interface(
+        redfish_vmedia.RedfishVirtualMediaBoot,
+        driver_info=dict(REDFISH_INFO,
+                         deploy_iso='http://images.example/deploy.iso'),
+        instance_info={'boot_iso': 'https://images.example/boot.iso'})
+    with pytest.raises(checks.ContractError, match='boot_iso'):
+        checks.check_interface(
+            redfish_vmedia.RedfishVirtualMediaBoot,
+            driver_info=dict(REDFISH_INFO,
+                             deploy_iso='http://images.example/deploy.iso'))
 
 
 def test_check_interface_lists_every_problem():
