@@ -29,7 +29,8 @@ from ferrum.objects import event as event_obj
 
 def _since() -> int:
     raw = flask.request.args.get('since', '0')
-    if not raw.isdigit() or len(raw) > 18:
+    # ASCII digits only: str.isdigit() also takes '²', which int() refuses.
+    if not (raw.isascii() and raw.isdigit()) or len(raw) > 18:
         raise exception.InvalidParameterValue(
             reason='since must be the id of an event (a whole number 0 or '
                    'more), not "%s".' % raw[:100])
@@ -41,7 +42,7 @@ def _limit() -> int:
     raw = flask.request.args.get('limit')
     if raw is None:
         return max_limit
-    if not raw.isdigit():
+    if not (raw.isascii() and raw.isdigit()):
         raise exception.InvalidParameterValue(
             reason='limit must be a whole number 1 or more, not "%s".'
                    % raw[:100])

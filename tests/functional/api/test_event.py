@@ -4,6 +4,8 @@ it owned or leased when they happened, of its allocations and of its
 leases; a system reader sees them all. (Order, paging and the lease storm
 are in tests/functional/leases/test_event_feed.py.)"""
 
+import pytest
+
 from ferrum.conductor import task_manager
 from ferrum.objects import node as node_obj
 from tests.functional.api import tenancy
@@ -55,3 +57,20 @@ def test_each_project_follows_its_own_events(ks_client, tokens, db,
     response = ks_client.get('/v1/events', headers=headers(tokens,
                                                           'invalid'))
     assert response.status_code == 401
+
+
+@pytest.mark.parametrize('query', [
+    'since=-1', 'since=abc', 'since=%C2%B2', 'since=1' + '0' * 30,
+    'limit=%C2%B2', 'limit=-3', 'sinse=1'])
+def test_a_bad_query_is_a_400_naming_it(client, query):
+    response = client.get('/v1/events?' + query)
+    assert response.status_code == 400, response.get_data(as_text=True)
+    message = response.get_json()['error_message']
+    assert ('since' in message or 'limit' in message), message
+    assert 'Traceback' not in message
+
+
+def test_a_huge_limit_is_capped_at_max_limit(client, conf):
+    response = client.get('/v1/events?limit=' + '9' * 40)
+    assert response.status_code == 200, response.get_data(as_text=True)
+    assert len(response.get_json()['events']) <= conf.api.max_limit
