@@ -165,7 +165,7 @@ def main() -> int:
     parser.add_argument('--scrapes', type=int, default=40)
     args = parser.parse_args()
     if args.url:
-        print(json.dumps({'bench': 'metrics', 'url': args.url,
+        print(json.dumps({'benchmark': 'metrics', 'url': args.url,
                           'scrapes': args.scrapes,
                           **scrape_all(args.url, args.scrapes, None)}))
         return 0
@@ -195,7 +195,7 @@ def main() -> int:
             api.stop()
             db.dispose()
     print(json.dumps({
-        'bench': 'metrics', 'backend': url.split(':', 1)[0],
+        'benchmark': 'metrics', 'backend': url.split(':', 1)[0],
         'nodes': args.nodes, 'scrapes': args.scrapes,
         'populate_s': round(filled, 1), **result}))
     return 0
