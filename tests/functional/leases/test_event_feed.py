@@ -148,6 +148,11 @@ def test_a_follower_misses_and_repeats_nothing_during_a_lease_storm(site):
                     since = page['events'][-1]['id']
                 elif done:
                     return
+                else:
+                    # Nothing new yet: ask again shortly, as a follower
+                    # does (spinning, it kept SQLite's writers waiting
+                    # and the storm took over a minute).
+                    written.wait(0.01)
         except Exception as exc:  # reported by the test, not lost
             errors.append(exc)
 
