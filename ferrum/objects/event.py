@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import datetime
 import functools
+import sqlite3
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -45,7 +46,10 @@ from ferrum.objects import base
 TABLE: sa.Table = models.Event.__table__  # type: ignore[assignment]
 COUNTER: sa.Table = models.EventCounter.__table__  # type: ignore[assignment]
 FIELDS: tuple[str, ...] = tuple(c.name for c in TABLE.columns)
-_EMPTY = dict.fromkeys(FIELDS)
+#: The columns of an entry (:func:`entry`); its id is given when it is
+#: written.
+COLUMNS: tuple[str, ...] = tuple(name for name in FIELDS if name != 'id')
+_EMPTY = dict.fromkeys(COLUMNS)
 INFO = 'INFO'
 ERROR = 'ERROR'
 _PENDING = 'ferrum_events'
@@ -53,6 +57,16 @@ _TAKE = sa.update(COUNTER).where(COUNTER.c.id == 1).values(
     last_id=COUNTER.c.last_id + sa.bindparam('b_count')).returning(
         COUNTER.c.last_id)
 _INSERT = sa.insert(TABLE)
+# (Constants as SQL: a bound value inside the CTE would be asked for
+# again with every row's parameters.)
+_ONE: sa.ColumnElement[int] = sa.literal_column('1', sa.Integer)
+_TAKEN = sa.update(COUNTER).where(COUNTER.c.id == _ONE).values(
+    last_id=COUNTER.c.last_id + _ONE).returning(COUNTER.c.last_id).cte(
+        'taken')
+_TAKE_AND_INSERT = sa.insert(TABLE).add_cte(_TAKEN).values(
+    id=sa.select(_TAKEN.c.last_id).scalar_subquery(),
+    **{name: sa.bindparam(name, type_=TABLE.c[name].type)
+       for name in COLUMNS})
 #: SQLite's insert as plain SQL: the statement runs in every recording
 #: transaction, and skipping SQLAlchemy's compiled-statement lookup cuts
 #: what a row costs there by a quarter (measured: 47 -> 34 us over the
@@ -60,12 +74,12 @@ _INSERT = sa.insert(TABLE)
 #: through SQLAlchemy (and oslo.db's translation): it is the connection's
 #: own ``exec_driver_sql``.
 _SQLITE_INSERT = 'INSERT INTO events (%s) VALUES (%s)' % (
-    ', '.join(FIELDS), ', '.join('?' * len(FIELDS)))
+    ', '.join(COLUMNS), ', '.join('?' * len(COLUMNS)))
 
 
 def entry(event_type: str, event: str, severity: str = INFO,
           **fields: Any) -> dict[str, Any]:
-    """One event row (its id None: given when it is written).
+    """One event row, without its id (given when it is written).
 
     :param fields: the other columns (``node_id``, ``lease_uuid``,
         ``owner``, ...); those not given are NULL.
@@ -87,11 +101,8 @@ def add(db: db_api.Database, rows: Sequence[Mapping[str, Any]]) -> None:
     with db.writer() as conn:
         if db.is_sqlite:
             # One writer at a time: the rowid (max + 1, never reused, see
-            # prune) is already in commit order. (One row, the usual case,
-            # skips executemany's set-up.)
-            values = [_sqlite_values(conn, row) for row in rows]
-            conn.exec_driver_sql(_SQLITE_INSERT,
-                                 values[0] if len(values) == 1 else values)
+            # prune) is already in commit order.
+            _insert_sqlite(conn, [_sqlite_values(conn, row) for row in rows])
             return
         data = db.transaction_data()
         pending = data.get(_PENDING)
@@ -101,6 +112,24 @@ def add(db: db_api.Database, rows: Sequence[Mapping[str, Any]]) -> None:
         pending.extend(dict(row) for row in rows)
 
 
+def _insert_sqlite(conn: sa.Connection, values: list[tuple[Any, ...]]
+                   ) -> None:
+    if len(values) > 1:
+        conn.exec_driver_sql(_SQLITE_INSERT, values)
+        return
+    # One row, the usual case, straight to the driver: SQLAlchemy's
+    # execution context costs more than SQLite's insert itself (measured
+    # in conductor_flow, doc/performance.md, issue 31). A statement that
+    # fails changes nothing, so on an error it is sent again through
+    # SQLAlchemy, and the error raised is the one oslo.db translates, as
+    # for any other statement (a full disk, a lost file).
+    driver: Any = conn.connection.driver_connection
+    try:
+        driver.execute(_SQLITE_INSERT, values[0])
+    except sqlite3.Error:
+        conn.exec_driver_sql(_SQLITE_INSERT, values[0])
+
+
 def _sqlite_values(conn: sa.Connection,
                    row: Mapping[str, Any]) -> tuple[Any, ...]:
     # The columns' own conversions (a datetime as SQLAlchemy stores it on
@@ -108,16 +137,21 @@ def _sqlite_values(conn: sa.Connection,
     processors = _processors(conn.dialect)
     return tuple(row[name] if convert is None or row[name] is None
                  else convert(row[name])
-                 for name, convert in zip(FIELDS, processors, strict=True))
+                 for name, convert in zip(COLUMNS, processors, strict=True))
 
 
 @functools.cache
 def _processors(dialect: sa.Dialect) -> tuple[Any, ...]:
-    return tuple(column.type.bind_processor(dialect)
-                 for column in TABLE.columns)
+    return tuple(TABLE.c[name].type.bind_processor(dialect)
+                 for name in COLUMNS)
 
 
 def _write(rows: list[dict[str, Any]], conn: sa.Connection) -> None:
+    if len(rows) == 1:
+        # The usual case in one round trip: the id taken and the row
+        # inserted by one statement.
+        conn.execute(_TAKE_AND_INSERT, rows[0])
+        return
     last = conn.execute(_TAKE, {'b_count': len(rows)}).scalar_one()
     for number, row in enumerate(rows, start=last - len(rows) + 1):
         row['id'] = number

@@ -65,39 +65,43 @@ def rows(before: Mapping[str, Any], changes: Mapping[str, Any],
     """
     if WATCHED.isdisjoint(changes) and not notes:
         return []
-    after = _After(before, changes)
+    # Straight-line code on purpose: this runs in nearly every node write
+    # of a busy conductor, and its cost is part of what recording history
+    # costs (doc/performance.md, issue 31).
+    after = dict(before)
+    after.update(changes)
+    now = base.utcnow()
     common = {'node_id': before['id'], 'node_uuid': before['uuid'],
               'owner': after.get('owner'), 'lessee': after.get('lessee'),
-              'conductor': conductor}
-    now = base.utcnow()
+              'conductor': conductor, 'created_at': now,
+              'state': after.get('provision_state')}
     result = []
     error = after.get('last_error')
     new_error = (error if 'last_error' in changes
                  and error != before.get('last_error') else None)
+    old_state = before.get('provision_state')
     if ('provision_state' in changes
-            and changes['provision_state'] != before.get('provision_state')):
-        new = after['provision_state']
+            and changes['provision_state'] != old_state):
+        new = changes['provision_state']
+        target = after.get('target_provision_state')
         failed = new in states.FAILURE_STATES or bool(new_error)
         started = before.get('provision_updated_at')
-        duration = (int((now - started).total_seconds())
-                    if started is not None else None)
-        text = 'Provision state %s -> %s' % (
-            before.get('provision_state'), new)
-        if after.get('target_provision_state'):
-            text += ' (target %s)' % after['target_provision_state']
-        if duration is not None:
+        text = 'Provision state %s -> %s' % (old_state, new)
+        if target:
+            text += ' (target %s)' % target
+        duration = None
+        if started is not None:
+            duration = int((now - started).total_seconds())
             text += ' after %d s' % duration
         if failed and error:
             text += ': %s' % error
         result.append(event_obj.entry(
             TRANSITION, text, event_obj.ERROR if failed else event_obj.INFO,
-            state=new, target_provision_state=after.get(
-                'target_provision_state'),
-            duration_seconds=duration, created_at=now, **common))
+            target_provision_state=target, duration_seconds=duration,
+            **common))
     elif new_error:
-        result.append(event_obj.entry(
-            ERROR_TYPE, new_error, event_obj.ERROR,
-            state=after.get('provision_state'), created_at=now, **common))
+        result.append(event_obj.entry(ERROR_TYPE, new_error, event_obj.ERROR,
+                                      **common))
     if ('maintenance' in changes
             and bool(changes['maintenance']) != bool(before.get(
                 'maintenance'))):
@@ -108,30 +112,12 @@ def rows(before: Mapping[str, Any], changes: Mapping[str, Any],
             text = 'Maintenance off'
         if after.get('fault'):
             text += ' (fault: %s)' % after['fault']
-        result.append(event_obj.entry(
-            MAINTENANCE, text, state=after.get('provision_state'),
-            created_at=now, **common))
+        result.append(event_obj.entry(MAINTENANCE, text, **common))
     for note in notes:
         result.append(event_obj.entry(
             note['event_type'], note['event'],
-            note.get('severity', event_obj.INFO),
-            state=after.get('provision_state'), created_at=now, **common))
+            note.get('severity', event_obj.INFO), **common))
     return result
-
-
-class _After:
-    """The node's columns after the write, without copying the row."""
-
-    def __init__(self, before: Mapping[str, Any],
-                 changes: Mapping[str, Any]) -> None:
-        self._before, self._changes = before, changes
-
-    def get(self, name: str) -> Any:
-        if name in self._changes:
-            return self._changes[name]
-        return self._before.get(name)
-
-    __getitem__ = get
 
 
 def note(event_type: str, event: str,

@@ -11,8 +11,10 @@ them all, with no HTTP in the way. Prints one JSON line:
 * ``rss_mb``: the process's peak resident memory.
 
 ``--idle-nodes N`` adds N more enrolled nodes first (to measure memory with a
-large inventory), and ``--url`` picks the database (SQLite in a temporary
-directory by default).
+large inventory), ``--url`` picks the database (SQLite in a temporary
+directory by default), and ``--no-history`` turns node history off
+(``[conductor] node_history = false``), to measure what recording it costs
+with one build.
 """
 
 import argparse
@@ -66,12 +68,16 @@ def main() -> int:
     parser.add_argument('--nodes', type=int, default=1000)
     parser.add_argument('--idle-nodes', type=int, default=0)
     parser.add_argument('--url', help='database URL (default: temp SQLite)')
+    parser.add_argument('--no-history', action='store_true',
+                        help='do not record node history')
     args = parser.parse_args()
 
     tmp = tempfile.mkdtemp(prefix='ferrum-bench-')
     conf = ferrum_conf.new_conf()
     conf.set_override('state_path', tmp)
     conf.set_override('host', 'bench-conductor')
+    conf.set_override('node_history', not args.no_history,
+                      group='conductor')
     db = db_api.Database(conf, url=args.url)
     migration.upgrade(db.engine)
     conductor = service.ConductorService(conf, db=db)
@@ -99,6 +105,7 @@ def main() -> int:
     print(json.dumps({
         'benchmark': 'conductor_flow', 'backend': db.engine.dialect.name,
         'nodes': args.nodes, 'idle_nodes': args.idle_nodes,
+        'history': not args.no_history,
         'nodes_per_s': round(args.nodes / enroll_s, 1),
         'deploy_undeploy_per_s': round(args.nodes / cycle_s, 1),
         'enroll_to_available_s': round(enroll_s, 2),
