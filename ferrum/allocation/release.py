@@ -95,7 +95,7 @@ def detach(task: task_manager.Task) -> None:
     node.instance_uuid = None
     with task.ctx.db.writer():
         # Already gone or not, the node still needs its fields reset.
-        allocation_release.delete(task.ctx.db, allocation_id)
+        allocation_release.delete(task.ctx.db, allocation_id, node.uuid)
         node.save()
     LOG.info('Node %(node)s: its allocation %(alloc)d was deleted '
              '(%(purpose)s)', {'node': node.uuid, 'alloc': allocation_id,

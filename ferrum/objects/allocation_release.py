@@ -22,6 +22,7 @@ from ferrum.common import states
 from ferrum.db import api as db_api
 from ferrum.objects import allocation as allocation_obj
 from ferrum.objects import base
+from ferrum.objects import event as event_obj
 from ferrum.objects import node as node_obj
 from ferrum.objects import placement_queue
 
@@ -29,14 +30,18 @@ TABLE = allocation_obj.TABLE
 _NODES = node_obj.TABLE
 _ONE = TABLE.c.id == sa.bindparam('b_id')
 _DELETE = sa.delete(TABLE).where(_ONE)
+#: What the event of a deletion names: the allocation, its owner (who may
+#: read the event) and the state it ended in.
+_DELETED = (TABLE.c.uuid, TABLE.c.owner, TABLE.c.state)
+_DELETE_RETURNING = _DELETE.returning(*_DELETED)
 #: The node columns a release writes.
 _FREED = ('allocation_id', 'instance_uuid', 'instance_info')
-_LOCK = {column: sa.select(TABLE.c.id, TABLE.c.uuid, TABLE.c.node_id).where(
+_LOCK = {column: sa.select(TABLE.c.id, TABLE.c.node_id, *_DELETED).where(
     TABLE.c[column] == sa.bindparam('b_ident')).with_for_update()
     for column in base.IDENT_COLUMNS}
 #: The allocation and its node, both rows locked for the transaction.
 _LOCK_WITH_NODE = {column: sa.select(
-    TABLE.c.id, TABLE.c.uuid, TABLE.c.node_id,
+    TABLE.c.id, TABLE.c.node_id, *_DELETED,
     _NODES.c.uuid.label('node_uuid'), _NODES.c.reservation,
     _NODES.c.allocation_id, _NODES.c.provision_state, _NODES.c.maintenance,
     _NODES.c.instance_info).select_from(
@@ -71,25 +76,31 @@ def _release_in_one_statement(column: str) -> sa.Executable:
         allocation_id=None, instance_uuid=None,
         instance_info=sa.type_coerce(sa.cast(info, sa.Text), sa.Text),
         updated_at=sa.bindparam('b_now')).returning(
-        TABLE.c.id, TABLE.c.uuid, _NODES.c.uuid.label('node_uuid')
+        TABLE.c.id, *_DELETED, _NODES.c.uuid.label('node_uuid')
     ).cte('released')
     return sa.delete(TABLE).where(TABLE.c.id == released.c.id).returning(
-        released.c.uuid, released.c.node_uuid)
+        released.c.uuid, released.c.owner, released.c.state,
+        released.c.node_uuid)
 
 
 _RELEASE_IN_ONE = {column: _release_in_one_statement(column)
                    for column in base.IDENT_COLUMNS}
 
 
-def delete(db: db_api.Database, allocation_id: int) -> bool:
+def delete(db: db_api.Database, allocation_id: int,
+           node_uuid: str | None = None) -> bool:
     """Delete an allocation by id; False when it was already gone.
 
-    The caller has made its node (if any) let go of it.
+    The caller has made its node (``node_uuid``, named in the event of the
+    deletion) let go of it.
     """
     with db.writer() as conn:
         placement_queue.allocations_deleting(db, _ONE, {'b_id': allocation_id})
-        return bool(conn.execute(_DELETE, {'b_id': allocation_id}
-                                 ).rowcount)
+        deleted = conn.execute(_DELETE_RETURNING, {'b_id': allocation_id}
+                               ).mappings().first()
+        if deleted is not None:
+            _record(db, deleted, node_uuid)
+    return deleted is not None
 
 
 def destroy_releasing_node(
@@ -119,6 +130,7 @@ def destroy_releasing_node(
                 placement_queue.uuids_changed(db, [done.node_uuid], _FREED)
                 placement_queue.allocations_deleted(
                     db, [(done.uuid, done.node_uuid)])
+                _record(db, done._mapping, done.node_uuid)
                 return Released(done.uuid, done.node_uuid, None)
         node = conn.execute(_LOCK_WITH_NODE[column], {'b_ident': value}
                             ).mappings().first()
@@ -128,6 +140,7 @@ def destroy_releasing_node(
                 raise exception.AllocationNotFound(allocation=ident)
             conn.execute(_DELETE, {'b_id': row.id})
             placement_queue.allocations_deleted(db, [(row.uuid, None)])
+            _record(db, row._mapping, None)
             return Released(row.uuid, None, None)
         if node['allocation_id'] == node['id']:
             if node['reservation'] is not None:
@@ -141,7 +154,15 @@ def destroy_releasing_node(
         conn.execute(_DELETE, {'b_id': node['id']})
         placement_queue.allocations_deleted(
             db, [(node['uuid'], node['node_uuid'])])
+        _record(db, node, node['node_uuid'])
     return Released(node['uuid'], node['node_uuid'], None)
+
+
+def _record(db: db_api.Database, allocation: Mapping[Any, Any],
+            node_uuid: str | None) -> None:
+    # The allocation's end in the event feed, in the deleting transaction.
+    event_obj.add(db, [event_obj.allocation_entry(
+        dict(allocation), 'deleted', node_uuid=node_uuid)])
 
 
 @dataclasses.dataclass(frozen=True)

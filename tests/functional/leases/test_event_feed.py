@@ -251,3 +251,32 @@ def test_an_event_the_database_refuses_is_a_translated_error(site, count):
     assert event_obj.since(db, 0, 10) == []
     event_obj.add(db, [event_obj.entry('test', 'after')])
     assert [row['event'] for row in event_obj.since(db, 0, 10)] == ['after']
+
+
+def test_a_deleted_allocation_ends_in_the_feed(site):
+    """Each way an allocation goes: deleted with its node freed, deleted
+    holding no node, and dropped with its node's instance_uuid."""
+    ctx = site.conductor.ctx
+    site.nodes(2)
+    latest = {'X-OpenStack-Ironic-API-Version': 'latest'}
+    with_node = allocator.create(ctx, {'resource_class': 'gold'}, [])
+    failed = allocator.create(ctx, {'resource_class': 'none-such'}, [])
+    dropped = allocator.create(ctx, {'resource_class': 'gold'}, [])
+    assert (with_node.state, failed.state, dropped.state) == (
+        'active', 'error', 'active')
+    for allocation in (with_node, failed):
+        response = site.client.delete(
+            '/v1/allocations/%s' % allocation.uuid, headers=latest)
+        assert response.status_code == 204, response.get_data(as_text=True)
+    response = site.client.patch(
+        '/v1/nodes/%s' % dropped.node_uuid, headers=latest,
+        json=[{'op': 'remove', 'path': '/instance_uuid'}])
+    assert response.status_code == 200, response.get_data(as_text=True)
+    ends = [e for e in follow(site.client) if e['event'].endswith('deleted')]
+    assert [(e['allocation_uuid'], e['state'], e['node_uuid'])
+            for e in ends] == [(with_node.uuid, 'active', with_node.node_uuid),
+                               (failed.uuid, 'error', None),
+                               (dropped.uuid, 'active', dropped.node_uuid)]
+    assert [e['event'] for e in ends] == [
+        'Allocation %s deleted' % allocation.uuid
+        for allocation in (with_node, failed, dropped)]
