@@ -11,7 +11,12 @@ free the second kind once the database is back.
 """
 
 import threading
+from collections.abc import Sequence
 from typing import Any
+
+#: A failed release: the node's UUID, the changes and their history
+#: entries (:meth:`ferrum.objects.node.Node.history`).
+Unreleased = tuple[str, dict[str, Any], tuple[dict[str, Any], ...]]
 
 
 class InFlight:
@@ -21,7 +26,7 @@ class InFlight:
         self._lock = threading.Lock()
         self._locks: set[int] = set()
         self._reserving = 0
-        self._unreleased: dict[int, tuple[str, dict[str, Any]]] = {}
+        self._unreleased: dict[int, Unreleased] = {}
         self._allocations: set[int] = set()
 
     # ---- node locks ---------------------------------------------------------
@@ -42,14 +47,17 @@ class InFlight:
             self._unreleased.pop(node_id, None)
 
     def release_failed(self, node_id: int, node_uuid: str,
-                       changes: dict[str, Any]) -> None:
-        """The task ended but its lock (and its last changes) were not
-        written; they are written again once the database answers."""
+                       changes: dict[str, Any],
+                       history: Sequence[dict[str, Any]] = ()) -> None:
+        """The task ended but its lock (and its last changes, with their
+        history entries) were not written; they are written again once the
+        database answers."""
         with self._lock:
             self._locks.discard(node_id)
-            self._unreleased[node_id] = (node_uuid, dict(changes))
+            self._unreleased[node_id] = (node_uuid, dict(changes),
+                                         tuple(history))
 
-    def unreleased(self) -> dict[int, tuple[str, dict[str, Any]]]:
+    def unreleased(self) -> dict[int, Unreleased]:
         with self._lock:
             return dict(self._unreleased)
 

@@ -10,8 +10,9 @@ heartbeat thread at the first beat that succeeds after a failed one (and
 whenever a release is pending) and leaves nothing locked or
 ``allocating`` that no live thread works on:
 
-1. the last changes of tasks whose release failed are written, so a node
-   whose deploy finished during the outage ends ``active``;
+1. the last changes of tasks whose release failed are written, with
+   their history entries, so a node whose deploy finished during the
+   outage ends ``active`` and its history says when it got there;
 2. locks of this conductor that no live task holds (those tasks' locks
    included) are cleared, and a node left in a transient state goes to its
    failure state, as after a crash (see :mod:`ferrum.conductor.recovery`);
@@ -37,10 +38,12 @@ def recover(ctx: context_mod.ConductorContext) -> bool:
     :raises DatabaseUnavailable: the database went away again; the next
         heartbeat calls this again.
     """
-    for node_id, (node_uuid, changes) in ctx.inflight.unreleased().items():
+    for node_id, (node_uuid, changes, history) in (
+            ctx.inflight.unreleased().items()):
         # The lock stays until step 2, which also fails the node if the
         # task's work was cut short in a transient state.
-        node_obj.Node.write_if_held(ctx.db, ctx.host, node_id, changes)
+        node_obj.Node.write_if_held(ctx.db, ctx.host, node_id, changes,
+                                    history)
         ctx.inflight.lock_released(node_id)
         LOG.info('Node %s: changes written after the database came back',
                  node_uuid)

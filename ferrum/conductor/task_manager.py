@@ -227,8 +227,10 @@ class Task:
             LOG.warning('Node %(node)s: %(purpose)s interrupted: %(error)s',
                         {'node': self.node.uuid, 'purpose': self.purpose,
                          'error': exc})
+            changes = self.node.changes()
             self.ctx.inflight.release_failed(self.node.id, self.node.uuid,
-                                             self.node.changes())
+                                             changes,
+                                             self.node.history(changes))
             self._released = True
         except Exception as exc:
             LOG.exception('Node %(node)s: %(purpose)s failed unexpectedly',
@@ -302,7 +304,8 @@ class Task:
                 LOG.warning('Node %(node)s: lock not released yet: %(error)s',
                             {'node': self.node.uuid, 'error': exc})
                 self.ctx.inflight.release_failed(self.node.id,
-                                                 self.node.uuid, changes)
+                                                 self.node.uuid, changes,
+                                                 history)
                 self._released = True
                 return
             except Exception:

@@ -112,6 +112,31 @@ def test_database_error_on_hand_over_still_unlocks(conductor, db,
                                                         None)
 
 
+def test_a_release_written_after_an_outage_keeps_its_history(conductor, db):
+    """A task whose release met a database outage leaves its changes and
+    their history entries to the outage recovery, which writes both (and
+    then frees the lock)."""
+    from ferrum.conductor import outage
+    from ferrum.objects import node_history
+    ctx = conductor.ctx
+    node = to_state(conductor.manager, db, enroll(conductor.manager),
+                    'available')
+    held = node_obj.Node.reserve(db, ctx.host, node.id)
+    held.provision_state = states.MANAGEABLE
+    changes = held.changes()
+    # What Task.release hands over when the database is unavailable.
+    ctx.inflight.release_failed(held.id, held.uuid, changes,
+                                held.history(changes))
+    assert outage.recover(ctx)
+    node = node_obj.Node.get(db, node.id)
+    assert (node.provision_state, node.reservation) == (states.MANAGEABLE,
+                                                        None)
+    last = node_history.list_for(db, node.id, None)[-1]
+    assert last['event'].startswith('Provision state available -> '
+                                    'manageable')
+    assert last['conductor'] == ctx.host
+
+
 def test_refused_power_change_leaves_no_target(conductor, db):
     node = to_state(conductor.manager, db, enroll(conductor.manager),
                     'manageable')
