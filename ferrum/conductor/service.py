@@ -201,5 +201,11 @@ class ConductorService:
         if self._heartbeat is not None:
             self._heartbeat.stop()
         ctx.workers.shutdown()
+        for interface in ctx.drivers.all_interface_objects():
+            try:
+                interface.shutdown()
+            except Exception:
+                LOG.exception('Stopping the %s interface %s failed',
+                              interface.kind, type(interface).__name__)
         self.metrics.stop()
         LOG.info('Conductor %s stopped', ctx.host)

@@ -46,6 +46,18 @@ class BaseInterface(abc.ABC):
         """
         return None
 
+    def shutdown(self) -> None:
+        """Let go of what this interface holds for all its nodes (sessions
+        at BMCs, connections, threads), once, when the conductor stops.
+
+        Called for every enabled interface after the conductor's last
+        operation ended, without a node or lock. A peer that does not
+        answer must not make it raise or wait beyond the interface's own
+        request timeout. An interface that holds nothing between calls
+        needs nothing here; the default does nothing.
+        """
+        return None
+
     def get_properties(self) -> dict[str, str]:
         """The ``driver_info`` keys this interface reads, with a description.
 

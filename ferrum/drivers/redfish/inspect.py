@@ -220,7 +220,7 @@ def _note_missing(node: 'Node', address: str, missing: dict[str, str]) -> None:
     node.driver_internal_info = info
 
 
-class RedfishInspect(base.InspectInterface):
+class RedfishInspect(client.ClosesSessions, base.InspectInterface):
     """Properties and ports from the node's Redfish System (synchronous)."""
 
     def get_properties(self) -> dict[str, str]:

@@ -42,7 +42,8 @@ _MODES_BY_VALUE = {mode: name for name, mode in BOOT_MODES.items()}
 _CLOCK_TOLERANCE = datetime.timedelta(seconds=10)
 
 
-class RedfishManagement(tasks.TaskPolling, base.ManagementInterface):
+class RedfishManagement(client.ClosesSessions, tasks.TaskPolling,
+                        base.ManagementInterface):
     """Boot device, boot mode and secure boot of the node's System, and the
     clock of its Manager."""
 

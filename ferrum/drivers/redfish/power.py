@@ -55,7 +55,7 @@ def read_power_state(task: 'Task') -> str:
     return POWER_STATES.get(state, states.POWER_ERROR)
 
 
-class RedfishPower(base.PowerInterface):
+class RedfishPower(client.ClosesSessions, base.PowerInterface):
     """Power of the node's Redfish System."""
 
     def __init__(self, clock: Callable[[], float] = time.monotonic,

@@ -117,7 +117,7 @@ def _eject_all(system: Any) -> int:
     return ejected
 
 
-class RedfishVirtualMediaBoot(base.BootInterface):
+class RedfishVirtualMediaBoot(client.ClosesSessions, base.BootInterface):
     """Boots the node from ISO images inserted in its virtual CD."""
 
     def get_properties(self) -> dict[str, str]:

@@ -106,3 +106,26 @@ def test_the_cache_key_holds_no_plain_password_digest():
     assert hashlib.sha256(b'pw').hexdigest() not in key
     assert 'pw' not in key
     assert client._key(params) == key  # stable within the process
+
+
+def test_a_stopping_conductor_logs_out_of_its_bmcs(conf, db, fake_bmc,
+                                                    fresh_connections):
+    """BMCs allow few sessions: a conductor restarted a few times must not
+    leave its old ones open until they time out."""
+    from ferrum.common import states
+    from ferrum.conductor import service
+    from tests.functional.conductor.flows import settled
+    apply_conf(conf)
+    conductor = service.ConductorService(conf, db=db)
+    conductor.start(start_periodics=False)
+    try:
+        node = conductor.manager.create_node(
+            {'driver': 'redfish', 'driver_info': fake_bmc.driver_info()})
+        conductor.manager.do_provisioning_action(node.uuid, 'manage')
+        node = settled(db, node.id, states.MANAGEABLE, timeout=60)
+        assert node.power_state == states.POWER_OFF  # read at the BMC
+        assert (fake_bmc.count('login'), fake_bmc.count('logout')) == (1, 0)
+    finally:
+        conductor.stop()
+    assert fake_bmc.count('logout') == 1
+    assert len(fresh_connections) == 0

@@ -73,6 +73,18 @@ Connections = connections.Connections
 #: another in its place).
 CONNECTIONS = connections.CONNECTIONS
 TaskReport = monitors.TaskReport
+
+
+class ClosesSessions:
+    """Mixin of the Redfish interfaces: their ``shutdown`` logs out of
+    every BMC. A BMC allows few sessions (some as few as eight), and a
+    conductor restarted a few times must not leave its old ones to time
+    out."""
+
+    def shutdown(self) -> None:
+        CONNECTIONS.clear()
+
+
 send = monitors.send
 _FAILURES = connections.FAILURES
 _key = connections.cache_key
