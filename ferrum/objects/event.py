@@ -15,7 +15,8 @@ saw, so an id must never become visible after a higher one: with a
 sequence, PostgreSQL transactions commit out of order (id 11 visible while
 the transaction holding id 10 is still running), and a follower that read
 11 would never see 10. Ids are therefore taken from the one row of
-``event_counter`` by an ``UPDATE ... RETURNING``, run just before the
+``event_counter`` by an ``UPDATE ... RETURNING`` (one statement with the
+insert when there is one row, the usual case), run just before the
 commit (:meth:`ferrum.db.api.Database.before_commit`): the row's lock is
 held from then to the commit, so the transactions that record events
 commit one after the other in the order of their ids. Taking it last keeps
@@ -68,11 +69,9 @@ _TAKE_AND_INSERT = sa.insert(TABLE).add_cte(_TAKEN).values(
     **{name: sa.bindparam(name, type_=TABLE.c[name].type)
        for name in COLUMNS})
 #: SQLite's insert as plain SQL: the statement runs in every recording
-#: transaction, and skipping SQLAlchemy's compiled-statement lookup cuts
-#: what a row costs there by a quarter (measured: 47 -> 34 us over the
-#: transaction's own 38; doc/performance.md, issue 31). Errors still go
-#: through SQLAlchemy (and oslo.db's translation): it is the connection's
-#: own ``exec_driver_sql``.
+#: transaction, and what SQLAlchemy does around a statement costs more
+#: than SQLite's insert (see :func:`_insert_sqlite`; doc/performance.md,
+#: issue 31).
 _SQLITE_INSERT = 'INSERT INTO events (%s) VALUES (%s)' % (
     ', '.join(COLUMNS), ', '.join('?' * len(COLUMNS)))
 
