@@ -6,8 +6,11 @@ deletes what is no longer kept (:func:`ferrum.objects.event.prune`): a
 node's entries beyond ``node_history_max_entries`` that are older than
 ``node_history_minimum_days``, and events of no node older than
 ``event_retention_days``, at most ``node_history_cleanup_batch_count`` a
-run. Two conductors pruning at once delete each row once (a DELETE of a
-row already gone deletes nothing), so no coordination is needed.
+run. The counting is read outside any write transaction and each node's
+entries are deleted in a short one of their own, so that on SQLite the
+other writers never wait for the whole cleanup. Two conductors pruning at
+once delete each row once (a DELETE of a row already gone deletes
+nothing), so no coordination is needed.
 """
 
 import logging

@@ -191,28 +191,35 @@ def prune(db: db_api.Database, max_entries: int, minimum_days: int,
     """
     now = now or base.utcnow()
     kept_since = now - datetime.timedelta(days=minimum_days)
-    deleted = 0
-    with db.writer() as conn:
+    # The scans first, in a read transaction: on SQLite a write
+    # transaction stops every other writer, and counting the entries of
+    # every node reads the whole index.
+    with db.reader() as conn:
         # The newest event always stays: SQLite would give its id again
         # to the next one, which a follower past it would never see.
         newest = conn.execute(sa.select(sa.func.max(TABLE.c.id))).scalar()
-        if newest is None:
-            return 0
-        deleted += _delete(conn, sa.select(TABLE.c.id).where(
-            TABLE.c.id < newest, TABLE.c.node_id.is_(None),
-            TABLE.c.created_at < now - datetime.timedelta(
-                days=retention_days)).order_by(TABLE.c.id).limit(batch))
         crowded = conn.execute(
             sa.select(TABLE.c.node_id).where(TABLE.c.node_id.is_not(None))
             .group_by(TABLE.c.node_id)
             .having(sa.func.count() > max_entries)).scalars().all()
-        for node_id in crowded:
-            if deleted >= batch:
-                break
+    if newest is None:
+        return 0
+    # Then short write transactions, one per node, for the same reason.
+    with db.writer() as conn:
+        deleted = _delete(conn, sa.select(TABLE.c.id).where(
+            TABLE.c.id < newest, TABLE.c.node_id.is_(None),
+            TABLE.c.created_at < now - datetime.timedelta(
+                days=retention_days)).order_by(TABLE.c.id).limit(batch))
+    for node_id in crowded:
+        if deleted >= batch:
+            break
+        with db.writer() as conn:
             newest_dropped = conn.execute(
                 sa.select(TABLE.c.id).where(TABLE.c.node_id == node_id)
                 .order_by(TABLE.c.id.desc()).offset(max_entries).limit(1)
             ).scalar()
+            if newest_dropped is None:
+                continue  # pruned meanwhile by another conductor
             deleted += _delete(conn, sa.select(TABLE.c.id).where(
                 TABLE.c.node_id == node_id, TABLE.c.id <= newest_dropped,
                 TABLE.c.id < newest,

@@ -280,3 +280,35 @@ def test_a_deleted_allocation_ends_in_the_feed(site):
     assert [e['event'] for e in ends] == [
         'Allocation %s deleted' % allocation.uuid
         for allocation in (with_node, failed, dropped)]
+
+
+def test_the_cleanup_keeps_what_it_must_and_stops_at_its_batch(site):
+    """Beyond max_entries a node's entries go, oldest first, unless younger
+    than minimum_days; events of no node go after retention_days, but the
+    newest event stays; one run deletes at most a batch."""
+    db = site.db
+    now = datetime.datetime(2026, 11, 29, 12, 0)
+
+    def day(days_ago):
+        return now - datetime.timedelta(days=days_ago)
+    nodes = site.nodes(2)
+    for node in nodes:
+        event_obj.add(db, [event_obj.entry(
+            'test', '%s %d' % (node.uuid, age), node_id=node.id,
+            created_at=day(age)) for age in (9, 4, 3, 1, 0)])
+    event_obj.add(db, [event_obj.entry('test', 'old', created_at=day(30)),
+                       event_obj.entry('test', 'recent', created_at=day(1)),
+                       event_obj.entry('test', 'oldest last',
+                                       created_at=day(40))])
+
+    def prune(batch):
+        return event_obj.prune(db, max_entries=2, minimum_days=5,
+                               retention_days=7, batch=batch, now=now)
+    assert prune(batch=2) == 2
+    assert prune(batch=2) == 1
+    assert prune(batch=2) == 0
+    left = {row['event'] for row in event_obj.since(db, 0, 100)}
+    # Of each node: the two newest, and those beyond them younger than
+    # minimum_days; the 9 days old one went.
+    assert left == {'%s %d' % (node.uuid, age) for node in nodes
+                    for age in (4, 3, 1, 0)} | {'recent', 'oldest last'}
