@@ -133,16 +133,22 @@ def _sqlite_values(conn: sa.Connection,
                    row: Mapping[str, Any]) -> tuple[Any, ...]:
     # The columns' own conversions (a datetime as SQLAlchemy stores it on
     # SQLite), so that rows read back and compare as those it writes.
-    processors = _processors(conn.dialect)
-    return tuple(row[name] if convert is None or row[name] is None
-                 else convert(row[name])
-                 for name, convert in zip(COLUMNS, processors, strict=True))
+    values = [row[name] for name in COLUMNS]
+    for index, convert in _conversions(conn.dialect):
+        if values[index] is not None:
+            values[index] = convert(values[index])
+    return tuple(values)
 
 
 @functools.cache
-def _processors(dialect: sa.Dialect) -> tuple[Any, ...]:
-    return tuple(TABLE.c[name].type.bind_processor(dialect)
-                 for name in COLUMNS)
+def _conversions(dialect: sa.Dialect) -> tuple[tuple[int, Any], ...]:
+    """The columns that the dialect converts (on SQLite, the times), by
+    position in :data:`COLUMNS`, with their conversion."""
+    found = ((index, TABLE.c[name].type.dialect_impl(dialect)
+              .bind_processor(dialect))
+             for index, name in enumerate(COLUMNS))
+    return tuple((index, convert) for index, convert in found
+                 if convert is not None)
 
 
 def _write(rows: list[dict[str, Any]], conn: sa.Connection) -> None:

@@ -298,6 +298,10 @@ def test_the_cleanup_keeps_what_it_must_and_stops_at_its_batch(site):
             created_at=day(age)) for age in (9, 4, 3, 1, 0)])
     event_obj.add(db, [event_obj.entry('test', 'old', created_at=day(30)),
                        event_obj.entry('test', 'recent', created_at=day(1)),
+                       # Not older than retention_days: kept (a time
+                       # stored unlike SQLAlchemy's compared older).
+                       event_obj.entry('test', 'just kept',
+                                       created_at=day(7)),
                        event_obj.entry('test', 'oldest last',
                                        created_at=day(40))])
 
@@ -311,4 +315,5 @@ def test_the_cleanup_keeps_what_it_must_and_stops_at_its_batch(site):
     # Of each node: the two newest, and those beyond them younger than
     # minimum_days; the 9 days old one went.
     assert left == {'%s %d' % (node.uuid, age) for node in nodes
-                    for age in (4, 3, 1, 0)} | {'recent', 'oldest last'}
+                    for age in (4, 3, 1, 0)} | {'recent', 'just kept',
+                                                'oldest last'}
