@@ -34,7 +34,9 @@ from __future__ import annotations
 
 import datetime
 import functools
+import random
 import sqlite3
+import uuid as uuidlib
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -86,10 +88,20 @@ def entry(event_type: str, event: str, severity: str = INFO,
     row = dict(_EMPTY, **fields)
     row['event_type'], row['event'], row['severity'] = (
         event_type, event, severity)
-    row['uuid'] = base.new_uuid()
+    row['uuid'] = _entry_uuid()
     if row['created_at'] is None:
         row['created_at'] = base.utcnow()
     return row
+
+
+def _entry_uuid() -> str:
+    # Not uuid4(): it reads os.urandom, a system call for every entry,
+    # which made a quarter of what building one costs in conductor_flow
+    # (doc/performance.md, issue 31). An entry's uuid only names it among
+    # its node's, and guards nothing (reading it is the node's policy), so
+    # the random module's generator will do: seeded from os.urandom, and
+    # seeded again in a forked child.
+    return str(uuidlib.UUID(int=random.getrandbits(128), version=4))
 
 
 def add(db: db_api.Database, rows: Sequence[Mapping[str, Any]]) -> None:
