@@ -68,21 +68,26 @@ def to_bool(what: str, value: str | bool) -> bool:
                    % (what, value[:100])) from None
 
 
+def parse_limit() -> int:
+    """``limit``: at most ``[api]max_limit``, which 0 or none also means."""
+    max_limit = int(services.conf().api.max_limit)
+    raw_limit = flask.request.args.get('limit')
+    if raw_limit is None:
+        return max_limit
+    try:
+        limit = int(raw_limit)
+    except ValueError:
+        limit = -1
+    if limit < 0:
+        raise exception.InvalidParameterValue(
+            reason='limit must be a whole number 0 or more, not "%s".'
+                   % raw_limit[:100])
+    return min(limit, max_limit) or max_limit
+
+
 def parse_page(sortable: Collection[str], default_sort: str = 'id') -> Page:
     args = flask.request.args
-    max_limit = services.conf().api.max_limit
-    raw_limit = args.get('limit')
-    limit = max_limit
-    if raw_limit is not None:
-        try:
-            limit = int(raw_limit)
-        except ValueError:
-            limit = -1
-        if limit < 0:
-            raise exception.InvalidParameterValue(
-                reason='limit must be a whole number 0 or more, not "%s".'
-                       % raw_limit)
-        limit = min(limit, max_limit) or max_limit
+    limit = parse_limit()
     sort_key = args.get('sort_key', default_sort)
     if sort_key not in sortable:
         raise exception.InvalidParameterValue(

@@ -37,20 +37,8 @@ def _since() -> int:
     return int(raw)
 
 
-def _limit() -> int:
-    max_limit = int(services.conf().api.max_limit)
-    raw = flask.request.args.get('limit')
-    if raw is None:
-        return max_limit
-    if not (raw.isascii() and raw.isdigit()):
-        raise exception.InvalidParameterValue(
-            reason='limit must be a whole number 1 or more, not "%s".'
-                   % raw[:100])
-    return min(int(raw), max_limit) or max_limit
-
-
 def list_events() -> dict[str, Any]:
-    since, limit = _since(), _limit()
+    since, limit = _since(), listing.parse_limit()
     unknown = set(flask.request.args) - {'since', 'limit'}
     if unknown:
         raise exception.InvalidParameterValue(
