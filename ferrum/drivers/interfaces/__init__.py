@@ -50,11 +50,14 @@ class BaseInterface(abc.ABC):
         """Let go of what this interface holds for all its nodes (sessions
         at BMCs, connections, threads), once, when the conductor stops.
 
-        Called for every enabled interface after the conductor's last
-        operation ended, without a node or lock. A peer that does not
-        answer must not make it raise or wait beyond the interface's own
-        request timeout. An interface that holds nothing between calls
-        needs nothing here; the default does nothing.
+        Called for every enabled interface once the conductor stopped
+        taking work and its operations ended (or
+        ``[conductor] graceful_shutdown_timeout`` passed: those still
+        running then were failed and are not waited for), without a node
+        or lock. An error raised is logged and the stop goes on; a peer
+        that does not answer costs the interface's own request timeouts.
+        An interface that holds nothing between calls needs nothing here;
+        the default does nothing.
         """
         return None
 

@@ -23,12 +23,13 @@ class RedfishUnreachable(RedfishError):
     """503: the BMC did not answer, or answered 5xx: an outage of this BMC.
 
     The power sync keeps the node's last known power state and tries again
-    at its next run."""
+    at its next run; the message promises no retry, since a deploy step or
+    an API call that meets it does not retry."""
 
     code = 503
     msg_fmt = ('BMC %(address)s did not answer Redfish %(action)s: '
                '%(reason)s. Check driver_info redfish_address and that the '
-               'BMC is up; ferrum tries again later.')
+               'BMC is up.')
 
 
 class RedfishServerError(RedfishUnreachable):
@@ -40,7 +41,7 @@ class RedfishServerError(RedfishUnreachable):
 
     msg_fmt = ('BMC %(address)s answered Redfish %(action)s with HTTP '
                '%(status)s: %(reason)s. The BMC reports a failure of its '
-               'own; ferrum tries again later.')
+               'own.')
 
 
 class RedfishAuthError(RedfishError):

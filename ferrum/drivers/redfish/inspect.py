@@ -194,8 +194,7 @@ def _read(task: 'Task', bmc: driver_info.RedfishParams) -> Inventory:
         return client.call(task.ctx.conf, bmc,
                            'reading the hardware inventory', read_inventory)
     except errors.RedfishUnreachable as exc:
-        # Not retried by ferrum, unlike the power sync that message was
-        # written for: say what the operator does.
+        # Not retried by ferrum: say what the operator does.
         raise errors.RedfishUnreachable(
             'BMC %s did not answer while ferrum read the hardware '
             'inventory: %s. Check that the BMC is up and driver_info '

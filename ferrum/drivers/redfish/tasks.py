@@ -135,7 +135,8 @@ def _since(text: str) -> datetime.datetime:
 
 def _last_read(exc: Exception) -> str:
     if isinstance(exc, errors.RedfishUnreachable):
-        # Its own message promises a retry, which a timeout ends.
+        # Its own message tells how to reach the BMC; the node's error
+        # says which read it was, the last before the timeout.
         return 'the BMC did not answer the last read: %s' % (
             exc.kwargs.get('reason'),)
     return 'the last read failed: %s' % exc

@@ -12,10 +12,6 @@ from typing import Any
 
 from sushy import taskmonitor
 
-# sushy's resources drop the answer of most PATCHes and actions, and its
-# TaskMonitor.wait() sleeps on the caller's thread; these keep the answer
-# so that a 202 becomes a wait of the node (ferrum.drivers.redfish.tasks).
-
 
 @dataclasses.dataclass(frozen=True)
 class TaskReport:
