@@ -34,8 +34,6 @@ def render(node_uuid: str, row: Mapping[str, Any],
                       conductor=row['conductor'], user=row['user_id'])
     elif len(result['event']) > MAX_LISTED:
         result['event'] = result['event'][:MAX_LISTED - 4] + '...'
-    base = listing.base_url()
-    path = 'nodes/%s/history/%s' % (node_uuid, row['uuid'])
-    result['links'] = [{'href': '%sv1/%s' % (base, path), 'rel': 'self'},
-                       {'href': '%s%s' % (base, path), 'rel': 'bookmark'}]
+    result['links'] = listing.resource_links(
+        'nodes/%s/history' % node_uuid, row['uuid'])
     return result
