@@ -165,11 +165,15 @@ def _reveal(read_rule: str, target: Mapping[str, Any],
 def node_target(node: node_obj.Node) -> dict[str, str]:
     """What node rules compare the token's project with (unset: absent,
     so that no project matches it)."""
+    return _node_target(node.owner, node.lessee)
+
+
+def _node_target(owner: str | None, lessee: str | None) -> dict[str, str]:
     target = {}
-    if node.owner:
-        target['node.owner'] = node.owner
-    if node.lessee:
-        target['node.lessee'] = node.lessee
+    if owner:
+        target['node.owner'] = owner
+    if lessee:
+        target['node.lessee'] = lessee
     return target
 
 
@@ -292,6 +296,22 @@ def node_redactions() -> Callable[[node_obj.Node], frozenset[str]]:
 
 def _nothing(_node: node_obj.Node) -> frozenset[str]:
     return frozenset()
+
+
+def error_readable() -> Callable[[str | None, str | None], bool]:
+    """Whether the caller may read a node's errors, by the node's owner
+    and lessee (``baremetal:node:get:last_error``, decided once per pair
+    for this request): for the errors the event feed repeats."""
+    if allowed('baremetal:node:get:filter_threshold'):
+        return lambda _owner, _lessee: True
+    known: dict[tuple[str | None, str | None], bool] = {}
+
+    def readable(owner: str | None, lessee: str | None) -> bool:
+        if (owner, lessee) not in known:
+            known[owner, lessee] = allowed('baremetal:node:get:last_error',
+                                           _node_target(owner, lessee))
+        return known[owner, lessee]
+    return readable
 
 
 def list_project(kind: str, asked: str | None = None) -> str | None:

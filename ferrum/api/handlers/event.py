@@ -11,7 +11,10 @@ what is there (possibly nothing); ``next`` is the URL to ask next, with
 Under ``keystone``, ``baremetal:event:list_all`` (a system reader) sees
 every event; otherwise ``baremetal:event:list`` sees the events of the
 caller's project: of nodes it owned or leased when the event happened, of
-its allocations and of its leases.
+its allocations and of its leases. A node's error (an ``ERROR`` entry of
+its history) reads as Ironic's redaction text to a caller without
+``baremetal:node:get:last_error`` on the node, as ``last_error`` does on
+the node itself (a lessee, by default).
 """
 
 import urllib.parse
@@ -48,5 +51,6 @@ def list_events() -> dict[str, Any]:
     rows = event_obj.since(services.db(), since, limit, project)
     last = rows[-1]['id'] if rows else since
     query = urllib.parse.urlencode({'since': last, 'limit': limit})
-    return {'events': [event_view.render(row) for row in rows],
+    readable = access.error_readable()
+    return {'events': [event_view.render(row, readable) for row in rows],
             'next': '%sv1/events?%s' % (listing.base_url(), query)}
