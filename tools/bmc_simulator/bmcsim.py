@@ -16,6 +16,7 @@ import os
 import signal
 import sys
 import time
+import traceback
 import uuid
 
 import pyghmi.ipmi.bmc as bmc
@@ -263,8 +264,24 @@ def main(argv: list[str]) -> int:
     signal.signal(signal.SIGTERM, lambda *_: os._exit(0))
     signal.signal(signal.SIGINT, lambda *_: os._exit(0))
     print('READY %s' % ' '.join(str(b.port) for b in bmcs), flush=True)
-    bmc.Bmc.listen(timeout=0.5)
+    serve()
     return 0
+
+
+def serve(stall: float = 1.0) -> None:
+    """pyghmi's event loop (``Bmc.listen``), made to outlive one bad
+    packet and to say when it stalled: a client that times out meanwhile
+    looks like a silent BMC, and the log then tells which it was."""
+    while True:
+        started = time.monotonic()
+        try:
+            ipmisession.Session.wait_for_rsp(timeout=0.5)
+        except Exception:  # one packet's failure; the others still served
+            traceback.print_exc()
+        took = time.monotonic() - started
+        if took > stall:
+            print('bmcsim: the event loop stalled %.1f s' % took,
+                  file=sys.stderr, flush=True)
 
 
 if __name__ == '__main__':

@@ -39,13 +39,18 @@ class BmcSimulator:
         if self.count:
             argv += ['--count', str(self.count), '--user', self.user,
                      '--password', self.password]
-        self._proc = subprocess.Popen(argv, stdout=subprocess.PIPE,
-                                      stderr=subprocess.PIPE, text=True)
+        # Its stderr to a file, not a pipe: nobody reads a pipe until the
+        # end, and a simulator writing more than the pipe holds would
+        # stop answering.
+        self.log = self.state_dir / 'simulator.log'
+        with open(self.log, 'w') as log:
+            self._proc = subprocess.Popen(argv, stdout=subprocess.PIPE,
+                                          stderr=log, text=True)
         line = self._proc.stdout.readline()  # READY, or EOF if it died
         if not line.startswith('READY'):
             self.stop()
             raise RuntimeError('the BMC simulator did not start: %r %s' % (
-                line, self._proc.stderr.read()[-2000:]))
+                line, self.output()[-2000:]))
         self.ports = [int(port) for port in line.split()[1:]]
         creds = self.bmcs + [(self.user, self.password)] * self.count
         self.credentials = dict(zip(self.ports, creds, strict=True))
@@ -61,8 +66,11 @@ class BmcSimulator:
             self._proc.wait()
 
     def output(self) -> str:
-        """What the simulator printed on stderr (after it stopped)."""
-        return self._proc.stderr.read() if self._proc else ''
+        """What the simulator printed on stderr so far."""
+        try:
+            return self.log.read_text(errors='replace')
+        except (AttributeError, OSError):
+            return ''
 
     def state(self, port: int) -> dict:
         return json.loads((self.state_dir / ('%d.json' % port)).read_text())
@@ -85,11 +93,29 @@ class BmcSimulator:
                                   text=True, timeout=timeout,
                                   stdin=subprocess.DEVNULL)
 
-    def _oem(self, port: int, *data: int) -> None:
-        result = self.ipmitool(port, 'raw', '0x30',
-                               *('0x%02x' % byte for byte in data))
-        if result.returncode != 0:
-            raise RuntimeError('OEM command failed: %s' % result.stderr)
+    def _oem(self, port: int, *data: int, timeout: float = 30.0) -> None:
+        """A test hook (raw netfn 0x30), sent again until it is answered:
+        a hook sets a test up, and one session that failed to open on a
+        busy machine must not fail the test. Only a simulator that died or
+        stays silent for ``timeout`` fails it, saying which."""
+        deadline = time.monotonic() + timeout
+        failures = []
+        while True:
+            result = self.ipmitool(port, 'raw', '0x30',
+                                   *('0x%02x' % byte for byte in data))
+            if result.returncode == 0:
+                return
+            failures.append(result.stderr.strip())
+            if self._proc.poll() is not None:
+                raise RuntimeError(
+                    'the BMC simulator exited (%s); its output: %s' % (
+                        self._proc.returncode, self.output()[-2000:]))
+            if time.monotonic() > deadline:
+                raise RuntimeError(
+                    'OEM command to BMC %d failed %d times in %.0f s, last:'
+                    ' %s; load %s; simulator output: %s' % (
+                        port, len(failures), timeout, failures[-1],
+                        _loadavg(), self.output()[-2000:]))
 
     def reset(self, port: int) -> None:
         self._oem(port, 0x01)
@@ -108,3 +134,10 @@ class BmcSimulator:
         while self.ipmitool(port, 'power', 'status').returncode != 0:
             if time.monotonic() > deadline:
                 raise AssertionError('BMC %d did not answer again' % port)
+
+
+def _loadavg() -> str:
+    try:
+        return pathlib.Path('/proc/loadavg').read_text().strip()
+    except OSError:
+        return 'unknown'
