@@ -178,20 +178,33 @@ def _write(rows: list[dict[str, Any]], conn: sa.Connection) -> None:
 # ---- the feed ---------------------------------------------------------------
 
 def since(db: db_api.Database, after: int, limit: int,
-          project: str | None = None) -> list[dict[str, Any]]:
-    """Events with an id above ``after``, oldest first, at most ``limit``.
+          project: str | None = None, upto: int | None = None
+          ) -> list[dict[str, Any]]:
+    """Events with an id above ``after`` (and at most ``upto``), oldest
+    first, at most ``limit``.
 
     :param project: only the events the project may see (it owned or
         leased the node, owns the allocation, holds the lease); None for
         all.
     """
     query = sa.select(TABLE).where(TABLE.c.id > after)
+    if upto is not None:
+        query = query.where(TABLE.c.id <= upto)
     if project is not None:
         query = query.where(sa.or_(TABLE.c.owner == project,
                                    TABLE.c.lessee == project))
     query = query.order_by(TABLE.c.id).limit(limit)
     with db.reader() as conn:
         return [dict(row) for row in conn.execute(query).mappings()]
+
+
+def newest(db: db_api.Database) -> int:
+    """The highest event id committed (0 when there is none). Ids are
+    committed in increasing order, so every event up to it is visible to
+    a read that starts after this one."""
+    with db.reader() as conn:
+        return int(conn.execute(sa.select(sa.func.max(TABLE.c.id))
+                                ).scalar() or 0)
 
 
 # ---- pruning ----------------------------------------------------------------

@@ -6,7 +6,9 @@ their ids, which are committed in increasing order
 (:mod:`ferrum.objects.event`): a follower that asks again with the last id
 it saw gets every later event exactly once. The answer comes at once with
 what is there (possibly nothing); ``next`` is the URL to ask next, with
-``since`` moved past the events returned. No microversion gates it.
+``since`` moved past the events returned, or, when the page is not full,
+to the newest event (of any project) there was when it was read. No
+microversion gates it.
 
 Under ``keystone``, ``baremetal:event:list_all`` (a system reader) sees
 every event; otherwise ``baremetal:event:list`` sees the events of the
@@ -48,8 +50,15 @@ def list_events() -> dict[str, Any]:
             reason='Unknown query parameter(s) %s; /v1/events takes since '
                    'and limit.' % ', '.join(sorted(unknown))[:200])
     project = access.list_project('event')
-    rows = event_obj.since(services.db(), since, limit, project)
-    last = rows[-1]['id'] if rows else since
+    db = services.db()
+    # Read before the events: a page that is not full then covers every
+    # event up to it, and ``next`` moves there, past the other projects'
+    # events too. A project's filter has no index, so a quiet project's
+    # follower would otherwise scan again, at every poll, all the events
+    # since its own last one.
+    newest = event_obj.newest(db)
+    rows = event_obj.since(db, since, limit, project, upto=newest)
+    last = rows[-1]['id'] if len(rows) == limit else max(since, newest)
     query = urllib.parse.urlencode({'since': last, 'limit': limit})
     readable = access.error_readable()
     return {'events': [event_view.render(row, readable) for row in rows],

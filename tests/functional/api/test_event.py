@@ -63,6 +63,33 @@ def test_each_project_follows_its_own_events(ks_client, tokens, db,
     assert response.status_code == 401
 
 
+def test_a_quiet_projects_next_moves_past_the_others_events(
+        ks_client, tokens, db, conductor):
+    """Its follower would otherwise scan the other projects' events
+    again at every poll; it still misses nothing of its own."""
+    mine = node_obj.Node.create(db, {'driver': 'fake-hardware',
+                                     'owner': tenancy.OWNER})
+    other = node_obj.Node.create(db, {'driver': 'fake-hardware',
+                                      'owner': tenancy.OTHER})
+    _fail(conductor, mine, 'first')
+    _fail(conductor, other, 'not mine')
+
+    def page(since, limit=10):
+        response = ks_client.get('/v1/events?since=%d&limit=%d' % (
+            since, limit), headers=headers(tokens, 'owner_reader'))
+        assert response.status_code == 200, response.get_data(as_text=True)
+        body = response.get_json()
+        return ([e['event'] for e in body['events']],
+                int(body['next'].split('since=')[1].split('&')[0]))
+    everything = _events(ks_client, tokens, 'system_reader')
+    assert page(0) == (['first'], everything[-1]['id'])
+    # A full page stops at its last event: the rest is read next time.
+    assert page(0, limit=1) == (['first'], everything[-2]['id'])
+    _fail(conductor, other, 'still not mine')
+    _fail(conductor, mine, 'second')
+    assert page(everything[-1]['id'])[0] == ['second']
+
+
 @pytest.mark.parametrize('query', [
     'since=-1', 'since=abc', 'since=%C2%B2', 'since=1' + '0' * 30,
     'limit=%C2%B2', 'limit=-3', 'sinse=1'])
