@@ -33,6 +33,7 @@ from ferrum.api import policy
 from ferrum.api import services
 from ferrum.api.views import node as node_view
 from ferrum.common import exception
+from ferrum.common import requester
 from ferrum.objects import allocation as allocation_obj
 from ferrum.objects import base
 from ferrum.objects import lease as lease_obj
@@ -67,6 +68,7 @@ def install(app: flask.Flask) -> None:
             policy.enforcer(conf), conf.rbac_service_project_name
             if conf.rbac_service_role_elevated_access else None)
     app.before_request(load_context)
+    app.teardown_request(_forget_user)
 
 
 def enforcing() -> bool:
@@ -95,6 +97,13 @@ def load_context() -> None:
     else:
         ctx = context_mod.RequestContext.from_environ(flask.request.environ)
     flask.g.context = ctx
+    # The user of the events this request records (node history's user).
+    requester.set_user(ctx.user_id)
+
+
+def _forget_user(_error: BaseException | None) -> None:
+    # The server's thread serves other requests next.
+    requester.set_user(None)
 
 
 def context() -> context_mod.RequestContext:
@@ -298,18 +307,18 @@ def _nothing(_node: node_obj.Node) -> frozenset[str]:
     return frozenset()
 
 
-def error_readable() -> Callable[[str | None, str | None], bool]:
-    """Whether the caller may read a node's errors, by the node's owner
-    and lessee (``baremetal:node:get:last_error``, decided once per pair
-    for this request): for the errors the event feed repeats."""
+def node_readable(rule: str) -> Callable[[str | None, str | None], bool]:
+    """Whether the caller passes ``rule`` on a node, by the node's owner
+    and lessee (decided once per pair for this request): for what the
+    event feed repeats of a node (its errors, ``last_error``'s rule; who
+    acted on it, the history's rule)."""
     if allowed('baremetal:node:get:filter_threshold'):
         return lambda _owner, _lessee: True
     known: dict[tuple[str | None, str | None], bool] = {}
 
     def readable(owner: str | None, lessee: str | None) -> bool:
         if (owner, lessee) not in known:
-            known[owner, lessee] = allowed('baremetal:node:get:last_error',
-                                           _node_target(owner, lessee))
+            known[owner, lessee] = allowed(rule, _node_target(owner, lessee))
         return known[owner, lessee]
     return readable
 

@@ -8,6 +8,7 @@ transient state for an unbounded time.
 """
 
 import contextlib
+import contextvars
 import logging
 import threading
 from collections.abc import Callable, Iterator
@@ -42,8 +43,12 @@ class WorkerPool:
             raise exception.NoFreeConductorWorker(size=self.size)
         with self._idle:
             self._running += 1
+        # In the submitter's context: what a request started is done for
+        # its user (ferrum.common.requester), and nothing of one piece of
+        # work stays behind in the thread for the next.
+        context = contextvars.copy_context()
         try:
-            self._executor.submit(self._run, func, args, kwargs)
+            self._executor.submit(context.run, self._run, func, args, kwargs)
         except Exception:
             self._done()
             raise exception.NoFreeConductorWorker(size=self.size) from None

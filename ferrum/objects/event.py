@@ -42,6 +42,7 @@ from typing import Any
 
 import sqlalchemy as sa
 
+from ferrum.common import requester
 from ferrum.db import api as db_api
 from ferrum.db import models
 from ferrum.objects import base
@@ -83,12 +84,16 @@ def entry(event_type: str, event: str, severity: str = INFO,
     """One event row, without its id (given when it is written).
 
     :param fields: the other columns (``node_id``, ``lease_uuid``,
-        ``owner``, ...); those not given are NULL.
+        ``owner``, ...); those not given are NULL, but ``user_id``, which
+        is the requesting user (:mod:`ferrum.common.requester`) when
+        there is one.
     """
     row = dict(_EMPTY, **fields)
     row['event_type'], row['event'], row['severity'] = (
         event_type, event, severity)
     row['uuid'] = _entry_uuid()
+    if row['user_id'] is None:
+        row['user_id'] = requester.user()
     if row['created_at'] is None:
         row['created_at'] = base.utcnow()
     return row

@@ -44,6 +44,7 @@ from urllib3 import exceptions as urllib3_exc
 
 from ferrum.common import exception
 from ferrum.common import hash_ring
+from ferrum.common import requester
 from ferrum.common import tls
 from ferrum.db import api as db_api
 from ferrum.objects import allocation as allocation_obj
@@ -217,8 +218,14 @@ class JsonRpcConductorAPI:
         :raises _NotServed: the conductor did nothing with the call.
         :raises ConductorUnreachable: it may have done something.
         """
-        body = wire.dumps({'jsonrpc': '2.0', 'method': method,
-                           'params': params, 'id': next(self._ids)})
+        call: dict[str, Any] = {'jsonrpc': '2.0', 'method': method,
+                                'params': params, 'id': next(self._ids)}
+        user = requester.user()
+        if user is not None:
+            # Beside params, as Ironic's JSON-RPC carries its context: the
+            # user of the events the call records.
+            call['context'] = {'user_id': user}
+        body = wire.dumps(call)
 
         def unreachable(reason: str) -> ConductorUnreachable:
             LOG.warning('JSON-RPC call %s to conductor %s at %s failed: %s',

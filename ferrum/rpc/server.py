@@ -5,8 +5,10 @@ Only the methods of :data:`ferrum.conductor.rpcapi.METHODS` (the members of
 the ``ConductorAPI`` Protocol) can be called, each with named parameters
 bound to the method's signature before it runs, so a bad call is
 ``INVALID_PARAMS`` and an error inside the method is never mistaken for one.
-A ferrum
-exception becomes a JSON-RPC error carrying its class, HTTP code and
+A call's ``context.user_id`` (beside ``params``) is the API request's user,
+whom the events the call records name (:mod:`ferrum.common.requester`);
+anything but a string of at most 255 characters there counts as none. A
+ferrum exception becomes a JSON-RPC error carrying its class, HTTP code and
 keyword arguments (see :mod:`ferrum.rpc.wire`); anything else is logged
 here with its traceback and travels as a plain 500. With
 ``[json_rpc] auth_strategy = http_basic`` a call without valid HTTP Basic
@@ -27,6 +29,7 @@ from ferrum.common import exception
 from ferrum.common import http_basic
 from ferrum.common import json_depth
 from ferrum.common import keystone_auth
+from ferrum.common import requester
 from ferrum.conductor import manager as manager_mod
 from ferrum.conductor import rpcapi
 from ferrum.rpc import service_auth
@@ -92,8 +95,11 @@ def handle(manager: Manager | None, host: str, body: bytes
         bound = inspect.signature(method).bind(**params)
     except TypeError as exc:
         return _error(call_id, INVALID_PARAMS, '%s: %s' % (name, exc))
+    context = request.get('context')
+    user = context.get('user_id') if isinstance(context, dict) else None
     try:
-        result = method(*bound.args, **bound.kwargs)
+        with requester.acting_for(user):
+            result = method(*bound.args, **bound.kwargs)
     except exception.FerrumException as exc:
         return {'jsonrpc': '2.0', 'error': wire.encode_error(exc),
                 'id': call_id}

@@ -16,7 +16,9 @@ caller's project: of nodes it owned or leased when the event happened, of
 its allocations and of its leases. A node's error (an ``ERROR`` entry of
 its history) reads as Ironic's redaction text to a caller without
 ``baremetal:node:get:last_error`` on the node, as ``last_error`` does on
-the node itself (a lessee, by default).
+the node itself (a lessee, by default); its ``user`` (who asked for the
+change) is null to a caller without ``baremetal:node:history:get`` on the
+node, who may not read the node's history either.
 """
 
 import urllib.parse
@@ -60,6 +62,8 @@ def list_events() -> dict[str, Any]:
     rows = event_obj.since(db, since, limit, project, upto=newest)
     last = rows[-1]['id'] if len(rows) == limit else max(since, newest)
     query = urllib.parse.urlencode({'since': last, 'limit': limit})
-    readable = access.error_readable()
+    readable = event_view.Readable(
+        errors=access.node_readable('baremetal:node:get:last_error'),
+        users=access.node_readable('baremetal:node:history:get'))
     return {'events': [event_view.render(row, readable) for row in rows],
             'next': '%sv1/events?%s' % (listing.base_url(), query)}

@@ -2,6 +2,7 @@
 """An event of ``GET /v1/events`` (ferrum's extension): every recorded
 column but the internal node id, under its history names."""
 
+import dataclasses
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -17,18 +18,28 @@ FIELDS = ('id', 'uuid', 'created_at', 'event_type', 'severity', 'event',
 #: node error).
 _NOT_HISTORY = ('allocation', 'lease')
 
+#: Whether the caller may read something of a node, by its owner and
+#: lessee.
+NodeRule = Callable[[str | None, str | None], bool]
 
-def render(row: Mapping[str, Any],
-           error_readable: Callable[[str | None, str | None], bool]
-           ) -> dict[str, Any]:
-    """:param error_readable: whether the caller may read the errors of a
-        node with this owner and lessee."""
+
+@dataclasses.dataclass(frozen=True)
+class Readable:
+    """What the caller may read of the nodes' history entries."""
+
+    errors: NodeRule  #: the error text of an ``ERROR`` entry
+    users: NodeRule   #: who asked for the change
+
+
+def render(row: Mapping[str, Any], readable: Readable) -> dict[str, Any]:
     result = {name: row[name] for name in FIELDS
               if name not in ('created_at', 'user')}
-    if (row['severity'] == 'ERROR' and row['node_uuid']
-            and row['event_type'] not in _NOT_HISTORY
-            and not error_readable(row['owner'], row['lessee'])):
-        result['event'] = node_view.REDACTED['last_error']
     result['created_at'] = row['created_at'].isoformat() + '+00:00'
     result['user'] = row['user_id']
+    if row['node_uuid'] and row['event_type'] not in _NOT_HISTORY:
+        owner, lessee = row['owner'], row['lessee']
+        if row['severity'] == 'ERROR' and not readable.errors(owner, lessee):
+            result['event'] = node_view.REDACTED['last_error']
+        if row['user_id'] and not readable.users(owner, lessee):
+            result['user'] = None
     return result

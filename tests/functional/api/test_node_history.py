@@ -242,3 +242,38 @@ def test_history_needs_the_owners_reader_as_ironics_default(
     response = ks_client.get('/v1/nodes/n/history', headers=tenancy.headers(
         tokens, 'third_party', **V78))
     assert response.status_code == 404
+
+
+def test_the_user_who_asked_is_the_entrys_user(ks_client, tokens, db,
+                                               conductor):
+    """Ironic's ``user``: who asked for the change through the API, the
+    work it started included; nobody for what a conductor does of itself.
+    The feed shows it only to who may read the node's history."""
+    node = node_obj.Node.create(db, {
+        'driver': 'fake-hardware', 'name': 'u', 'owner': tenancy.OWNER,
+        'lessee': tenancy.LESSEE})
+    admin = tenancy.headers(tokens, 'owner_admin', **V78)
+    response = ks_client.put('/v1/nodes/u/maintenance', headers=admin,
+                             json={'reason': 'fan'})
+    assert response.status_code == 202, response.get_data(as_text=True)
+    response = ks_client.put('/v1/nodes/u/states/provision', headers=admin,
+                             json={'target': 'manage'})
+    assert response.status_code == 202, response.get_data(as_text=True)
+    settled(db, node.id, 'manageable')
+    with task_manager.acquire(conductor.ctx, node.id, 'test') as task:
+        task.node.last_error = 'the conductor found this'
+    response = ks_client.get('/v1/nodes/u/history?detail=true',
+                             headers=tenancy.headers(tokens, 'owner_reader',
+                                                     **V78))
+    assert response.status_code == 200, response.get_data(as_text=True)
+    users = [entry['user'] for entry in response.get_json()['history']]
+    assert users == ['user-owner_admin'] * 3 + [None]
+
+    def feed(persona):
+        response = ks_client.get('/v1/events?limit=1000',
+                                 headers=tenancy.headers(tokens, persona))
+        assert response.status_code == 200, response.get_data(as_text=True)
+        return [event['user'] for event in response.get_json()['events']
+                if event['node_uuid'] == node.uuid]
+    assert feed('owner_reader') == users
+    assert feed('lessee_reader') == [None] * 4

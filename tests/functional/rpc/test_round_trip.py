@@ -12,17 +12,21 @@ import time
 
 import bcrypt
 import pytest
+import requests
 
 from ferrum import conf as ferrum_conf
 from ferrum.common import exception
 from ferrum.common import hash_ring
 from ferrum.common import http_basic
+from ferrum.common import requester
 from ferrum.objects import allocation as allocation_obj
 from ferrum.objects import conductor as conductor_obj
 from ferrum.objects import node as node_obj
+from ferrum.objects import node_history
 from ferrum.rpc import client
 from ferrum.rpc import server as rpc_server
 from ferrum.rpc import wire
+from tests.functional.conductor.flows import settled
 from tests.functional.rpc.endpoint import serving
 
 
@@ -65,6 +69,41 @@ def test_drivers_async_calls_go_over_json_rpc(remote, db):
     with pytest.raises(exception.NodeNotWaiting) as caught:
         rpc.heartbeat(node.id, 'http://agent:9999', '9.0')
     assert caught.value.code == 404
+
+
+def test_the_requesting_user_goes_with_the_call(remote, db):
+    """The API request's user crosses to the conductor beside the params
+    and names the entries the call records (the work it spawned too)."""
+    rpc, _endpoint = remote
+    node = rpc.create_node({'driver': 'fake-hardware'})
+    with requester.acting_for('user-42'):
+        rpc.set_maintenance(node.id, True, 'fan')
+        rpc.do_provisioning_action(node.id, 'manage')
+    settled(db, node.id, 'manageable')
+    rpc.set_maintenance(node.id, False, None)
+    users = [(row['event'], row['user_id'])
+             for row in node_history.list_for(db, node.id, None)]
+    assert users == [
+        ('Maintenance on: fan', 'user-42'),
+        ('Provision state enroll -> verifying (target manageable)',
+         'user-42'),
+        (users[2][0], 'user-42'),  # verifying -> manageable, in a worker
+        ('Maintenance off', None)]
+    assert users[2][0].startswith('Provision state verifying -> manageable')
+
+
+@pytest.mark.parametrize('context', [
+    {'user_id': 7}, {'user_id': 'u' * 256}, ['user-1'], 'user-1'])
+def test_a_bad_call_context_names_nobody(remote, db, context):
+    rpc, endpoint = remote
+    node = rpc.create_node({'driver': 'fake-hardware'})
+    answer = requests.post(endpoint.url, data=wire.dumps({
+        'jsonrpc': '2.0', 'method': 'set_maintenance', 'id': 1,
+        'context': context, 'params': {'node_id': node.id, 'enabled': True,
+                                       'reason': 'x'}}), timeout=30).json()
+    assert 'error' not in answer, answer
+    (entry,) = node_history.list_for(db, node.id, None)
+    assert entry['user_id'] is None
 
 
 def test_node_locked_stays_409(remote, db):
