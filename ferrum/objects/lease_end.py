@@ -117,9 +117,13 @@ def revoke_in(conn: sa.Connection, lease_ids: Sequence[int],
             'b_updated': base.utcnow()}).scalars().all()
         if db is not None:
             # The nodes' history (``db``: the transaction's database).
+            # Which of ``lease_ids`` held a node is not returned; of two
+            # (one project's, ending together) the entry names the first.
             event_obj.add(db, node_history.lease_rows(
-                conn, revoked, lease_ids, 'Lease %(lease)s ended: project '
-                '%(project)s is no longer the lessee'))
+                conn, [(node, lease) for node in revoked
+                       for lease in lease_ids],
+                'Lease %(lease)s ended: project %(project)s is no longer '
+                'the lessee'))
 
 
 def give_back_all(db: db_api.Database,
@@ -155,7 +159,7 @@ def give_back_all(db: db_api.Database,
         nodes = conn.execute(_GIVE_BACK, values).scalars().all()
         back = {by_node[node_id].id for node_id in nodes}
         event_obj.add(db, node_history.lease_rows(
-            conn, nodes, [by_node[node_id].lease_id for node_id in nodes],
+            conn, [(node_id, by_node[node_id].lease_id) for node_id in nodes],
             'Given back by lease %(lease)s of project %(project)s'))
         if back:
             conn.execute(_LET_GO, {'b_rows': base.bucketed(sorted(back))})

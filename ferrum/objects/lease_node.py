@@ -102,8 +102,8 @@ def hold_nodes(db: db_api.Database, lease_id: int,
             conn.execute(_GIVEN, {'b_rows': base.bucketed(sorted(held)),
                                   'b_given': True})
             event_obj.add(db, node_history.lease_rows(
-                conn, held_nodes, [lease_id], 'Lease %(lease)s started: '
-                'leased to project %(project)s'))
+                conn, [(node, lease_id) for node in held_nodes],
+                'Lease %(lease)s started: leased to project %(project)s'))
         if not busy and then is not None:
             then()
     return busy

@@ -126,27 +126,32 @@ def note(event_type: str, event: str,
     return {'event_type': event_type, 'event': event, 'severity': severity}
 
 
-def lease_rows(conn: sa.Connection, node_ids: Sequence[int],
-               lease_ids: Sequence[int], text: str
-               ) -> list[dict[str, Any]]:
-    """Entries ``text % {'lease': uuid, 'project': project}`` for each of
-    ``node_ids`` held by one of ``lease_ids`` (read in ``conn``). The
-    lessee of the entry is the lease's project, which may read it."""
-    if not node_ids:
+def lease_rows(conn: sa.Connection, held: Sequence[tuple[int, int]],
+               text: str) -> list[dict[str, Any]]:
+    """Entries ``text % {'lease': uuid, 'project': project}`` for the
+    nodes of ``held``, (node id, lease id) pairs, each naming its pair's
+    lease (read in ``conn``); of two pairs of one node, the earlier
+    lease's. The lessee of the entry is the lease's project, which may
+    read it."""
+    if not held:
         return []
     nodes, leases, booked = _NODES, _LEASES, _LEASE_NODES
+    wanted = set(held)
     found = conn.execute(sa.select(
         nodes.c.id, nodes.c.uuid, nodes.c.owner, nodes.c.provision_state,
-        leases.c.uuid.label('lease'), leases.c.project).select_from(
+        leases.c.id.label('lease_id'), leases.c.uuid.label('lease'),
+        leases.c.project).select_from(
             booked.join(nodes, nodes.c.id == booked.c.node_id)
             .join(leases, leases.c.id == booked.c.lease_id)).where(
-                booked.c.node_id.in_(base.bucketed(sorted(set(node_ids)))),
-                booked.c.lease_id.in_(base.bucketed(sorted(set(lease_ids)))))
-        .order_by(nodes.c.id)).all()
+                booked.c.node_id.in_(base.bucketed(sorted(
+                    {node for node, _lease in wanted}))),
+                booked.c.lease_id.in_(base.bucketed(sorted(
+                    {lease for _node, lease in wanted}))))
+        .order_by(nodes.c.id, leases.c.start_at, leases.c.id)).all()
     seen: set[int] = set()
     result = []
     for row in found:
-        if row.id in seen:
+        if row.id in seen or (row.id, row.lease_id) not in wanted:
             continue
         seen.add(row.id)
         result.append(event_obj.entry(

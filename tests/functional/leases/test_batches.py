@@ -20,6 +20,7 @@ from ferrum.objects import base
 from ferrum.objects import lease as lease_obj
 from ferrum.objects import lease_end
 from ferrum.objects import node as node_obj
+from ferrum.objects import node_history
 from tests.functional.conductor.flows import resume
 from tests.functional.conductor.flows import settled
 from tests.functional.leases.sites import FAKE
@@ -267,3 +268,22 @@ def test_a_pending_next_lease_does_not_take_the_node_over(site):
     assert site.client.delete('/v1/leases/%s' % second['uuid']
                               ).status_code == 204
     assert node_obj.Node.get(site.db, node.id).lessee is None
+
+
+def test_a_history_entry_names_its_own_lease_of_two_holding_the_node(site):
+    """An early lease holds n1 and n2, a later one n1 as well: the entry
+    for (n1, later) names the later lease, not the other lease of the
+    batch that holds n1 too."""
+    n1, n2 = site.nodes(2)
+    early = site.post(project='tenant', candidate_nodes=[n1.uuid, n2.uuid],
+                      count=2, start=site.later(60), end=site.later(3600))
+    assert early.status_code == 201, early.json
+    (late,) = _book(site, [n1], start=site.later(7200),
+                    end=site.later(10800))
+    early_id = lease_obj.Lease.get(site.db, early.json['uuid']).id
+    late_id = lease_obj.Lease.get(site.db, late['uuid']).id
+    with site.db.engine.connect() as conn:
+        entries = node_history.lease_rows(
+            conn, [(n1.id, late_id), (n2.id, early_id)], '%(lease)s')
+    assert {entry['node_id']: entry['event'] for entry in entries} == {
+        n1.id: late['uuid'], n2.id: early.json['uuid']}
