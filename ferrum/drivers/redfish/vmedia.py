@@ -4,9 +4,11 @@ virtual CD.
 
 With Ironic's names: ``prepare_ramdisk`` inserts ``driver_info
 deploy_iso`` (Ironic's older ``redfish_deploy_iso`` is read when it is not
-set) into the System's virtual CD and sets a one-time boot from it;
-``prepare_instance`` inserts ``instance_info boot_iso`` and boots from it
-for good, as Ironic's ``ramdisk`` deploy over virtual media does. Cleaning
+set) into the System's virtual CD and sets a one-time boot from it, for a
+deploy interface that boots a deploy ramdisk (the ``ramdisk`` deploy does
+not); ``prepare_instance`` inserts ``instance_info boot_iso`` and boots
+from it for good, as Ironic's ``ramdisk`` deploy over virtual media does.
+``deploy_iso`` is required all the same, as Ironic requires it. Cleaning
 up ejects the CD. Inserting is idempotent: the same image already in the
 CD is left there, another one is ejected first.
 
@@ -39,9 +41,10 @@ BOOT_ISO = 'boot_iso'
 
 PROPERTIES = {
     DEPLOY_ISO: 'Required by the redfish-virtual-media boot interface. The '
-                'http:// or https:// URL of the ISO the node boots to '
-                'deploy (the deploy ramdisk); the BMC downloads it. The '
-                'instance\'s ISO is instance_info boot_iso.',
+                'http:// or https:// URL of the deploy ramdisk\'s ISO, for '
+                'a deploy interface that boots one (the ramdisk deploy '
+                'boots the instance\'s ISO, instance_info boot_iso, '
+                'directly); the BMC downloads it.',
     OLD_DEPLOY_ISO: 'Optional. Deprecated name of deploy_iso, read when '
                     'deploy_iso is not set.',
 }

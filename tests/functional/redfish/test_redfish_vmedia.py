@@ -113,8 +113,9 @@ def test_deploy_inserts_the_iso_and_tear_down_ejects_it(
     media = cd(emulator, system)
     assert (media['Inserted'], media['Image']) == (True,
                                                    images.url('boot.iso'))
-    # The deploy ISO went in first (prepare_ramdisk), then the instance's.
-    assert images.hits == {'deploy.iso': 1, 'boot.iso': 1}
+    # The instance's ISO only: no deploy ramdisk boots before it (as with
+    # Ironic's ramdisk deploy), so the BMC downloads nothing else.
+    assert images.hits == {'boot.iso': 1}
     boot = emulator.system(system)['Boot']
     assert boot['BootSourceOverrideTarget'] == 'Cd'
     assert emulator.system(system)['PowerState'] == 'On'
@@ -171,13 +172,15 @@ def test_an_image_the_bmc_cannot_download_fails_the_deploy_naming_it(
         conductor, db, emulator, system, images, where):
     url = (images.url('missing.iso') if where == '404'
            else _closed_port_url())
-    node = enroll(conductor, emulator, system, images, deploy_iso=url)
+    node = enroll(conductor, emulator, system, images)
+    node.instance_info = {'boot_iso': url}
+    node.save()
     node = to_state(conductor.manager, db, node, states.AVAILABLE,
                     timeout=SLOW)
     conductor.manager.do_provisioning_action(node.uuid, 'active')
     node = settled(db, node.id, states.DEPLOYFAIL, timeout=SLOW)
     error = node.last_error
-    assert url in error and 'driver_info deploy_iso' in error, error
+    assert url in error and 'instance_info boot_iso' in error, error
     assert 'did not answer' not in error and 'Traceback' not in error
     assert emulator.password not in error
     assert not cd(emulator, system)['Inserted']
@@ -185,15 +188,20 @@ def test_an_image_the_bmc_cannot_download_fails_the_deploy_naming_it(
         assert images.hits == {'missing.iso': 1}
 
 
-def test_a_failure_after_the_deploy_iso_went_in_ejects_it(
+def test_a_failed_deploy_leaves_no_image_in_the_cd(
         conductor, db, emulator, system, images):
-    """The instance's ISO 404s after the deploy ISO was inserted: the
-    failed deploy's clean-up ejects the deploy ISO."""
+    """Another image is in the CD (here the deploy ramdisk's, which a
+    deploy interface booting one inserts) and the instance's ISO 404s:
+    the failed deploy leaves the CD empty."""
     node = enroll(conductor, emulator, system, images)
     node.instance_info = {'boot_iso': images.url('missing.iso')}
     node.save()
     node = to_state(conductor.manager, db, node, states.AVAILABLE,
                     timeout=SLOW)
+    with task_manager.acquire(conductor.ctx, node.uuid,
+                              purpose='test') as task:
+        task.driver.boot.prepare_ramdisk(task)
+    assert cd(emulator, system)['Image'] == images.url('deploy.iso')
     conductor.manager.do_provisioning_action(node.uuid, 'active')
     node = settled(db, node.id, states.DEPLOYFAIL, timeout=SLOW)
     assert 'instance_info boot_iso' in node.last_error, node.last_error
