@@ -31,6 +31,14 @@ class Base(orm.DeclarativeBase):
     pass
 
 
+def table(model: type[Base]) -> sa.Table:
+    """A model's table, for Core queries. Typed as such: mypy knows
+    ``Model.__table__`` only as a ``FromClause``."""
+    found = model.__table__
+    assert isinstance(found, sa.Table)
+    return found
+
+
 def _now() -> datetime.datetime:
     return datetime.datetime.now(datetime.timezone.utc).replace(tzinfo=None)
 

@@ -32,8 +32,8 @@ from ferrum.objects import event as event_obj
 from ferrum.objects import node as node_obj
 from ferrum.objects import placement_queue
 
-TABLE: sa.Table = models.Allocation.__table__  # type: ignore[assignment]
-TRAITS: sa.Table = models.AllocationTrait.__table__  # type: ignore[assignment]
+TABLE = models.table(models.Allocation)
+TRAITS = models.table(models.AllocationTrait)
 FIELDS: tuple[str, ...] = tuple(c.name for c in TABLE.columns)
 
 ALLOCATING = 'allocating'

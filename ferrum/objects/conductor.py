@@ -19,8 +19,8 @@ from ferrum.db import models
 from ferrum.objects import base
 
 LOG = logging.getLogger(__name__)
-TABLE: sa.Table = models.Conductor.__table__  # type: ignore[assignment]
-IFACES: sa.Table = models.ConductorHardwareInterface.__table__  # type: ignore[assignment]
+TABLE = models.table(models.Conductor)
+IFACES = models.table(models.ConductorHardwareInterface)
 
 
 @dataclasses.dataclass(frozen=True)

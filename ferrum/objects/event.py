@@ -47,8 +47,8 @@ from ferrum.db import api as db_api
 from ferrum.db import models
 from ferrum.objects import base
 
-TABLE: sa.Table = models.Event.__table__  # type: ignore[assignment]
-COUNTER: sa.Table = models.EventCounter.__table__  # type: ignore[assignment]
+TABLE = models.table(models.Event)
+COUNTER = models.table(models.EventCounter)
 FIELDS: tuple[str, ...] = tuple(c.name for c in TABLE.columns)
 #: The columns of an entry (:func:`entry`); its id is given when it is
 #: written.

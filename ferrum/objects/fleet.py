@@ -29,13 +29,13 @@ from ferrum.db import api as db_api
 from ferrum.db import models
 from ferrum.objects import conductor as conductor_obj
 
-_NODES: sa.Table = models.Node.__table__  # type: ignore[assignment]
-_ALLOCATIONS: sa.Table = models.Allocation.__table__  # type: ignore[assignment]
-_LEASES: sa.Table = models.Lease.__table__  # type: ignore[assignment]
+_NODES = models.table(models.Node)
+_ALLOCATIONS = models.table(models.Allocation)
+_LEASES = models.table(models.Lease)
 _CONDUCTORS = conductor_obj.TABLE
-_OUTBOX: sa.Table = models.PlacementOutbox.__table__  # type: ignore[assignment]
-_PROVIDERS: sa.Table = models.PlacementProvider.__table__  # type: ignore[assignment]
-_STATUS: sa.Table = models.PlacementStatus.__table__  # type: ignore[assignment]
+_OUTBOX = models.table(models.PlacementOutbox)
+_PROVIDERS = models.table(models.PlacementProvider)
+_STATUS = models.table(models.PlacementStatus)
 
 #: The kinds of read 3.
 ALLOCATIONS = 'allocation'

@@ -46,7 +46,7 @@ from ferrum.objects import event as event_obj
 from ferrum.objects import lease_booking
 from ferrum.objects import lease_class
 
-TABLE: sa.Table = models.Lease.__table__  # type: ignore[assignment]
+TABLE = models.table(models.Lease)
 NODES = lease_booking.NODES
 FIELDS: tuple[str, ...] = tuple(c.name for c in TABLE.columns)
 _INSERTED = tuple(name for name in FIELDS if name != 'id')

@@ -24,8 +24,8 @@ from ferrum.db import models
 from ferrum.objects import base
 from ferrum.objects import node as node_obj
 
-NODES: sa.Table = models.LeaseNode.__table__  # type: ignore[assignment]
-_LEASES: sa.Table = models.Lease.__table__  # type: ignore[assignment]
+NODES = models.table(models.LeaseNode)
+_LEASES = models.table(models.Lease)
 _NODE = node_obj.TABLE
 #: What the engine decides on about each node of a lease, read apart from
 #: the lease's rows: as a join, PostgreSQL hashed every node (15 ms at

@@ -22,7 +22,7 @@ from ferrum.common import lease_statuses as statuses
 from ferrum.db import api as db_api
 from ferrum.db import models
 
-_TABLE: sa.Table = models.Lease.__table__  # type: ignore[assignment]
+_TABLE = models.table(models.Lease)
 
 
 def forget(db: db_api.Database, lease_ids: Collection[int]) -> None:

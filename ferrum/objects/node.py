@@ -29,7 +29,7 @@ from ferrum.objects import event as event_obj
 from ferrum.objects import node_history
 from ferrum.objects import placement_queue
 
-TABLE: sa.Table = models.Node.__table__  # type: ignore[assignment]
+TABLE = models.table(models.Node)
 FIELDS: tuple[str, ...] = tuple(c.name for c in TABLE.columns)
 _JSON_FIELDS = frozenset(c.name for c in TABLE.columns
                          if isinstance(c.type, models.JSONEncoded))
@@ -57,7 +57,7 @@ _DELETE = sa.delete(TABLE).where(TABLE.c.id == sa.bindparam('b_id'))
 # Ports and traits go by their foreign keys' ON DELETE CASCADE; an
 # allocation's key is ON DELETE SET NULL (an allocation may outlive a
 # failed claim), so a node's allocations are deleted explicitly.
-_ALLOCATIONS: sa.Table = models.Allocation.__table__  # type: ignore[assignment]
+_ALLOCATIONS = models.table(models.Allocation)
 _ALLOCATIONS_OF = _ALLOCATIONS.c.node_id == sa.bindparam('b_id')
 _DELETE_ALLOCATIONS = sa.delete(_ALLOCATIONS).where(_ALLOCATIONS_OF)
 _GET = {column: sa.select(TABLE).where(

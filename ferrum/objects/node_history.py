@@ -37,9 +37,9 @@ from ferrum.objects import base
 from ferrum.objects import event as event_obj
 
 TABLE = event_obj.TABLE
-_NODES: sa.Table = models.Node.__table__  # type: ignore[assignment]
-_LEASES: sa.Table = models.Lease.__table__  # type: ignore[assignment]
-_LEASE_NODES: sa.Table = models.LeaseNode.__table__  # type: ignore[assignment]
+_NODES = models.table(models.Node)
+_LEASES = models.table(models.Lease)
+_LEASE_NODES = models.table(models.LeaseNode)
 TRANSITION = 'transition'
 ERROR_TYPE = 'error'
 MAINTENANCE = 'maintenance'

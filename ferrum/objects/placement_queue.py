@@ -40,10 +40,10 @@ from ferrum.db import api as db_api
 from ferrum.db import models
 from ferrum.objects import base
 
-OUTBOX: sa.Table = models.PlacementOutbox.__table__  # type: ignore[assignment]
-RELEASES: sa.Table = models.PlacementRelease.__table__  # type: ignore[assignment]
-_NODES: sa.Table = models.Node.__table__  # type: ignore[assignment]
-_ALLOCATIONS: sa.Table = models.Allocation.__table__  # type: ignore[assignment]
+OUTBOX = models.table(models.PlacementOutbox)
+RELEASES = models.table(models.PlacementRelease)
+_NODES = models.table(models.Node)
+_ALLOCATIONS = models.table(models.Allocation)
 
 _NOW = 'b_queued_at'
 _BY_ID = sa.insert(OUTBOX).from_select(

@@ -29,8 +29,8 @@ from ferrum.db import api as db_api
 from ferrum.db import models
 from ferrum.objects import base
 
-TABLE: sa.Table = models.Port.__table__  # type: ignore[assignment]
-_NODES: sa.Table = models.Node.__table__  # type: ignore[assignment]
+TABLE = models.table(models.Port)
+_NODES = models.table(models.Node)
 FIELDS: tuple[str, ...] = tuple(c.name for c in TABLE.columns)
 _JSON_FIELDS = frozenset({'local_link_connection', 'extra', 'internal_info'})
 

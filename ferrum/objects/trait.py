@@ -22,8 +22,8 @@ from ferrum.db import models
 from ferrum.objects import base
 from ferrum.objects import placement_queue
 
-TABLE: sa.Table = models.NodeTrait.__table__  # type: ignore[assignment]
-_NODES: sa.Table = models.Node.__table__  # type: ignore[assignment]
+TABLE = models.table(models.NodeTrait)
+_NODES = models.table(models.Node)
 _FOR_NODES = sa.select(TABLE.c.node_id, TABLE.c.trait).where(
     TABLE.c.node_id.in_(sa.bindparam('ids', expanding=True))).order_by(
         TABLE.c.trait)

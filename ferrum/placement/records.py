@@ -18,8 +18,8 @@ from ferrum.db import models
 from ferrum.objects import base
 from ferrum.placement import mapping
 
-PROVIDERS: sa.Table = models.PlacementProvider.__table__  # type: ignore[assignment]
-STATUS: sa.Table = models.PlacementStatus.__table__  # type: ignore[assignment]
+PROVIDERS = models.table(models.PlacementProvider)
+STATUS = models.table(models.PlacementStatus)
 
 SYNCED = 'synced'
 #: Placement refused a write for a reason re-reading does not fix (an
