@@ -97,8 +97,7 @@ def revoke(db: db_api.Database, lease_ids: Sequence[int],
 
 
 def revoke_in(conn: sa.Connection, lease_ids: Sequence[int],
-              now: datetime.datetime,
-              db: db_api.Database | None = None) -> None:
+              now: datetime.datetime, db: db_api.Database) -> None:
     """Take the projects' rights on the nodes of ``lease_ids`` (ending)
     away: clear each node's lessee where it is still the lease's project
     and no next lease of the project has the node. The first step of an
@@ -115,15 +114,13 @@ def revoke_in(conn: sa.Connection, lease_ids: Sequence[int],
         revoked = conn.execute(_REVOKE, {
             'b_leases': base.bucketed(sorted(lease_ids)), 'b_now': now,
             'b_updated': base.utcnow()}).scalars().all()
-        if db is not None:
-            # The nodes' history (``db``: the transaction's database).
-            # Which of ``lease_ids`` held a node is not returned; of two
-            # (one project's, ending together) the entry names the first.
-            event_obj.add(db, node_history.lease_rows(
-                conn, [(node, lease) for node in revoked
-                       for lease in lease_ids],
-                'Lease %(lease)s ended: project %(project)s is no longer '
-                'the lessee'))
+        # The nodes' history (``db``: the transaction's database). Which
+        # of ``lease_ids`` held a node is not returned; of two (one
+        # project's, ending together) the entry names the first.
+        event_obj.add(db, node_history.lease_rows(
+            conn, [(node, lease) for node in revoked for lease in lease_ids],
+            'Lease %(lease)s ended: project %(project)s is no longer the '
+            'lessee'))
 
 
 def give_back_all(db: db_api.Database,
