@@ -10,10 +10,11 @@ for the same account. Its power state changes only when a test sets
 
 ``FakeBMC()``: ``start()``, ``stop()``, ``url``, ``driver_info(**extra)``,
 ``count(what)`` for ``login asked`` (before the gate), ``login``,
-``logout``, ``list`` (Systems listed), ``read`` (System read) and
-``reset``; ``resets`` (the reset types, in order); ``on_read`` (called at
-each System read, e.g. to move a test clock); ``login_gate`` (a
-threading.Event the login waits for, so that concurrent logins overlap).
+``logout asked`` (before its gate), ``logout``, ``list`` (Systems listed),
+``read`` (System read) and ``reset``; ``resets`` (the reset types, in
+order); ``on_read`` (called at each System read, e.g. to move a test
+clock); ``login_gate`` and ``logout_gate`` (threading.Events a login or a
+logout waits for, so that concurrent ones overlap).
 """
 
 import base64
@@ -39,6 +40,8 @@ class FakeBMC:
         self.on_read: Callable[[], None] = lambda: None
         self.login_gate = threading.Event()
         self.login_gate.set()
+        self.logout_gate = threading.Event()
+        self.logout_gate.set()
         self._counts: collections.Counter[str] = collections.Counter()
         self._tokens: dict[str, str] = {}  # token -> session path
         self._ids = itertools.count(1)
@@ -164,6 +167,8 @@ class FakeBMC:
                     self._answer(401 if self.path == _RESET else 404)
 
             def do_DELETE(self) -> None:  # noqa: N802
+                bmc._note('logout asked')
+                bmc.logout_gate.wait(60)
                 with bmc._lock:
                     known = [t for t, where in bmc._tokens.items()
                              if where == self.path]

@@ -99,6 +99,30 @@ def test_without_a_system_id_the_systems_are_listed_once(
     assert fake_bmc.count('read') == 3
 
 
+def test_clearing_logs_out_of_the_bmcs_side_by_side(conf, fake_bmc,
+                                                    fresh_connections):
+    """A stopping conductor does not wait for one silent BMC after
+    another: every logout is asked while none has been answered."""
+    apply_conf(conf)
+    variants = [{}, {'redfish_verify_ca': 'false'},
+                {'redfish_auth_type': 'auto'}]
+    for extra in variants:
+        _read(conf, fake_bmc.driver_info(**extra))
+    assert len(fresh_connections) == 3
+    fake_bmc.logout_gate.clear()
+    clearing = threading.Thread(target=fresh_connections.clear)
+    clearing.start()
+    try:
+        wait_for(lambda: fake_bmc.count('logout asked') == 3, timeout=60,
+                 interval=0.01, what='the three logouts to be asked')
+    finally:
+        fake_bmc.logout_gate.set()
+        clearing.join(60)
+    assert not clearing.is_alive()
+    assert fake_bmc.count('logout') == 3
+    assert len(fresh_connections) == 0
+
+
 def test_the_cache_key_holds_no_plain_password_digest():
     params = driver_info.parse({'redfish_address': 'http://127.0.0.1:1',
                                 'redfish_password': 'pw'})
