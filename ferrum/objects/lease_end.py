@@ -46,16 +46,21 @@ _PASSED_ON = sa.select(_NEXT.c.id).where(*_NEXT_ROW).exists()
 #: still the project of a row the start gave it to and no next lease of
 #: the project has the node. One statement, so a next lease's start that
 #: commits meanwhile is seen, not undone.
+_REVOKED_ROW = (
+    NODES.c.node_id == _NODE.c.id,
+    NODES.c.lease_id.in_(sa.bindparam('b_leases', expanding=True)),
+    NODES.c.holding, NODES.c.given, NODES.c.project == _NODE.c.lessee,
+    ~_PASSED_ON)
 _REVOKE = sa.update(_NODE).where(
     _NODE.c.lessee.is_not(None),
-    sa.select(NODES.c.id).where(
-        NODES.c.node_id == _NODE.c.id,
-        NODES.c.lease_id.in_(sa.bindparam('b_leases', expanding=True)),
-        NODES.c.holding, NODES.c.given, NODES.c.project == _NODE.c.lessee,
-        ~_PASSED_ON).exists()).values(
-            lessee=None,
-            updated_at=sa.bindparam('b_updated', type_=sa.DateTime)
+    sa.select(NODES.c.id).where(*_REVOKED_ROW).exists()).values(
+        lessee=None, updated_at=sa.bindparam('b_updated', type_=sa.DateTime)
 ).returning(_NODE.c.id)
+#: The rows :data:`_REVOKE` will revoke for, read just before it in its
+#: transaction: the lease each node's history entry names (of a batch that
+#: mixes projects, the one whose project is the lessee).
+_REVOKING = sa.select(NODES.c.node_id, NODES.c.lease_id).where(
+    _NODE.c.lessee.is_not(None), *_REVOKED_ROW)
 #: The next rows that take the nodes over, with the ending rows' copy of
 #: each node's ``extra`` from before the project had it: the next lease's
 #: start copied the node's extra as this project left it, and at its end
@@ -111,16 +116,22 @@ def revoke_in(conn: sa.Connection, lease_ids: Sequence[int],
     if lease_ids:
         # The engine's now decides the windows; updated_at is when the
         # row really changed (a test clock may run ahead of it).
-        revoked = conn.execute(_REVOKE, {
-            'b_leases': base.bucketed(sorted(lease_ids)), 'b_now': now,
-            'b_updated': base.utcnow()}).scalars().all()
-        # The nodes' history (``db``: the transaction's database). Which
-        # of ``lease_ids`` held a node is not returned; of two (one
-        # project's, ending together) the entry names the first.
+        values = {'b_leases': base.bucketed(sorted(lease_ids)),
+                  'b_now': now, 'b_updated': base.utcnow()}
+        rows = conn.execute(_REVOKING, values).all()
+        revoked = set(conn.execute(_REVOKE, values).scalars())
+        # The nodes' history (``db``: the transaction's database), each
+        # entry naming the lease revoked for. A node whose row changed
+        # between the two statements (another transaction's commit, read
+        # by the second) is named with any lease of the batch that held
+        # it: of one project's two, the earlier.
+        named = {node for node, _lease in rows if node in revoked}
+        pairs = [(node, lease) for node, lease in rows if node in revoked]
+        pairs += [(node, lease) for node in sorted(revoked - named)
+                  for lease in lease_ids]
         event_obj.add(db, node_history.lease_rows(
-            conn, [(node, lease) for node in revoked for lease in lease_ids],
-            'Lease %(lease)s ended: project %(project)s is no longer the '
-            'lessee'))
+            conn, pairs, 'Lease %(lease)s ended: project %(project)s is no '
+            'longer the lessee'))
 
 
 def give_back_all(db: db_api.Database,

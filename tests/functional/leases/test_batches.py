@@ -287,3 +287,32 @@ def test_a_history_entry_names_its_own_lease_of_two_holding_the_node(site):
             conn, [(n1.id, late_id), (n2.id, early_id)], '%(lease)s')
     assert {entry['node_id']: entry['event'] for entry in entries} == {
         n1.id: late['uuid'], n2.id: early.json['uuid']}
+
+
+def test_a_revoke_names_the_lease_revoked_for_in_a_mixed_batch(site):
+    """Project pa's lease had the node and let it go; pb's lease has it
+    now. Revoking both leases at once names pb's lease and lessee in the
+    node's history, not pa's, whose row still lists the node."""
+    (node,) = site.nodes(1)
+    first = site.post(project='pa', candidate_nodes=[node.uuid],
+                      end=site.later(3600)).json
+    engine.run(site.conductor.ctx)
+    site.clock.advance(3700)
+
+    def ended():
+        engine.run(site.conductor.ctx)
+        return (_lease(site, first['uuid'])['status'] == 'ended'
+                and node_obj.Node.get(site.db, node.id).lessee is None)
+    wait_for(ended, what='the first lease to end and give the node back')
+    second = site.post(project='pb', candidate_nodes=[node.uuid],
+                       end=site.later(3600)).json
+    engine.run(site.conductor.ctx)
+    assert node_obj.Node.get(site.db, node.id).lessee == 'pb'
+    ids = [lease_obj.Lease.get(site.db, lease['uuid']).id
+           for lease in (first, second)]
+    lease_end.revoke(site.db, ids, site.clock())
+    assert node_obj.Node.get(site.db, node.id).lessee is None
+    last = node_history.list_for(site.db, node.id, None)[-1]
+    assert last['event'] == ('Lease %s ended: project pb is no longer the '
+                             'lessee' % second['uuid'])
+    assert (last['lessee'], last['lease_uuid']) == ('pb', second['uuid'])
