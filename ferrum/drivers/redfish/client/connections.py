@@ -253,26 +253,40 @@ class Connections:
     def clear(self) -> None:
         """Drop every connection, logging out of each unused one.
 
-        The logouts run side by side (at most :data:`_LOGOUTS` at once): a
-        stopping conductor waits about one request timeout for BMCs that
-        do not answer, not one after another.
+        The logouts run side by side (at most :data:`_LOGOUTS` at once):
+        a stopping conductor waits about one request timeout for every 16
+        BMCs that do not answer, not one each. A logout's failure is
+        logged; none is raised.
         """
         with self._lock:
             idle = [conn for conn in self._open.values()
                     if self._retire(conn, logout=True)]
             self._open.clear()
-        if len(idle) < 2:
-            for conn in idle:
-                conn.close(logout=True)
-            return
-        with futurist.ThreadPoolExecutor(
-                max_workers=min(len(idle), _LOGOUTS)) as pool:
-            for conn in idle:
-                pool.submit(conn.close, logout=True)
+        submitted = 0
+        if len(idle) > 1:
+            try:
+                with futurist.ThreadPoolExecutor(
+                        max_workers=min(len(idle), _LOGOUTS)) as pool:
+                    for conn in idle:
+                        pool.submit(_log_out, conn)
+                        submitted += 1
+            except RuntimeError as exc:
+                # No thread to be had (at interpreter exit, or at a limit):
+                # the rest one after another rather than not at all.
+                LOG.debug('Logging out of the BMCs one by one: %s', exc)
+        for conn in idle[submitted:]:
+            _log_out(conn)
 
     def __len__(self) -> int:
         with self._lock:
             return len(self._open)
+
+
+def _log_out(conn: Connection) -> None:
+    try:
+        conn.close(logout=True)
+    except Exception:  # noqa: BLE001 - one BMC's failure; the others go on
+        LOG.exception('Closing a Redfish connection failed')
 
 
 #: The conductor's connections: one process, one cache.
