@@ -307,13 +307,22 @@ def _nothing(_node: node_obj.Node) -> frozenset[str]:
     return frozenset()
 
 
-def node_readable(rule: str) -> Callable[[str | None, str | None], bool]:
-    """Whether the caller passes ``rule`` on a node, by the node's owner
-    and lessee (decided once per pair for this request): for what the
-    event feed repeats of a node (its errors, ``last_error``'s rule; who
-    acted on it, the history's rule)."""
+def node_field_readable(field: str
+                        ) -> Callable[[str | None, str | None], bool]:
+    """Whether the caller may read a node's ``field`` (one of Ironic's
+    redacted fields), by the node's owner and lessee, as
+    :func:`node_redactions` decides it: always past
+    ``baremetal:node:get:filter_threshold``, else by
+    ``baremetal:node:get:<field>``. For what the event feed repeats of a
+    node's fields (its errors: ``last_error``)."""
     if allowed('baremetal:node:get:filter_threshold'):
         return lambda _owner, _lessee: True
+    return node_readable('baremetal:node:get:%s' % field)
+
+
+def node_readable(rule: str) -> Callable[[str | None, str | None], bool]:
+    """Whether the caller passes ``rule`` on a node, by the node's owner
+    and lessee (decided once per pair for this request)."""
     known: dict[tuple[str | None, str | None], bool] = {}
 
     def readable(owner: str | None, lessee: str | None) -> bool:

@@ -63,7 +63,7 @@ def list_events() -> dict[str, Any]:
     last = rows[-1]['id'] if len(rows) == limit else max(since, newest)
     query = urllib.parse.urlencode({'since': last, 'limit': limit})
     readable = event_view.Readable(
-        errors=access.node_readable('baremetal:node:get:last_error'),
+        errors=access.node_field_readable('last_error'),
         users=access.node_readable('baremetal:node:history:get'))
     return {'events': [event_view.render(row, readable) for row in rows],
             'next': '%sv1/events?%s' % (listing.base_url(), query)}

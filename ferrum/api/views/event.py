@@ -1,6 +1,8 @@
 # SPDX-License-Identifier: Apache-2.0
 """An event of ``GET /v1/events`` (ferrum's extension): every recorded
-column but the internal node id, under its history names."""
+column but the internal node id, under its history names; of a node's
+history entry, the error text and the user only to who may read them on
+the node (:class:`Readable`)."""
 
 import dataclasses
 from collections.abc import Callable, Mapping
@@ -14,9 +16,10 @@ FIELDS = ('id', 'uuid', 'created_at', 'event_type', 'severity', 'event',
           'conductor', 'user')
 
 
-#: The event types that are not a node's history (their text holds no
-#: node error).
-_NOT_HISTORY = ('allocation', 'lease')
+#: The allocation events that name a node (``active on node ...``) are
+#: not the node's history; its lease entries are (an allocation's or a
+#: lease's own events name no node).
+_ALLOCATION = 'allocation'
 
 #: Whether the caller may read something of a node, by its owner and
 #: lessee.
@@ -36,7 +39,9 @@ def render(row: Mapping[str, Any], readable: Readable) -> dict[str, Any]:
               if name not in ('created_at', 'user')}
     result['created_at'] = row['created_at'].isoformat() + '+00:00'
     result['user'] = row['user_id']
-    if row['node_uuid'] and row['event_type'] not in _NOT_HISTORY:
+    # By the node's uuid, which stays when the node is deleted (its id
+    # does not): a deleted node's errors stay the owner's.
+    if row['node_uuid'] and row['event_type'] != _ALLOCATION:
         owner, lessee = row['owner'], row['lessee']
         if row['severity'] == 'ERROR' and not readable.errors(owner, lessee):
             result['event'] = node_view.REDACTED['last_error']
