@@ -278,6 +278,7 @@ def serve(stall: float = 1.0) -> None:
             ipmisession.Session.wait_for_rsp(timeout=0.5)
         except Exception:  # one packet's failure; the others still served
             traceback.print_exc()
+            time.sleep(0.01)  # a failure every pass must not spin
         took = time.monotonic() - started
         if took > stall:
             print('bmcsim: the event loop stalled %.1f s' % took,

@@ -22,7 +22,9 @@ class BootInterface(interfaces.BaseInterface):
     def prepare_ramdisk(self, task: 'AnyTask') -> None:
         """Set the node up to boot the deploy/clean ramdisk.
 
-        Called with an exclusive lock by the deploy interface. Idempotent.
+        Called with an exclusive lock by a deploy interface that boots a
+        deploy ramdisk before the workload (the ``ramdisk`` deploy does
+        not: the node boots the workload straight away). Idempotent.
         """
 
     @abc.abstractmethod

@@ -14,6 +14,9 @@ import time
 
 SIMULATOR = (pathlib.Path(__file__).resolve().parents[3]
              / 'tools' / 'bmc_simulator' / 'bmcsim.py')
+#: What ipmitool prints when no session could be opened (the BMC did not
+#: answer in time), the one failure worth sending a hook again for.
+_SESSION_FAILED = 'Unable to establish IPMI v2 / RMCP+ session'
 
 
 class BmcSimulator:
@@ -94,18 +97,26 @@ class BmcSimulator:
                                   stdin=subprocess.DEVNULL)
 
     def _oem(self, port: int, *data: int, timeout: float = 30.0) -> None:
-        """A test hook (raw netfn 0x30), sent again until it is answered:
-        a hook sets a test up, and one session that failed to open on a
-        busy machine must not fail the test. Only a simulator that died or
-        stays silent for ``timeout`` fails it, saying which."""
+        """A test hook (raw netfn 0x30), sent again while no session could
+        be opened: a hook sets a test up, and one session that failed to
+        open on a busy machine must not fail the test. Only a simulator
+        that died or stays silent for ``timeout`` fails it, saying which;
+        a hook the simulator refused fails at once."""
         deadline = time.monotonic() + timeout
         failures = []
         while True:
-            result = self.ipmitool(port, 'raw', '0x30',
-                                   *('0x%02x' % byte for byte in data))
-            if result.returncode == 0:
-                return
-            failures.append(result.stderr.strip())
+            try:
+                result = self.ipmitool(port, 'raw', '0x30',
+                                       *('0x%02x' % byte for byte in data))
+            except subprocess.TimeoutExpired as exc:
+                failures.append('ipmitool timed out after %s s' % exc.timeout)
+            else:
+                if result.returncode == 0:
+                    return
+                failures.append(result.stderr.strip())
+                if _SESSION_FAILED not in result.stderr:
+                    raise RuntimeError('OEM command to BMC %d failed: %s'
+                                       % (port, failures[-1]))
             if self._proc.poll() is not None:
                 raise RuntimeError(
                     'the BMC simulator exited (%s); its output: %s' % (
@@ -116,6 +127,7 @@ class BmcSimulator:
                     ' %s; load %s; simulator output: %s' % (
                         port, len(failures), timeout, failures[-1],
                         _loadavg(), self.output()[-2000:]))
+            time.sleep(0.2)  # a pause between polls, as tests/polling.py
 
     def reset(self, port: int) -> None:
         self._oem(port, 0x01)
