@@ -68,7 +68,7 @@ def install(app: flask.Flask) -> None:
             policy.enforcer(conf), conf.rbac_service_project_name
             if conf.rbac_service_role_elevated_access else None)
     app.before_request(load_context)
-    app.teardown_request(_forget_user)
+    app.teardown_request(_forget_requester)
 
 
 def enforcing() -> bool:
@@ -97,13 +97,13 @@ def load_context() -> None:
     else:
         ctx = context_mod.RequestContext.from_environ(flask.request.environ)
     flask.g.context = ctx
-    # The user of the events this request records (node history's user).
-    requester.set_user(ctx.user_id)
+    # Who asked, for the events this request records (history's user).
+    requester.set_requester(ctx.user_id, ctx.project_id)
 
 
-def _forget_user(_error: BaseException | None) -> None:
+def _forget_requester(_error: BaseException | None) -> None:
     # The server's thread serves other requests next.
-    requester.set_user(None)
+    requester.set_requester(None, None)
 
 
 def context() -> context_mod.RequestContext:

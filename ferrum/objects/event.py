@@ -84,16 +84,17 @@ def entry(event_type: str, event: str, severity: str = INFO,
     """One event row, without its id (given when it is written).
 
     :param fields: the other columns (``node_id``, ``lease_uuid``,
-        ``owner``, ...); those not given are NULL, but ``user_id``, which
-        is the requesting user (:mod:`ferrum.common.requester`) when
-        there is one.
+        ``owner``, ...); those not given are NULL, but ``user_id`` and
+        ``project_id``, which name who asked
+        (:mod:`ferrum.common.requester`) when someone did.
     """
     row = dict(_EMPTY, **fields)
     row['event_type'], row['event'], row['severity'] = (
         event_type, event, severity)
     row['uuid'] = _entry_uuid()
-    if row['user_id'] is None:
-        row['user_id'] = requester.user()
+    if row['user_id'] is None and row['project_id'] is None:
+        asked = requester.current()
+        row['user_id'], row['project_id'] = asked.user_id, asked.project_id
     if row['created_at'] is None:
         row['created_at'] = base.utcnow()
     return row

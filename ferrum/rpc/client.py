@@ -220,11 +220,12 @@ class JsonRpcConductorAPI:
         """
         call: dict[str, Any] = {'jsonrpc': '2.0', 'method': method,
                                 'params': params, 'id': next(self._ids)}
-        user = requester.user()
-        if user is not None:
-            # Beside params, as Ironic's JSON-RPC carries its context: the
-            # user of the events the call records.
-            call['context'] = {'user_id': user}
+        asked = requester.current()
+        if asked != requester.Requester():
+            # Beside params, as Ironic's JSON-RPC carries its context: who
+            # asked, for the events the call records.
+            call['context'] = {'user_id': asked.user_id,
+                               'project_id': asked.project_id}
         body = wire.dumps(call)
 
         def unreachable(reason: str) -> ConductorUnreachable:

@@ -5,9 +5,10 @@ Only the methods of :data:`ferrum.conductor.rpcapi.METHODS` (the members of
 the ``ConductorAPI`` Protocol) can be called, each with named parameters
 bound to the method's signature before it runs, so a bad call is
 ``INVALID_PARAMS`` and an error inside the method is never mistaken for one.
-A call's ``context.user_id`` (beside ``params``) is the API request's user,
-whom the events the call records name (:mod:`ferrum.common.requester`);
-anything but a string of at most 255 characters there counts as none. A
+A call's ``context`` (beside ``params``: ``user_id`` and ``project_id``) is
+the API request's requester, whom the events the call records name
+(:mod:`ferrum.common.requester`); anything but a string of at most 255
+characters there counts as none. A
 ferrum exception becomes a JSON-RPC error carrying its class, HTTP code and
 keyword arguments (see :mod:`ferrum.rpc.wire`); anything else is logged
 here with its traceback and travels as a plain 500. With
@@ -96,9 +97,11 @@ def handle(manager: Manager | None, host: str, body: bytes
     except TypeError as exc:
         return _error(call_id, INVALID_PARAMS, '%s: %s' % (name, exc))
     context = request.get('context')
-    user = context.get('user_id') if isinstance(context, dict) else None
+    if not isinstance(context, dict):
+        context = {}
     try:
-        with requester.acting_for(user):
+        with requester.acting_for(context.get('user_id'),
+                                  context.get('project_id')):
             result = method(*bound.args, **bound.kwargs)
     except exception.FerrumException as exc:
         return {'jsonrpc': '2.0', 'error': wire.encode_error(exc),

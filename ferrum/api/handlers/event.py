@@ -18,7 +18,9 @@ its history) reads as Ironic's redaction text to a caller without
 ``baremetal:node:get:last_error`` on the node, as ``last_error`` does on
 the node itself (a lessee, by default); its ``user`` (who asked for the
 change) is null to a caller without ``baremetal:node:history:get`` on the
-node, who may not read the node's history either.
+node, who may not read the node's history either. An allocation's or a
+lease's event shows its ``user`` to that user's project (and to a system
+reader) only.
 """
 
 import urllib.parse
@@ -64,6 +66,7 @@ def list_events() -> dict[str, Any]:
     query = urllib.parse.urlencode({'since': last, 'limit': limit})
     readable = event_view.Readable(
         errors=access.node_field_readable('last_error'),
-        users=access.node_readable('baremetal:node:history:get'))
+        users=access.node_readable('baremetal:node:history:get'),
+        project=project)
     return {'events': [event_view.render(row, readable) for row in rows],
             'next': '%sv1/events?%s' % (listing.base_url(), query)}

@@ -28,10 +28,13 @@ NodeRule = Callable[[str | None, str | None], bool]
 
 @dataclasses.dataclass(frozen=True)
 class Readable:
-    """What the caller may read of the nodes' history entries."""
+    """What the caller may read of the events it sees."""
 
-    errors: NodeRule  #: the error text of an ``ERROR`` entry
-    users: NodeRule   #: who asked for the change
+    errors: NodeRule  #: a node's history entry: the error of an ``ERROR``
+    users: NodeRule   #: a node's history entry: who asked for the change
+    #: the caller's project, whose users it may see on the allocation and
+    #: lease events (None: every project's, a system reader)
+    project: str | None = None
 
 
 def render(row: Mapping[str, Any], readable: Readable) -> dict[str, Any]:
@@ -47,4 +50,9 @@ def render(row: Mapping[str, Any], readable: Readable) -> dict[str, Any]:
             result['event'] = node_view.REDACTED['last_error']
         if row['user_id'] and not readable.users(owner, lessee):
             result['user'] = None
+    elif (row['user_id'] and readable.project is not None
+          and row['project_id'] != readable.project):
+        # An owner's admin who booked a lease for a lessee: the lessee
+        # sees the event, not another project's user.
+        result['user'] = None
     return result

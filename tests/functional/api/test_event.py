@@ -90,6 +90,22 @@ def test_a_quiet_projects_next_moves_past_the_others_events(
     assert page(everything[-1]['id'])[0] == ['second']
 
 
+def test_a_lease_events_user_is_shown_to_that_users_project_only(
+        ks_client, tokens, db, conductor):
+    """The system admin books a lease for the lessee: the lessee sees the
+    lease's events, not the admin's user; a system reader does."""
+    node = node_obj.Node.create(db, {'driver': 'fake-hardware',
+                                     'owner': tenancy.OWNER})
+    lease = tenancy.book(ks_client, tokens, tenancy.LESSEE, node.uuid,
+                         'l-user')
+
+    def users(persona):
+        return [e['user'] for e in _events(ks_client, tokens, persona)
+                if e['lease_uuid'] == lease]
+    assert users('system_reader') == ['user-system_admin']
+    assert users('lessee_reader') == [None]
+
+
 @pytest.mark.parametrize('query', [
     'since=-1', 'since=abc', 'since=%C2%B2', 'since=1' + '0' * 30,
     'limit=%C2%B2', 'limit=-3', 'sinse=1'])

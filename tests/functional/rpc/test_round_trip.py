@@ -76,13 +76,14 @@ def test_the_requesting_user_goes_with_the_call(remote, db):
     and names the entries the call records (the work it spawned too)."""
     rpc, _endpoint = remote
     node = rpc.create_node({'driver': 'fake-hardware'})
-    with requester.acting_for('user-42'):
+    with requester.acting_for('user-42', 'project-7'):
         rpc.set_maintenance(node.id, True, 'fan')
         rpc.do_provisioning_action(node.id, 'manage')
     settled(db, node.id, 'manageable')
     rpc.set_maintenance(node.id, False, None)
-    users = [(row['event'], row['user_id'])
-             for row in node_history.list_for(db, node.id, None)]
+    entries = node_history.list_for(db, node.id, None)
+    assert {row['project_id'] for row in entries[:3]} == {'project-7'}
+    users = [(row['event'], row['user_id']) for row in entries]
     assert users == [
         ('Maintenance on: fan', 'user-42'),
         ('Provision state enroll -> verifying (target manageable)',
@@ -93,7 +94,8 @@ def test_the_requesting_user_goes_with_the_call(remote, db):
 
 
 @pytest.mark.parametrize('context', [
-    {'user_id': 7}, {'user_id': 'u' * 256}, ['user-1'], 'user-1'])
+    {'user_id': 7}, {'user_id': 'u' * 256, 'project_id': ['p']},
+    ['user-1'], 'user-1'])
 def test_a_bad_call_context_names_nobody(remote, db, context):
     rpc, endpoint = remote
     node = rpc.create_node({'driver': 'fake-hardware'})
@@ -103,7 +105,7 @@ def test_a_bad_call_context_names_nobody(remote, db, context):
                                        'reason': 'x'}}), timeout=30).json()
     assert 'error' not in answer, answer
     (entry,) = node_history.list_for(db, node.id, None)
-    assert entry['user_id'] is None
+    assert (entry['user_id'], entry['project_id']) == (None, None)
 
 
 def test_node_locked_stays_409(remote, db):
