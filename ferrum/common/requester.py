@@ -5,13 +5,13 @@ the API request it serves, for the ``user`` of the events it records
 
 The API sets it for each request (:func:`ferrum.api.access.load_context`);
 a JSON-RPC call carries it to the conductor (``context`` beside
-``params``); a conductor's worker runs what a request started with the
-request's requester (:class:`ferrum.conductor.workers.WorkerPool` submits
-in a copy of the submitting thread's context). Periodic work has none.
+``params``); a conductor's worker runs what a request started as asked by
+the request's requester (:class:`ferrum.conductor.workers.WorkerPool`
+takes it at submission). Periodic work has none.
 
-A context variable, not a thread-local: a worker thread runs each piece of
-work in the context it was submitted from, so one request's user never
-stays behind for the next piece of work in that thread.
+A context variable set for a block and reset after it (:func:`acting_for`),
+or for a request and cleared at its end: one request's user never stays
+behind for the next piece of work in a thread.
 """
 
 import contextlib

@@ -8,7 +8,6 @@ transient state for an unbounded time.
 """
 
 import contextlib
-import contextvars
 import logging
 import threading
 from collections.abc import Callable, Iterator
@@ -17,6 +16,7 @@ from typing import Any
 import futurist
 
 from ferrum.common import exception
+from ferrum.common import requester
 
 LOG = logging.getLogger(__name__)
 
@@ -43,20 +43,21 @@ class WorkerPool:
             raise exception.NoFreeConductorWorker(size=self.size)
         with self._idle:
             self._running += 1
-        # In the submitter's context: what a request started is done for
-        # its user (ferrum.common.requester), and nothing of one piece of
-        # work stays behind in the thread for the next.
-        context = contextvars.copy_context()
+        # What a request started is done for whoever asked (not a copy of
+        # the whole context: in the all-in-one process that would keep the
+        # API's finished request alive in the worker).
+        asked = requester.current()
         try:
-            self._executor.submit(context.run, self._run, func, args, kwargs)
+            self._executor.submit(self._run, asked, func, args, kwargs)
         except Exception:
             self._done()
             raise exception.NoFreeConductorWorker(size=self.size) from None
 
-    def _run(self, func: Callable[..., Any], args: tuple[Any, ...],
-             kwargs: dict[str, Any]) -> None:
+    def _run(self, asked: requester.Requester, func: Callable[..., Any],
+             args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
         try:
-            func(*args, **kwargs)
+            with requester.acting_for(asked.user_id, asked.project_id):
+                func(*args, **kwargs)
         except Exception:
             # Flows handle their own errors; this is the last line of defence
             # so a bug never kills a worker thread silently.
