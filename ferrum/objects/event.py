@@ -61,6 +61,7 @@ _TAKE = sa.update(COUNTER).where(COUNTER.c.id == 1).values(
     last_id=COUNTER.c.last_id + sa.bindparam('b_count')).returning(
         COUNTER.c.last_id)
 _INSERT = sa.insert(TABLE)
+_NEWEST = sa.select(sa.func.max(TABLE.c.id))
 # (Constants as SQL: a bound value inside the CTE would be asked for
 # again with every row's parameters.)
 _ONE: sa.ColumnElement[int] = sa.literal_column('1', sa.Integer)
@@ -209,8 +210,7 @@ def newest(db: db_api.Database) -> int:
     committed in increasing order, so every event up to it is visible to
     a read that starts after this one."""
     with db.reader() as conn:
-        return int(conn.execute(sa.select(sa.func.max(TABLE.c.id))
-                                ).scalar() or 0)
+        return int(conn.execute(_NEWEST).scalar() or 0)
 
 
 # ---- pruning ----------------------------------------------------------------
@@ -234,7 +234,7 @@ def prune(db: db_api.Database, max_entries: int, minimum_days: int,
     with db.reader() as conn:
         # The newest event always stays: SQLite would give its id again
         # to the next one, which a follower past it would never see.
-        newest = conn.execute(sa.select(sa.func.max(TABLE.c.id))).scalar()
+        newest = conn.execute(_NEWEST).scalar()
         crowded = conn.execute(
             sa.select(TABLE.c.node_id).where(TABLE.c.node_id.is_not(None))
             .group_by(TABLE.c.node_id)

@@ -42,15 +42,16 @@ _NEXT_ROW = (
     _NEXT_LEASE.c.id == _NEXT.c.lease_id,
     _NEXT_LEASE.c.status.in_((statuses.STARTING, statuses.ACTIVE)))
 _PASSED_ON = sa.select(_NEXT.c.id).where(*_NEXT_ROW).exists()
-#: The end takes the project's rights away: the node's lessee, where it is
-#: still the project of a row the start gave it to and no next lease of
-#: the project has the node. One statement, so a next lease's start that
-#: commits meanwhile is seen, not undone.
+#: A row of the ending leases that the node's lessee is revoked for.
 _REVOKED_ROW = (
     NODES.c.node_id == _NODE.c.id,
     NODES.c.lease_id.in_(sa.bindparam('b_leases', expanding=True)),
     NODES.c.holding, NODES.c.given, NODES.c.project == _NODE.c.lessee,
     ~_PASSED_ON)
+#: The end takes the project's rights away: the node's lessee, where it is
+#: still the project of a row the start gave it to and no next lease of
+#: the project has the node. One statement, so a next lease's start that
+#: commits meanwhile is seen, not undone.
 _REVOKE = sa.update(_NODE).where(
     _NODE.c.lessee.is_not(None),
     sa.select(NODES.c.id).where(*_REVOKED_ROW).exists()).values(
