@@ -132,6 +132,13 @@ class Database:
                     self._local.hooks = None
                     self._local.data = None
 
+    def current_writer(self) -> sa.Connection | None:
+        """The connection of the current thread's open write transaction,
+        or None: for a hot path that only joins one (:meth:`writer`
+        costs a generator and a context manager)."""
+        conn: sa.Connection | None = getattr(self._local, 'conn', None)
+        return conn
+
     def before_commit(self, hook: Callable[[sa.Connection], None]) -> None:
         """Run ``hook(conn)`` as the last work of the current thread's write
         transaction, once its block ended without an error (a rollback

@@ -14,6 +14,7 @@ conductors share one database.
 from __future__ import annotations
 
 import builtins
+import datetime
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
@@ -134,15 +135,16 @@ class Node(base.Row):
         transaction."""
         self._notes.append(dict(entry))
 
-    def history(self, changes: Mapping[str, Any]
+    def history(self, changes: Mapping[str, Any],
+                now: datetime.datetime | None = None
                 ) -> builtins.list[dict[str, Any]]:
-        """The history entries of writing ``changes`` now (the notes
-        included, which this forgets)."""
+        """The history entries of writing ``changes`` at ``now`` (default:
+        now), the notes included, which this forgets."""
         notes, self._notes = self._notes, []
         if not self._db.records_history:
             return []
         return node_history.rows(self._loaded, changes,
-                                 self._db.history_host, notes)
+                                 self._db.history_host, notes, now)
 
     def as_dict(self) -> dict[str, Any]:
         return {name: getattr(self, name) for name in FIELDS}
@@ -229,8 +231,8 @@ class Node(base.Row):
         changes.update(extra_values)
         if not changes and not self._notes:
             return
-        history = self.history(changes)
         now = base.utcnow()
+        history = self.history(changes, now)
         changes['updated_at'] = now
         if 'provision_state' in changes:
             changes['provision_updated_at'] = now

@@ -3,8 +3,12 @@
 it was and the columns written)."""
 
 import datetime
+import uuid
+
+import pytest
 
 from ferrum.objects import base
+from ferrum.objects import event as event_obj
 from ferrum.objects import node_history
 
 BEFORE = {'id': 7, 'uuid': 'node-7', 'owner': 'o', 'lessee': 'l',
@@ -74,3 +78,24 @@ def test_notes_come_after_the_derived_entries_and_a_lessee_change_counts():
     assert [e['event_type'] for e in entries] == ['maintenance', 'takeover']
     assert {e['lessee'] for e in entries} == {None}
     assert len({e['uuid'] for e in entries}) == 2
+
+
+def test_the_write_time_dates_the_entry_and_its_duration():
+    now = base.utcnow()
+    before = _before(provision_updated_at=now - datetime.timedelta(
+        seconds=90))
+    (entry,) = node_history.rows(before, {'provision_state': 'active'},
+                                 'c', now=now)
+    assert entry['created_at'] == now
+    assert entry['duration_seconds'] == 90
+
+
+def test_entry_uuids_are_version_4_and_an_unknown_column_is_refused():
+    entries = [event_obj.entry('test', 'x') for _ in range(200)]
+    parsed = [uuid.UUID(e['uuid']) for e in entries]
+    assert [str(u) for u in parsed] == [e['uuid'] for e in entries]
+    assert {u.version for u in parsed} == {4}
+    assert {u.variant for u in parsed} == {uuid.RFC_4122}
+    assert len(set(parsed)) == len(parsed)
+    with pytest.raises(TypeError, match='not an event column: colour'):
+        event_obj.entry('test', 'x', colour='blue')
