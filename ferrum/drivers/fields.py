@@ -7,16 +7,18 @@ these, so that a wrong value is refused the same way whatever the driver:
 A message repeats a value only where it cannot be a secret.
 """
 
+import urllib.parse
 from collections.abc import Mapping
 from typing import Any
 
 from ferrum.common import exception
 
 
-def fail(field: str, reason: str) -> exception.InvalidParameterValue:
-    """The error for a wrong ``field``: "driver_info <field> <reason>"."""
+def fail(field: str, reason: str, where: str = 'driver_info'
+         ) -> exception.InvalidParameterValue:
+    """The error for a wrong ``field``: "<where> <field> <reason>"."""
     return exception.InvalidParameterValue(
-        reason='driver_info %s %s' % (field, reason))
+        reason='%s %s %s' % (where, field, reason))
 
 
 def string(info: Mapping[str, Any], field: str) -> str:
@@ -45,3 +47,30 @@ def choice(info: Mapping[str, Any], field: str, choices: tuple[str, ...],
             return known
     raise fail(field, 'must be one of %s, not "%s"'
                % (', '.join(choices), text[:100]))
+
+
+def http_url(text: str, field: str, credentials: str,
+             where: str = 'driver_info') -> urllib.parse.SplitResult:
+    """``text``, an http:// or https:// URL with a host, split.
+
+    :param credentials: what to say after "must not hold credentials"
+        (why, and where they go instead).
+    :param where: ``driver_info`` or ``instance_info``, for messages.
+    :raises InvalidParameterValue: it is not one. Credentials are refused
+        first, before any message repeats the value: the user part of a
+        URL may hold a password.
+    """
+    netloc = text.split('://', 1)[-1].split('/', 1)[0]
+    if '@' in netloc.split('?', 1)[0].split('#', 1)[0]:
+        raise fail(field, 'must not hold credentials' + credentials, where)
+    try:
+        url = urllib.parse.urlsplit(text)
+        url.port  # noqa: B018 - raises ValueError for a bad port
+    except ValueError as exc:
+        raise fail(field, 'is not a URL (%s): "%s"' % (exc, text[:200]),
+                   where) from None
+    if (url.scheme not in ('http', 'https') or not url.hostname
+            or any(char in text for char in '\x00\r\n ')):
+        raise fail(field, 'must be an http:// or https:// URL with a host, '
+                   'not "%s"' % text[:200], where)
+    return url

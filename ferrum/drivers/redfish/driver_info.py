@@ -72,21 +72,8 @@ def _address(info: Mapping[str, Any]) -> str:
                    'https://10.0.0.5.')
     if '://' not in value:
         value = 'https://' + value
-    # Credentials first, before any message that repeats the value: the
-    # user part of a URL may hold a password.
-    netloc = value.split('://', 1)[1].split('/', 1)[0]
-    if '@' in netloc.split('?', 1)[0].split('#', 1)[0]:
-        raise fields.fail('redfish_address', 'must not hold credentials; set '
-                          'redfish_username and redfish_password instead')
-    try:
-        url = urllib.parse.urlsplit(value)
-        url.port  # noqa: B018 - raises ValueError for a bad port
-    except ValueError as exc:
-        raise fields.fail('redfish_address', 'is not a URL (%s): "%s"'
-                          % (exc, value[:100])) from None
-    if url.scheme not in ('http', 'https') or not url.hostname:
-        raise fields.fail('redfish_address', 'must be an http:// or '
-                          'https:// URL with a host, not "%s"' % value[:100])
+    url = fields.http_url(value, 'redfish_address', '; set redfish_username '
+                          'and redfish_password instead')
     return '%s://%s%s' % (url.scheme, url.netloc, url.path.rstrip('/'))
 
 

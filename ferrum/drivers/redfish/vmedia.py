@@ -19,12 +19,12 @@ interface (``redfish``), which must be able to boot from ``cdrom``.
 """
 
 import logging
-import urllib.parse
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from ferrum.common import exception
 from ferrum.drivers import base
+from ferrum.drivers import fields
 from ferrum.drivers.redfish import client
 from ferrum.drivers.redfish import driver_info
 from ferrum.drivers.redfish import errors
@@ -66,30 +66,11 @@ def _iso_url(values: Mapping[str, Any], field: str, where: str) -> str:
                    'interface: set it to the http:// or https:// URL of '
                    'the ISO, which the BMC downloads.' % (where, field))
     if not isinstance(value, str):
-        raise exception.InvalidParameterValue(
-            reason='%s %s must be an http:// or https:// URL, not %s.'
-                   % (where, field, type(value).__name__))
+        raise fields.fail(field, 'must be an http:// or https:// URL, not '
+                          '%s' % type(value).__name__, where)
     text = value.strip()
-    netloc = text.split('://', 1)[-1].split('/', 1)[0]
-    if '@' in netloc.split('?', 1)[0].split('#', 1)[0]:
-        # Refused before any message repeats the value: the user part
-        # of a URL may hold a password, and the URL reaches logs.
-        raise exception.InvalidParameterValue(
-            reason='%s %s must not hold credentials: the BMC downloads the '
-                   'ISO without them.' % (where, field))
-    try:
-        url = urllib.parse.urlsplit(text)
-        url.port  # noqa: B018 - raises ValueError for a bad port
-    except ValueError as exc:
-        raise exception.InvalidParameterValue(
-            reason='%s %s is not a URL (%s): "%s".'
-                   % (where, field, exc, text[:200])) from None
-    if (url.scheme not in ('http', 'https') or not url.hostname
-            or any(char in text for char in '\x00\r\n ')):
-        raise exception.InvalidParameterValue(
-            reason='%s %s must be an http:// or https:// URL with a host '
-                   'that the BMC downloads, not "%s".'
-                   % (where, field, text[:200]))
+    fields.http_url(text, field, ': the BMC downloads the ISO without '
+                    'them', where)
     return text
 
 
