@@ -9,6 +9,7 @@ import hashlib
 import logging
 import threading
 
+import futurist
 import pytest
 
 from ferrum.drivers.redfish import client
@@ -121,6 +122,37 @@ def test_clearing_logs_out_of_the_bmcs_side_by_side(conf, fake_bmc,
     assert not clearing.is_alive()
     assert fake_bmc.count('logout') == 3
     assert len(fresh_connections) == 0
+
+
+class _OneThreadThenNone(futurist.SynchronousExecutor):
+    """Runs the first logout given it, then has no thread to start (as
+    at interpreter exit, or at the process's thread limit)."""
+
+    def __init__(self, max_workers):
+        super().__init__()
+        self.started = 0
+
+    def submit(self, fn, *args, **kwargs):
+        if self.started:
+            raise RuntimeError("can't start new thread")
+        self.started += 1
+        return super().submit(fn, *args, **kwargs)
+
+
+def test_without_threads_clearing_logs_out_of_the_rest_one_by_one(
+        conf, fake_bmc, fresh_connections, monkeypatch, caplog):
+    apply_conf(conf)
+    caplog.set_level(logging.DEBUG, logger=client.__name__)
+    for extra in [{}, {'redfish_verify_ca': 'false'},
+                  {'redfish_auth_type': 'auto'}]:
+        _read(conf, fake_bmc.driver_info(**extra))
+    monkeypatch.setattr(futurist, 'ThreadPoolExecutor', _OneThreadThenNone)
+    fresh_connections.clear()
+    # Each once: the one the pool ran, and the other two after it.
+    assert fake_bmc.count('logout') == 3
+    assert len(fresh_connections) == 0
+    assert any(r.getMessage().startswith('Logging out of the BMCs one by '
+                                         'one') for r in caplog.records)
 
 
 def test_the_cache_key_holds_no_plain_password_digest():
