@@ -1,5 +1,6 @@
 # SPDX-License-Identifier: Apache-2.0
-"""Reading one field of a node's ``driver_info``, checked without I/O.
+"""Reading one field of a node's ``driver_info`` (or ``instance_info``),
+checked without I/O.
 
 Each hardware type's ``driver_info`` module parses its own fields with
 these, so that a wrong value is refused the same way whatever the driver:
@@ -49,28 +50,35 @@ def choice(info: Mapping[str, Any], field: str, choices: tuple[str, ...],
                % (', '.join(choices), text[:100]))
 
 
-def http_url(text: str, field: str, credentials: str,
+def http_url(text: str, field: str, credentials_hint: str,
              where: str = 'driver_info') -> urllib.parse.SplitResult:
     """``text``, an http:// or https:// URL with a host, split.
 
-    :param credentials: what to say after "must not hold credentials"
-        (why, and where they go instead).
+    :param credentials_hint: what the message refusing credentials in the
+        URL says after "must not hold credentials: " (why, or where they
+        go instead).
     :param where: ``driver_info`` or ``instance_info``, for messages.
-    :raises InvalidParameterValue: it is not one. Credentials are refused
-        first, before any message repeats the value: the user part of a
-        URL may hold a password.
+    :raises InvalidParameterValue: it is not one. The user part of a URL
+        may hold a password: credentials are refused before any message
+        repeats the value, and a value with an ``@`` that is not a URL is
+        not repeated at all.
     """
     netloc = text.split('://', 1)[-1].split('/', 1)[0]
     if '@' in netloc.split('?', 1)[0].split('#', 1)[0]:
-        raise fail(field, 'must not hold credentials' + credentials, where)
+        raise fail(field, 'must not hold credentials: ' + credentials_hint,
+                   where)
+    shown = ('"%s"' % text[:200] if '@' not in text
+             else 'this value (not repeated: it may hold a password)')
     try:
         url = urllib.parse.urlsplit(text)
         url.port  # noqa: B018 - raises ValueError for a bad port
     except ValueError as exc:
-        raise fail(field, 'is not a URL (%s): "%s"' % (exc, text[:200]),
+        raise fail(field, 'is not a URL (%s): %s' % (exc, shown),
                    where) from None
+    # urlsplit drops tabs and line breaks silently ("bmc\t1" would become
+    # host bmc1), so they are refused here, with blanks.
     if (url.scheme not in ('http', 'https') or not url.hostname
-            or any(char in text for char in '\x00\r\n ')):
+            or any(char in text for char in '\x00\t\r\n ')):
         raise fail(field, 'must be an http:// or https:// URL with a host, '
-                   'not "%s"' % text[:200], where)
+                   'not %s' % shown, where)
     return url

@@ -91,6 +91,7 @@ def entry(event_type: str, event: str, severity: str = INFO,
         ``project_id``, which name who asked
         (:mod:`ferrum.common.requester`) when someone did, and
         ``created_at``, now.
+    :raises TypeError: a field is not a column of ``events``.
     """
     row = _EMPTY.copy()
     row.update(fields)
@@ -121,7 +122,7 @@ def _entry_uuid() -> str:
     # its node's, and guards nothing (reading it is the node's policy), so
     # the random module's generator will do: seeded from os.urandom, and
     # seeded again in a forked child. Formatted by hand: a uuid.UUID
-    # object costs three times as much, for the same text.
+    # object costs more than twice as much, for the same text.
     text = '%032x' % (random.getrandbits(128) & _UUID_CLEAR | _UUID_SET)
     return '%s-%s-%s-%s-%s' % (text[:8], text[8:12], text[12:16],
                                text[16:20], text[20:])

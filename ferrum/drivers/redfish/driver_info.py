@@ -72,7 +72,7 @@ def _address(info: Mapping[str, Any]) -> str:
                    'https://10.0.0.5.')
     if '://' not in value:
         value = 'https://' + value
-    url = fields.http_url(value, 'redfish_address', '; set redfish_username '
+    url = fields.http_url(value, 'redfish_address', 'set redfish_username '
                           'and redfish_password instead')
     return '%s://%s%s' % (url.scheme, url.netloc, url.path.rstrip('/'))
 

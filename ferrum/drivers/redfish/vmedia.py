@@ -69,8 +69,8 @@ def _iso_url(values: Mapping[str, Any], field: str, where: str) -> str:
         raise fields.fail(field, 'must be an http:// or https:// URL, not '
                           '%s' % type(value).__name__, where)
     text = value.strip()
-    fields.http_url(text, field, ': the BMC downloads the ISO without '
-                    'them', where)
+    fields.http_url(text, field, 'the BMC downloads the ISO without them',
+                    where)
     return text
 
 

@@ -146,6 +146,7 @@ def test_without_threads_clearing_logs_out_of_the_rest_one_by_one(
     for extra in [{}, {'redfish_verify_ca': 'false'},
                   {'redfish_auth_type': 'auto'}]:
         _read(conf, fake_bmc.driver_info(**extra))
+    assert len(fresh_connections) == 3
     monkeypatch.setattr(futurist, 'ThreadPoolExecutor', _OneThreadThenNone)
     fresh_connections.clear()
     # Each once: the one the pool ran, and the other two after it.

@@ -50,6 +50,7 @@ def test_verify_ca_a_bundle_path_that_exists(tmp_path):
     ({'redfish_address': 'bmc:99999'}, 'redfish_address'),
     ({'redfish_address': 7}, 'redfish_address'),
     ({'redfish_address': 'https://bmc one/'}, 'redfish_address'),
+    ({'redfish_address': 'bmc\t1'}, 'redfish_address'),
     ({'redfish_address': 'bmc', 'redfish_auth_type': 'kerberos'},
      'redfish_auth_type'),
     ({'redfish_address': 'bmc', 'redfish_system_id': '/other/1'},

@@ -38,6 +38,8 @@ def test_good_urls(value):
     ('http:///boot.iso', 'with a host'),
     ('http://a/b c.iso', 'with a host'),
     ('https://admin:pw@images.example/b.iso', 'must not hold credentials'),
+    ('http:/admin:pw@images.example/b.iso', 'not repeated'),
+    ('http://images.example/b\t.iso', 'with a host'),
 ])
 def test_bad_urls_name_the_field(value, message):
     with pytest.raises(exception.Invalid) as caught:
