@@ -9,6 +9,7 @@ import concurrent.futures
 import datetime
 import threading
 
+import pytest
 import sqlalchemy as sa
 
 from ferrum.allocation import allocator
@@ -316,3 +317,48 @@ def test_a_revoke_names_the_lease_revoked_for_in_a_mixed_batch(site):
     assert last['event'] == ('Lease %s ended: project pb is no longer the '
                              'lessee' % second['uuid'])
     assert (last['lessee'], last['lease_uuid']) == ('pb', second['uuid'])
+
+
+class _CommitsAfterFirst:
+    """A connection whose first statement is followed by ``between``, run
+    and committed elsewhere before the second starts."""
+
+    def __init__(self, conn, between):
+        self._conn, self._between = conn, between
+
+    def execute(self, *args, **kwargs):
+        result = self._conn.execute(*args, **kwargs)
+        between, self._between = self._between, None
+        if between is not None:
+            between()
+        return result
+
+
+def test_a_revoke_raced_by_a_commit_names_the_batchs_lease(site):
+    """The node's lessee is set again by another transaction between the
+    revoke's read of what it revokes and its UPDATE, which PostgreSQL
+    lets see that commit: the UPDATE revokes it, and its entry names the
+    lease of the batch that holds the node."""
+    if site.backend == 'sqlite':
+        pytest.skip('on SQLite the revoke holds the write lock: nothing '
+                    'commits between its statements')
+    (node,) = site.nodes(1)
+    (lease,) = _book(site, [node])
+    engine.run(site.conductor.ctx)
+    assert node_obj.Node.get(site.db, node.id).lessee == 'tenant'
+    nodes = node_obj.TABLE
+
+    def set_lessee(value):
+        with site.db.engine.begin() as other:
+            other.execute(sa.update(nodes).where(nodes.c.id == node.id)
+                          .values(lessee=value))
+    set_lessee(None)  # cleared by an earlier run of the end
+    lease_id = lease_obj.Lease.get(site.db, lease['uuid']).id
+    with site.db.writer() as conn:
+        lease_end.revoke_in(
+            _CommitsAfterFirst(conn, lambda: set_lessee('tenant')),
+            [lease_id], site.clock(), site.db)
+    assert node_obj.Node.get(site.db, node.id).lessee is None
+    last = node_history.list_for(site.db, node.id, None)[-1]
+    assert last['event'] == ('Lease %s ended: project tenant is no longer '
+                             'the lessee' % lease['uuid'])
