@@ -126,8 +126,8 @@ def revoke_in(conn: sa.Connection, lease_ids: Sequence[int],
         # between the two statements (another transaction's commit, read
         # by the second) is named with any lease of the batch that held
         # it: of one project's two, the earlier.
-        named = {node for node, _lease in rows if node in revoked}
         pairs = [(node, lease) for node, lease in rows if node in revoked]
+        named = {node for node, _lease in pairs}
         pairs += [(node, lease) for node in sorted(revoked - named)
                   for lease in lease_ids]
         event_obj.add(db, node_history.lease_rows(
