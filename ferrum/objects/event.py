@@ -141,7 +141,7 @@ def add(db: db_api.Database, rows: Sequence[Mapping[str, Any]]) -> None:
     if db.is_sqlite:
         # One writer at a time: the rowid (max + 1, never reused, see
         # prune) is already in commit order.
-        _insert_sqlite(conn, [_sqlite_values(conn, row) for row in rows])
+        _insert_sqlite(conn, [_values(conn, row) for row in rows])
         return
     data = db.transaction_data()
     pending = data.get(_PENDING)
@@ -169,8 +169,8 @@ def _insert_sqlite(conn: sa.Connection, values: list[tuple[Any, ...]]
         conn.exec_driver_sql(_SQLITE_INSERT, values[0])
 
 
-def _sqlite_values(conn: sa.Connection,
-                   row: Mapping[str, Any]) -> tuple[Any, ...]:
+def _values(conn: sa.Connection,
+            row: Mapping[str, Any]) -> tuple[Any, ...]:
     # The columns' own conversions (a datetime as SQLAlchemy stores it on
     # SQLite), so that rows read back and compare as those it writes.
     values: tuple[Any, ...] = _VALUES(row)
@@ -182,6 +182,11 @@ def _sqlite_values(conn: sa.Connection,
         if converted[index] is not None:
             converted[index] = convert(converted[index])
     return tuple(converted)
+
+
+@functools.cache
+def _take_and_insert_sql(dialect: sa.Dialect) -> str:
+    return str(_TAKE_AND_INSERT.compile(dialect=dialect))
 
 
 @functools.cache
@@ -198,8 +203,15 @@ def _conversions(dialect: sa.Dialect) -> tuple[tuple[int, Any], ...]:
 def _write(rows: list[dict[str, Any]], conn: sa.Connection) -> None:
     if len(rows) == 1:
         # The usual case in one round trip: the id taken and the row
-        # inserted by one statement.
-        conn.execute(_TAKE_AND_INSERT, rows[0])
+        # inserted by one statement, sent as the SQL it compiles to: what
+        # SQLAlchemy does around a compiled statement of 17 parameters
+        # cost about 50 us of CPU per entry, on the critical path of a
+        # busy conductor (doc/performance.md, issue 31). The row goes as
+        # it is: no column of events is converted on PostgreSQL (its
+        # driver takes times as they are). exec_driver_sql still goes
+        # through the engine, so an error is translated by oslo.db as for
+        # any other statement.
+        conn.exec_driver_sql(_take_and_insert_sql(conn.dialect), rows[0])
         return
     last = conn.execute(_TAKE, {'b_count': len(rows)}).scalar_one()
     for number, row in enumerate(rows, start=last - len(rows) + 1):

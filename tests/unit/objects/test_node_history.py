@@ -6,6 +6,7 @@ import datetime
 import uuid
 
 import pytest
+from sqlalchemy.dialects import postgresql
 
 from ferrum.objects import base
 from ferrum.objects import event as event_obj
@@ -99,3 +100,15 @@ def test_entry_uuids_are_version_4_and_an_unknown_column_is_refused():
     assert len(set(parsed)) == len(parsed)
     with pytest.raises(TypeError, match='not an event column: colour'):
         event_obj.entry('test', 'x', colour='blue')
+
+
+def test_postgresql_takes_an_entry_as_it_is_in_the_sql_it_compiles_to():
+    # The one-row statement goes to the driver without SQLAlchemy's type
+    # processing: that holds only while no column of events needs
+    # converting on PostgreSQL (a JSON column would).
+    dialect = postgresql.psycopg2.dialect()
+    assert event_obj._conversions(dialect) == ()
+    sql = event_obj._take_and_insert_sql(dialect)
+    assert sql.startswith('WITH taken AS')
+    for name in event_obj.COLUMNS:
+        assert '%%(%s)s' % name in sql
