@@ -110,5 +110,6 @@ def test_postgresql_takes_an_entry_as_it_is_in_the_sql_it_compiles_to():
     assert event_obj._conversions(dialect) == ()
     sql = event_obj._take_and_insert_sql(dialect)
     assert sql.startswith('WITH taken AS')
+    assert 'RETURNING events' not in sql
     for name in event_obj.COLUMNS:
         assert '%%(%s)s' % name in sql
