@@ -142,7 +142,7 @@ def add(db: db_api.Database, rows: Sequence[Mapping[str, Any]]) -> None:
     if db.is_sqlite:
         # One writer at a time: the rowid (max + 1, never reused, see
         # prune) is already in commit order.
-        _insert_sqlite(conn, [_values(conn, row) for row in rows])
+        _insert_sqlite(conn, [_sqlite_values(conn, row) for row in rows])
         return
     data = db.transaction_data()
     pending = data.get(_PENDING)
@@ -170,8 +170,8 @@ def _insert_sqlite(conn: sa.Connection, values: list[tuple[Any, ...]]
         conn.exec_driver_sql(_SQLITE_INSERT, values[0])
 
 
-def _values(conn: sa.Connection,
-            row: Mapping[str, Any]) -> tuple[Any, ...]:
+def _sqlite_values(conn: sa.Connection,
+                   row: Mapping[str, Any]) -> tuple[Any, ...]:
     # The columns' own conversions (a datetime as SQLAlchemy stores it on
     # SQLite), so that rows read back and compare as those it writes.
     values: tuple[Any, ...] = _VALUES(row)

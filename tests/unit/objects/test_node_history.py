@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: Apache-2.0
 """The history entries a node write makes (a pure function of the node as
-it was and the columns written)."""
+it was and the columns written), and the statement that writes one on
+PostgreSQL."""
 
 import datetime
 import uuid
@@ -102,14 +103,20 @@ def test_entry_uuids_are_version_4_and_an_unknown_column_is_refused():
         event_obj.entry('test', 'x', colour='blue')
 
 
-def test_postgresql_takes_an_entry_as_it_is_in_the_sql_it_compiles_to():
+@pytest.mark.parametrize('dialect', [postgresql.psycopg2.dialect(),
+                                     postgresql.psycopg.dialect()],
+                         ids=['psycopg2', 'psycopg'])
+def test_postgresql_takes_an_entry_as_it_is_in_the_sql_it_compiles_to(
+        dialect):
     # The one-row statement goes to the driver without SQLAlchemy's type
     # processing: that holds only while no column of events needs
-    # converting on PostgreSQL (a JSON column would).
-    dialect = postgresql.psycopg2.dialect()
+    # converting on PostgreSQL (a JSON column would), and while its
+    # parameters are the entry's columns and nothing computed for them.
     assert event_obj._conversions(dialect) == ()
+    compiled = event_obj._TAKE_AND_INSERT.compile(dialect=dialect)
+    assert set(compiled.binds) == set(event_obj.COLUMNS)
+    assert not compiled.insert_prefetch
     sql = event_obj._take_and_insert_sql(dialect)
+    assert sql == str(compiled)
     assert sql.startswith('WITH taken AS')
     assert 'RETURNING events' not in sql
-    for name in event_obj.COLUMNS:
-        assert '%%(%s)s' % name in sql
