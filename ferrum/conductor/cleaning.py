@@ -20,22 +20,23 @@ from typing import Any
 from ferrum.common import exception
 from ferrum.common import states
 from ferrum.conductor import driver_errors
+from ferrum.conductor import step_flow
 from ferrum.conductor import task_manager
 from ferrum.drivers import base
+from ferrum.drivers.agent import session
 
 LOG = logging.getLogger(__name__)
 
-_STEPS = 'clean_steps'
-_INDEX = 'clean_step_index'
 _MANUAL = 'clean_manual'
 
 
 def automated_steps(task: task_manager.Task) -> list[dict[str, Any]]:
-    """Steps with priority > 0 from every interface, highest priority first."""
-    found = [step for _kind, iface in task.driver.interfaces()
-             for step in iface.get_clean_steps(task) if step['priority'] > 0]
-    # Stable: equal priorities keep the interface order of the driver.
-    return sorted(found, key=lambda s: -s['priority'])
+    """Steps with priority > 0 from every interface, highest priority first.
+
+    Out-of-band steps and the agent's in-band ones (the deploy interface's
+    ``get_clean_steps`` lists those) merge into one order.
+    """
+    return step_flow.by_priority(FLOW, task)
 
 
 def check_manual_steps(task: task_manager.Task,
@@ -81,12 +82,11 @@ def do_node_clean(task: task_manager.Task,
         return
     try:
         task.driver.power.validate(task)
-        task.driver.deploy.validate(task)
-        steps = manual_steps if manual else automated_steps(task)
-        info = task.node.driver_internal_info
-        info[_STEPS] = steps
-        info[_INDEX] = None
-        info[_MANUAL] = manual
+        task.driver.deploy.validate_cleaning(task)
+        steps = (manual_steps if manual_steps is not None
+                 else automated_steps(task))
+        step_flow.start(FLOW, task, steps)
+        task.node.driver_internal_info[_MANUAL] = manual
         if task.driver.deploy.prepare_cleaning(task) == states.CLEANWAIT:
             task.process_event('wait')
             return
@@ -94,35 +94,22 @@ def do_node_clean(task: task_manager.Task,
         fail_cleaning(task, driver_errors.describe(
             task, 'Preparing cleaning failed', exc))
         return
-    run_steps(task, 0)
+    step_flow.run(FLOW, task, 0)
 
 
 def continue_cleaning(task: task_manager.Task) -> None:
     """Resume after an asynchronous step or preparation finished."""
-    index = task.node.driver_internal_info.get(_INDEX)
-    run_steps(task, 0 if index is None else index + 1)
-
-
-def run_steps(task: task_manager.Task, start: int) -> None:
     info = task.node.driver_internal_info
-    steps: list[dict[str, Any]] = info.get(_STEPS) or []
-    for index in range(start, len(steps)):
-        step = steps[index]
-        info[_INDEX] = index
-        task.node.clean_step = step
-        task.node.save()
-        iface = getattr(task.driver, step['interface'])
+    if info.get(FLOW.index_key) is None and not info.get(_MANUAL):
+        # The preparation booted what has steps of its own (the agent
+        # reports its in-band steps once it runs): order them all anew.
         try:
-            result = iface.execute_clean_step(task, step)
+            step_flow.start(FLOW, task, automated_steps(task))
         except Exception as exc:
             fail_cleaning(task, driver_errors.describe(
-                task, 'Clean step %s.%s failed' % (step['interface'],
-                                                   step['step']), exc))
+                task, 'Listing the clean steps failed', exc))
             return
-        if result == states.CLEANWAIT:
-            task.process_event('wait')
-            return
-    finish_cleaning(task)
+    step_flow.resume(FLOW, task)
 
 
 def finish_cleaning(task: task_manager.Task) -> None:
@@ -165,6 +152,14 @@ def tear_down_aborted(task: task_manager.Task, error: str) -> None:
 
 
 def _forget_steps(task: task_manager.Task) -> None:
-    task.node.clean_step = None
-    for key in (_STEPS, _INDEX, _MANUAL):
-        task.node.driver_internal_info.pop(key, None)
+    step_flow.forget(FLOW, task)
+    task.node.driver_internal_info.pop(_MANUAL, None)
+    # Cleaning's agent, if any, is done: its token and URL go (Ironic).
+    session.forget(task)
+
+
+FLOW = step_flow.Flow(
+    kind='clean', wait=states.CLEANWAIT,
+    interface_steps=lambda iface, task: iface.get_clean_steps(task),
+    execute=lambda iface, task, step: iface.execute_clean_step(task, step),
+    finish=finish_cleaning, fail=fail_cleaning)

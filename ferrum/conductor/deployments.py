@@ -1,5 +1,11 @@
 # SPDX-License-Identifier: Apache-2.0
-"""The deploy flow: prepare, deploy, then active (or wait call-back).
+"""The deploy flow: prepare, the deploy steps by priority, then active.
+
+The deploy steps are every interface's (``get_deploy_steps``) with a
+priority above 0, highest first: ``deploy.deploy`` (100) for every deploy
+interface, and for the ``direct`` deploy the agent's ``write_image`` (80)
+and the steps that boot the instance after it. A step may make the node
+wait in ``wait call-back``; ``task.resume()`` goes on with the next one.
 
 Every function here runs in a worker thread with the node's exclusive lock,
 handed over by ``Task.spawn_after``; none of them raises: a failure moves
@@ -13,35 +19,41 @@ from ferrum.allocation import release
 from ferrum.common import states
 from ferrum.conductor import cleaning
 from ferrum.conductor import driver_errors
+from ferrum.conductor import step_flow
 from ferrum.conductor import task_manager
+from ferrum.drivers.agent import session
 
 LOG = logging.getLogger(__name__)
 
 
 def do_deploy(task: task_manager.Task) -> None:
-    """Run prepare and deploy; the node is in ``deploying``."""
+    """Run prepare, then the deploy steps; the node is in ``deploying``."""
     try:
         task.driver.deploy.prepare(task)
-        result = task.driver.deploy.deploy(task)
+        step_flow.start(FLOW, task, step_flow.by_priority(FLOW, task))
     except Exception as exc:
         fail_deploy(task, driver_errors.describe(
             task, 'Deploy failed in the %s interface'
             % task.driver.deploy.__class__.__name__, exc))
         return
-    if result == states.DEPLOYWAIT:
-        task.process_event('wait')
-        return
-    finish_deploy(task)
+    step_flow.run(FLOW, task, 0)
+
+
+def continue_deploy(task: task_manager.Task) -> None:
+    """The driver ended ``wait call-back`` (the node resumed to
+    ``deploying``): the next deploy step, or ``active``."""
+    step_flow.resume(FLOW, task)
 
 
 def finish_deploy(task: task_manager.Task) -> None:
-    """The workload is on: ``active``. Also what follows when the driver
-    ends ``wait call-back`` (the node resumed to ``deploying``)."""
+    """The last deploy step is done: the workload is on, ``active``."""
+    step_flow.forget(FLOW, task)
+    # The deploy's agent, if any, is done: its token and URL go (Ironic).
+    session.forget(task)
     task.node.power_state = states.POWER_ON
     # Which conductor set the workload up: when the hash ring gives the
     # node to another one, that one takes it over (conductor/takeover.py).
     task.node.conductor_affinity = task.ctx.conductor_id
-    task.node.deploy_step = None
     task.process_event('done')
 
 
@@ -58,7 +70,8 @@ def clean_up_failed(task: task_manager.Task) -> None:
     boot files, networks or profiles it set up. A failure here is added to
     ``last_error``; the node stays ``deploy failed`` either way.
     """
-    task.node.deploy_step = None
+    step_flow.forget(FLOW, task)
+    session.forget(task)
     try:
         task.driver.deploy.clean_up(task)
     except Exception as exc:
@@ -98,3 +111,10 @@ def do_adopt(task: task_manager.Task) -> None:
     task.node.power_state = states.POWER_ON
     task.node.conductor_affinity = task.ctx.conductor_id
     task.process_event('done')
+
+
+FLOW = step_flow.Flow(
+    kind='deploy', wait=states.DEPLOYWAIT,
+    interface_steps=lambda iface, task: iface.get_deploy_steps(task),
+    execute=lambda iface, task, step: iface.execute_deploy_step(task, step),
+    finish=finish_deploy, fail=fail_deploy)

@@ -118,9 +118,12 @@ class ConductorManager:
     # ---- drivers' asynchronous work ----------------------------------------
 
     def heartbeat(self, node_id: int | str, callback_url: str,
-                  agent_version: str | None = None) -> None:
+                  agent_version: str | None = None,
+                  agent_token: str | None = None,
+                  agent_verify_ca: str | None = None) -> None:
         """A ramdisk agent's heartbeat, for the node's deploy interface."""
-        agent.heartbeat(self.ctx, node_id, callback_url, agent_version)
+        agent.heartbeat(self.ctx, node_id, callback_url, agent_version,
+                        agent_token, agent_verify_ca)
 
     def vendor_passthru(self, node_id: int | str, method: str,
                         http_method: str,

@@ -12,6 +12,7 @@ from ferrum.common import states
 from ferrum.conductor import context as context_mod
 from ferrum.conductor import driver_errors
 from ferrum.conductor import task_manager
+from ferrum.drivers.agent import session
 from ferrum.objects import node_history
 from ferrum.periodic import decorators
 
@@ -79,6 +80,10 @@ def _do_power(task: task_manager.Task, target: str,
     task.node.power_state = _RESULT_STATE[target]
     task.node.target_power_state = None
     task.node.last_error = None
+    if target != states.POWER_ON:
+        # A ramdisk agent stopped (or restarts): as in Ironic, its token
+        # and URL go, so the next agent looks the node up anew.
+        session.forget(task)
 
 
 class PowerSync:

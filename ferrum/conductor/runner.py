@@ -30,7 +30,7 @@ LOG = logging.getLogger(__name__)
 
 #: The wait states a driver ends with ``task.resume()``, and what follows.
 _RESUMES: dict[str, Callable[[task_manager.Task], None]] = {
-    states.DEPLOYWAIT: deployments.finish_deploy,
+    states.DEPLOYWAIT: deployments.continue_deploy,
     states.CLEANWAIT: cleaning.continue_cleaning,
     states.INSPECTWAIT: inspection.continue_inspection,
 }

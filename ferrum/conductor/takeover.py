@@ -26,6 +26,7 @@ from ferrum.common import states
 from ferrum.conductor import context as context_mod
 from ferrum.conductor import driver_errors
 from ferrum.conductor import task_manager
+from ferrum.drivers.agent import session
 from ferrum.objects import conductor as conductor_obj
 from ferrum.objects import node_history
 from ferrum.periodic import decorators
@@ -86,6 +87,8 @@ def _take_over(task: task_manager.Task, previous: str) -> bool:
                 % (FAILED_PREFIX, task.ctx.host, previous), exc))
         return False
     node.conductor_affinity = task.ctx.conductor_id
+    # An active node runs its instance: no agent session survives.
+    session.forget(task)
     if (node.last_error or '').startswith(FAILED_PREFIX):
         node.last_error = None
     node.note(node_history.note(

@@ -13,6 +13,9 @@ from ferrum.periodic import decorators
 
 LOG = logging.getLogger(__name__)
 PURPOSE = 'callback timeout'
+#: The driver_internal_info key where a driver says what a node awaits
+#: (ferrum.drivers.agent.progress.AWAITING).
+AWAITING = 'awaiting'
 
 #: Each wait state, and the [conductor] option that bounds it.
 _TIMEOUTS = {
@@ -53,6 +56,10 @@ class ProvisionTimeouts:
                      '([conductor]%s)' % (
                          state, plural.count(timeouts[state], 'second'),
                          _TIMEOUTS[state]))
+            # What the driver said it waits for (an agent's command...).
+            awaited = task.node.driver_internal_info.get(AWAITING)
+            if isinstance(awaited, str):
+                error = '%s; awaited: %s' % (error, awaited)
             task.fail(error)
 
         # One query for every waiting state.

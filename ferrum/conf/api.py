@@ -55,6 +55,14 @@ auth_opts: list[cfg.Opt] = [
 ]
 
 opts: list[cfg.Opt] = [
+    cfg.IntOpt('ramdisk_heartbeat_timeout', default=300, min=1,
+               help='Seconds within which a ramdisk agent should send its '
+                    'next heartbeat, as the lookup tells it (Ironic\'s '
+                    'option of the same name). The agent heartbeats every '
+                    '0.3 to 0.6 times this, and at once after each command '
+                    'it finishes; ferrum does not wait for heartbeats to '
+                    'move a node on, so lowering it only makes a silent '
+                    'agent noticed sooner.'),
     cfg.HostAddressOpt('host_ip', default='127.0.0.1',
                        help='The IP address or host name the API listens '
                             'on. With auth_strategy noauth only a loopback '

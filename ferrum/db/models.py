@@ -175,6 +175,22 @@ class NodeTrait(Base):
         sa.DateTime, default=_now)
 
 
+class AgentToken(Base):
+    """The secret a node's ramdisk agent proves itself with (Ironic's
+    ``agent_secret_token``), in a table of its own: never part of a node
+    row, so no node view, history entry, event or RPC answer carries it,
+    and issuing it (an INSERT that only one lookup wins) takes no node
+    lock."""
+
+    __tablename__ = 'agent_tokens'
+
+    node_id: orm.Mapped[int] = orm.mapped_column(
+        sa.ForeignKey('nodes.id', ondelete='CASCADE'), primary_key=True)
+    token: orm.Mapped[str] = orm.mapped_column(sa.String(255))
+    created_at: orm.Mapped[datetime.datetime] = orm.mapped_column(
+        sa.DateTime, default=_now)
+
+
 class Port(TimestampMixin, Base):
     __tablename__ = 'ports'
     __table_args__ = (

@@ -32,9 +32,40 @@ class NoManagement(base.ManagementInterface):
         return {'boot_device': None, 'persistent': None}
 
 
+#: The driver_info fields naming the deploy ramdisk a network boot serves.
+RAMDISK_FIELDS = ('deploy_kernel', 'deploy_ramdisk')
+
+
+def validate_network_ramdisk(task: 'Task') -> None:
+    """``driver_info deploy_kernel`` and ``deploy_ramdisk`` are set: what
+    the network boots for a deploy interface that boots the agent."""
+    missing = [field for field in RAMDISK_FIELDS
+               if not task.node.driver_info.get(field)]
+    if missing:
+        raise exception.MissingParameterValue(reason=(
+            'driver_info %s: the "%s" deploy interface boots the '
+            'deploy ramdisk (ironic-python-agent) over the network; set '
+            'deploy_kernel and deploy_ramdisk to its kernel and initramfs '
+            '(see doc/deploy.md).' % (' and '.join(missing),
+                                      task.node.deploy_interface)))
+
+
 class NoBoot(base.BootInterface):
+    """Network boot that ferrum does not serve: whatever the network's
+    DHCP and TFTP or HTTP servers give the node boots (the boot device is
+    set to PXE)."""
+
+    def get_properties(self) -> dict[str, str]:
+        return {field: 'Required by deploy interfaces that boot the '
+                       'agent (direct). The %s of the deploy ramdisk, as '
+                       'the network serves it.' % field.split('_')[1]
+                for field in RAMDISK_FIELDS}
+
     def validate(self, task: 'Task') -> None:
         pass
+
+    def validate_ramdisk(self, task: 'Task') -> None:
+        validate_network_ramdisk(task)
 
     def prepare_ramdisk(self, task: 'Task') -> None:
         pass

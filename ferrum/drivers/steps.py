@@ -1,10 +1,12 @@
 # SPDX-License-Identifier: Apache-2.0
-"""The ``clean_step`` decorator, and discovery of the steps it marks.
+"""The ``clean_step`` and ``deploy_step`` decorators, and discovery of the
+steps they mark.
 
-A clean step is a method of an interface, marked with its priority and the
-arguments it accepts. Automated cleaning runs the steps whose priority is
-above 0, highest first; manual cleaning runs the steps the operator names,
-whatever their priority.
+A step is a method of an interface, marked with its priority and the
+arguments it accepts. Automated cleaning runs the clean steps whose
+priority is above 0, highest first; manual cleaning runs the steps the
+operator names, whatever their priority. A deploy runs the deploy steps
+whose priority is above 0, highest first (Ironic's deploy steps).
 """
 
 import dataclasses
@@ -12,7 +14,8 @@ from collections.abc import Callable
 from typing import Any, TypeVar
 
 F = TypeVar('F', bound=Callable[..., Any])
-_MARK = '_ferrum_clean_step'
+#: The attribute each decorator sets, by step type.
+_MARKS = {'clean': '_ferrum_clean_step', 'deploy': '_ferrum_deploy_step'}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -20,6 +23,20 @@ class StepInfo:
     priority: int
     abortable: bool
     argsinfo: dict[str, dict[str, Any]] | None
+
+
+def _marker(step_type: str, priority: int, abortable: bool,
+            argsinfo: dict[str, dict[str, Any]] | None
+            ) -> Callable[[F], F]:
+    if not isinstance(priority, int) or priority < 0:
+        raise ValueError('%s_step priority must be an int >= 0, got %r'
+                         % (step_type, priority))
+
+    def mark(func: F) -> F:
+        setattr(func, _MARKS[step_type],
+                StepInfo(priority, abortable, argsinfo))
+        return func
+    return mark
 
 
 def clean_step(priority: int, abortable: bool = False,
@@ -33,23 +50,33 @@ def clean_step(priority: int, abortable: bool = False,
     :param argsinfo: the arguments the step accepts, as
         ``{name: {'description': str, 'required': bool}}``.
     """
-    if not isinstance(priority, int) or priority < 0:
-        raise ValueError('clean_step priority must be an int >= 0, got %r'
-                         % (priority,))
-
-    def mark(func: F) -> F:
-        setattr(func, _MARK, StepInfo(priority, abortable, argsinfo))
-        return func
-    return mark
+    return _marker('clean', priority, abortable, argsinfo)
 
 
-def collect(interface: object, kind: str) -> list[dict[str, Any]]:
-    """The clean steps ``interface`` declares, as Ironic-style step dicts."""
+def deploy_step(priority: int,
+                argsinfo: dict[str, dict[str, Any]] | None = None
+                ) -> Callable[[F], F]:
+    """Mark an interface method as a deploy step.
+
+    :param priority: order in a deploy (higher runs first); 0 means the step
+        does not run unless a deploy template asks for it.
+    :param argsinfo: the arguments the step accepts, as for ``clean_step``.
+    """
+    return _marker('deploy', priority, False, argsinfo)
+
+
+def collect(interface: object, kind: str,
+            step_type: str = 'clean') -> list[dict[str, Any]]:
+    """The steps of ``step_type`` that ``interface`` declares, as
+    Ironic-style step dicts."""
+    mark = _MARKS[step_type]
     steps = []
     for name in sorted(dir(type(interface))):
-        info = getattr(getattr(type(interface), name, None), _MARK, None)
+        info = getattr(getattr(type(interface), name, None), mark, None)
         if isinstance(info, StepInfo):
-            steps.append({'step': name, 'priority': info.priority,
-                          'interface': kind, 'abortable': info.abortable,
-                          'argsinfo': info.argsinfo})
+            step = {'step': name, 'priority': info.priority,
+                    'interface': kind, 'argsinfo': info.argsinfo}
+            if step_type == 'clean':
+                step['abortable'] = info.abortable
+            steps.append(step)
     return steps

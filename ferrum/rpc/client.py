@@ -358,10 +358,14 @@ class JsonRpcConductorAPI:
                         vif_id=vif_id)
 
     def heartbeat(self, node_id: int, callback_url: str,
-                  agent_version: str | None = None) -> None:
+                  agent_version: str | None = None,
+                  agent_token: str | None = None,
+                  agent_verify_ca: str | None = None) -> None:
         self._node_call(node_id, 'heartbeat', node_id=node_id,
                         callback_url=callback_url,
-                        agent_version=agent_version)
+                        agent_version=agent_version,
+                        agent_token=agent_token,
+                        agent_verify_ca=agent_verify_ca)
 
     def vendor_passthru(self, node_id: int, method: str, http_method: str,
                         info: dict[str, Any]) -> dict[str, Any]:

@@ -18,21 +18,19 @@ from ferrum.api import body
 from ferrum.api import microversion
 from ferrum.api import services
 from ferrum.api.schemas import agent as agent_schema
-from ferrum.api.views import node as node_view
 from ferrum.common import exception
 from ferrum.common import states
+from ferrum.drivers.agent import inband
+from ferrum.objects import agent_token
 from ferrum.objects import base
 from ferrum.objects import node as node_obj
 from ferrum.objects import port as port_obj
 
 LOG = logging.getLogger(__name__)
 _MINOR = 22
-#: Seconds between heartbeats an agent should keep (Ironic's default).
-_HEARTBEAT_TIMEOUT = 300
-#: instance_info keys that may carry credentials (Ironic's node_sanitize).
-_INSTANCE_SECRETS = ('configdrive', 'image_url')
-#: driver_internal_info keys holding secrets have one of these in their name.
-_INTERNAL_SECRETS = ('password', 'token', 'secret')
+#: The disk formats the agent may write (ferrum deploys whole-disk
+#: images: see doc/deploy.md).
+PERMITTED_IMAGE_FORMATS = ('raw', 'qcow2')
 
 
 def _require_version(what: str) -> None:
@@ -72,11 +70,6 @@ def _by_addresses(addresses: list[str]) -> node_obj.Node:
     raise _not_found(','.join(addresses), 'no port has these addresses')
 
 
-def _masked(info: dict[str, Any], secret: Any) -> dict[str, Any]:
-    return {key: node_view.SECRET_MASK if secret(key.lower()) else value
-            for key, value in info.items()}
-
-
 def lookup() -> dict[str, Any]:
     _require_version('/v1/lookup')
     raw = flask.request.args.get('addresses', '')
@@ -91,17 +84,19 @@ def lookup() -> dict[str, Any]:
             'separated) or "node_uuid".'))
     node = (_agent_node(node_uuid, node_uuid) if node_uuid
             else _by_addresses(addresses))
+    # The first lookup gets the token, every later one the mask (Ironic's
+    # rule): an agent started by someone else later cannot take over.
+    token = agent_token.issue(services.db(), node.id)
     return {
-        'node': {
-            'uuid': node.uuid, 'properties': node.properties,
-            'instance_info': _masked(
-                node.instance_info,
-                lambda key: 'password' in key or key in _INSTANCE_SECRETS),
-            'driver_internal_info': _masked(
-                node.driver_internal_info,
-                lambda key: any(word in key for word in _INTERNAL_SECRETS)),
+        'node': inband.node_view(node),
+        'config': {
+            'heartbeat_timeout': services.conf().api.ramdisk_heartbeat_timeout,
+            'agent_token': token or agent_token.MASK,
+            'agent_token_required': True,
+            'agent_md5_checksum_enable': False,
+            'disable_deep_image_inspection': False,
+            'permitted_image_formats': list(PERMITTED_IMAGE_FORMATS),
         },
-        'config': {'heartbeat_timeout': _HEARTBEAT_TIMEOUT},
     }
 
 
@@ -120,15 +115,17 @@ def heartbeat(node_ident: str) -> flask.Response:
     request = body.json_body(agent_schema.HEARTBEAT)
     _refuse_unknown_field(request, 'agent_version', 36)
     _refuse_unknown_field(request, 'agent_token', 62)
-    # The agent's CA for its own endpoint: ferrum calls no agent over TLS.
     _refuse_unknown_field(request, 'agent_verify_ca', 68)
     # Fast track's agent status: ferrum has no fast track to use it for.
     _refuse_unknown_field(request, 'agent_status', 72)
     _refuse_unknown_field(request, 'agent_status_message', 72)
     node = _agent_node(node_ident, node_ident)
     try:
-        services.rpc().heartbeat(node.id, request['callback_url'],
-                                 request.get('agent_version'))
+        verify_ca = request.get('agent_verify_ca')
+        services.rpc().heartbeat(
+            node.id, request['callback_url'], request.get('agent_version'),
+            request.get('agent_token'),
+            verify_ca if isinstance(verify_ca, str) else None)
     except exception.NodeNotWaiting:
         # It moved on since it was read: the same answer as above.
         raise _not_found(node_ident, 'no longer waiting') from None

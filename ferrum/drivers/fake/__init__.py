@@ -17,7 +17,7 @@ class FakeHardware(hardware_type.AbstractHardwareType):
 
     @property
     def supported_deploy_interfaces(self) -> list[str]:
-        return ['fake']
+        return ['fake', 'direct']
 
     @property
     def supported_boot_interfaces(self) -> list[str]:

@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 from ferrum.common import exception
 from ferrum.common import states
 from ferrum.drivers import base
+from ferrum.drivers import noop
 from ferrum.drivers import steps
 
 if TYPE_CHECKING:
@@ -111,6 +112,10 @@ class FakeManagement(base.ManagementInterface):
 class FakeBoot(base.BootInterface):
     def validate(self, task: 'Task') -> None:
         pass
+
+    def validate_ramdisk(self, task: 'Task') -> None:
+        # As network boot: a direct deploy over fake boot names its ramdisk.
+        noop.validate_network_ramdisk(task)
 
     def prepare_ramdisk(self, task: 'Task') -> None:
         pass

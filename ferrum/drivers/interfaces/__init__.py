@@ -107,3 +107,28 @@ class BaseInterface(abc.ABC):
         method = getattr(self, step['step'])
         result: str | None = method(task, **(step.get('args') or {}))
         return result
+
+    def get_deploy_steps(self, task: 'AnyTask') -> list[dict[str, Any]]:
+        """The deploy steps of this interface (those marked
+        ``@deploy_step``).
+
+        Called with an exclusive lock when a deploy starts, after the
+        deploy interface's ``prepare``. Override to change priorities per
+        node.
+        """
+        return steps.collect(self, self.kind, 'deploy')
+
+    def execute_deploy_step(self, task: 'AnyTask',
+                            step: dict[str, Any]) -> str | None:
+        """Run one deploy step.
+
+        Called with an exclusive lock in ``deploying``, in priority order;
+        the step shows in the node's ``deploy_step`` while it runs.
+
+        :returns: None when the step is done, or ``states.DEPLOYWAIT`` when
+            it continues asynchronously: the driver calls ``task.resume()``
+            when it finishes, and the next step runs.
+        """
+        method = getattr(self, step['step'])
+        result: str | None = method(task, **(step.get('args') or {}))
+        return result

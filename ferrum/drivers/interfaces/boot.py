@@ -27,6 +27,26 @@ class BootInterface(interfaces.BaseInterface):
         not: the node boots the workload straight away). Idempotent.
         """
 
+    def validate_ramdisk(self, task: 'AnyTask') -> None:
+        """Check that the node names the deploy ramdisk this interface
+        boots, without I/O.
+
+        Called with a shared lock by a deploy interface that boots one (the
+        ``direct`` deploy), in its ``validate``: before a deploy or
+        cleaning is accepted, so a missing ramdisk is a 400 and never a
+        node powered on for nothing. The default checks nothing.
+
+        :raises MissingParameterValue: the field is missing (name it).
+        """
+
+    def ramdisk_boot_device(self, task: 'AnyTask') -> str | None:
+        """The boot device the deploy interface sets, for the next boot
+        only, after :meth:`prepare_ramdisk`; None when ``prepare_ramdisk``
+        set it itself (virtual media). Must not contact the hardware. The
+        default is ``'pxe'``: the network serves the deploy ramdisk.
+        """
+        return 'pxe'
+
     @abc.abstractmethod
     def clean_up_ramdisk(self, task: 'AnyTask') -> None:
         """Undo prepare_ramdisk. Exclusive lock; idempotent."""

@@ -5,7 +5,7 @@ The rules every implementation follows are in :mod:`ferrum.drivers.base`.
 """
 
 import abc
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ferrum.drivers import interfaces
 
@@ -33,7 +33,10 @@ class DeployInterface(interfaces.BaseInterface):
     def deploy(self, task: 'AnyTask') -> str | None:
         """Put the workload on the node.
 
-        Called with an exclusive lock in ``deploying``, after ``prepare``.
+        Called with an exclusive lock in ``deploying``, after ``prepare``,
+        as the deploy step ``deploy.deploy`` (priority 100, the first); an
+        interface that declares more deploy steps (``@deploy_step``) has
+        them run after it, by priority, as Ironic's ``direct`` deploy does.
 
         :returns: None when the node is deployed (it goes ``active``), or
             ``states.DEPLOYWAIT`` when deployment goes on asynchronously: the
@@ -41,6 +44,19 @@ class DeployInterface(interfaces.BaseInterface):
             :mod:`ferrum.drivers.base`), or the node fails after
             ``[conductor]deploy_callback_timeout``.
         """
+
+    def get_deploy_steps(self, task: 'AnyTask') -> list[dict[str, Any]]:
+        """The interface's deploy steps: ``deploy`` at priority 100, and
+        those marked ``@deploy_step``.
+
+        Called with an exclusive lock when a deploy starts, after
+        ``prepare``.
+        """
+        found = super().get_deploy_steps(task)
+        if not any(step['step'] == 'deploy' for step in found):
+            found.append({'step': 'deploy', 'priority': 100,
+                          'interface': self.kind, 'argsinfo': None})
+        return found
 
     @abc.abstractmethod
     def tear_down(self, task: 'AnyTask') -> None:
@@ -75,6 +91,15 @@ class DeployInterface(interfaces.BaseInterface):
         seconds until it succeeds.
         """
 
+    def validate_cleaning(self, task: 'AnyTask') -> None:
+        """Check that the node can be cleaned (no image is needed).
+
+        Called with an exclusive lock when cleaning starts, before
+        ``prepare_cleaning``; raise as ``validate`` does. The default is
+        ``validate``.
+        """
+        self.validate(task)
+
     def prepare_cleaning(self, task: 'AnyTask') -> str | None:
         """Get the node ready to run clean steps.
 
@@ -104,10 +129,13 @@ class DeployInterface(interfaces.BaseInterface):
         ``task.upgrade_lock()`` and ``task.resume()``. Must be quick: it
         runs in the API request. The default refuses heartbeats (400).
 
-        The heartbeat API is public, as in Ironic, and ferrum does not yet
-        check agent tokens: do not take ``callback_url`` or a heartbeat's
-        arrival as proof; confirm the progress with the agent or the
-        hardware before resuming.
+        The heartbeat API is public, as in Ironic, but only heartbeats
+        carrying the node's agent token (issued at the agent's first
+        lookup) get here, and the first of them pinned the agent's session:
+        its URL and certificate, in ``driver_internal_info``
+        (:mod:`ferrum.drivers.agent.session`); the conductor may have taken
+        the exclusive lock for that. Still confirm progress with the agent
+        before resuming: a heartbeat is no proof that work finished.
 
         :raises HeartbeatNotSupported: this interface takes no heartbeats.
         """

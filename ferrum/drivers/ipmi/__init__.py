@@ -3,7 +3,8 @@
 
 Enable it with ``enabled_hardware_types = ipmi``, ``enabled_power_interfaces
 = ipmitool``, ``enabled_management_interfaces = ipmitool`` and
-``enabled_deploy_interfaces = ramdisk`` (plus ``fake`` ones for tests).
+``enabled_deploy_interfaces = direct`` (ironic-python-agent writes an image:
+see doc/deploy.md) or ``ramdisk`` (plus ``fake`` ones for tests).
 ``driver_info`` is described in :mod:`ferrum.drivers.ipmi.driver_info`.
 """
 
@@ -23,7 +24,7 @@ class IPMIHardware(hardware_type.AbstractHardwareType):
 
     @property
     def supported_deploy_interfaces(self) -> list[str]:
-        return ['ramdisk', 'fake']
+        return ['direct', 'ramdisk', 'fake']
 
     @property
     def supported_boot_interfaces(self) -> list[str]:

@@ -41,7 +41,7 @@ class RedfishHardware(hardware_type.AbstractHardwareType):
 
     @property
     def supported_deploy_interfaces(self) -> list[str]:
-        return ['ramdisk', 'fake']
+        return ['direct', 'ramdisk', 'fake']
 
     @property
     def supported_boot_interfaces(self) -> list[str]:

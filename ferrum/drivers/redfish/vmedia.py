@@ -7,7 +7,9 @@ deploy_iso`` (Ironic's older ``redfish_deploy_iso`` is read when it is not
 set) into the System's virtual CD and sets a one-time boot from it, for a
 deploy interface that boots a deploy ramdisk (the ``ramdisk`` deploy does
 not); ``prepare_instance`` inserts ``instance_info boot_iso`` and boots
-from it for good, as Ironic's ``ramdisk`` deploy over virtual media does.
+from it for good, as Ironic's ``ramdisk`` deploy over virtual media does;
+for an image written to the disk (the ``direct`` deploy, no ``boot_iso``)
+it ejects the CD and boots from the disk.
 ``deploy_iso`` is required all the same, as Ironic requires it. Cleaning
 up ejects the CD. Inserting is idempotent: the same image already in the
 CD is left there, another one is ejected first.
@@ -86,6 +88,13 @@ def boot_iso(instance_info: Mapping[str, Any]) -> str:
     return _iso_url(instance_info, BOOT_ISO, 'instance_info')
 
 
+def _boots_iso(task: 'Task') -> bool:
+    """Whether the instance is the ISO (``boot_iso``), as with the
+    ``ramdisk`` deploy, rather than an image on the disk (``direct``)."""
+    return bool(task.node.deploy_interface == 'ramdisk'
+                or (task.node.instance_info or {}).get(BOOT_ISO))
+
+
 def _cds(system: Any) -> list[Any]:
     """The System's virtual media that take an ISO."""
     return [media for media in system.virtual_media.get_members()
@@ -112,7 +121,8 @@ class RedfishVirtualMediaBoot(client.ClosesSessions, base.BootInterface):
         and a management interface that can boot from ``cdrom``."""
         driver_info.parse(task.node.driver_info)
         deploy_iso(task.node.driver_info)
-        boot_iso(task.node.instance_info or {})
+        if _boots_iso(task):
+            boot_iso(task.node.instance_info or {})
         management = task.driver.management
         if 'cdrom' not in management.get_supported_boot_devices(task):
             raise exception.InvalidParameterValue(
@@ -120,6 +130,12 @@ class RedfishVirtualMediaBoot(client.ClosesSessions, base.BootInterface):
                        'the virtual CD, which the management interface "%s" '
                        'cannot select; use the redfish management interface.'
                        % task.node.management_interface)
+
+    def validate_ramdisk(self, task: 'Task') -> None:
+        deploy_iso(task.node.driver_info)
+
+    def ramdisk_boot_device(self, task: 'Task') -> str | None:
+        return None  # prepare_ramdisk set the virtual CD
 
     def prepare_ramdisk(self, task: 'Task') -> None:
         url, source = deploy_iso(task.node.driver_info)
@@ -131,6 +147,12 @@ class RedfishVirtualMediaBoot(client.ClosesSessions, base.BootInterface):
         self._eject(task)
 
     def prepare_instance(self, task: 'Task') -> None:
+        if not _boots_iso(task):
+            # An image written to the disk boots from it: no CD left in.
+            self._eject(task)
+            task.driver.management.set_boot_device(task, 'disk',
+                                                   persistent=True)
+            return
         url = boot_iso(task.node.instance_info or {})
         self._insert(task, url, 'instance_info %s' % BOOT_ISO)
         task.driver.management.set_boot_device(task, 'cdrom',
@@ -140,7 +162,7 @@ class RedfishVirtualMediaBoot(client.ClosesSessions, base.BootInterface):
         self._eject(task)
 
     def instance_boot_device(self, task: 'Task') -> str | None:
-        return None  # prepare_instance set the virtual CD
+        return None  # prepare_instance set the virtual CD (or the disk)
 
     def _insert(self, task: 'Task', url: str, source: str) -> None:
         bmc = driver_info.parse(task.node.driver_info)

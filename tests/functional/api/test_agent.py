@@ -5,6 +5,7 @@ passthru, and a ramdisk agent's lookup and heartbeat (fake hardware)."""
 import pytest
 
 from ferrum.common import states
+from ferrum.objects import agent_token
 from ferrum.objects import node as node_obj
 from tests.functional.api.nodes import V
 from tests.functional.api.nodes import create as _node
@@ -100,14 +101,75 @@ def test_lookup_then_heartbeat_ends_a_clean_wait(conductor, db, client):
     assert set(found['node']) == {'uuid', 'properties', 'instance_info',
                                   'driver_internal_info'}
     assert found['config']['heartbeat_timeout'] > 0
+    token = found['config']['agent_token']
+    assert len(token) >= 32 and found['config']['agent_token_required']
 
     response = client.post('/v1/heartbeat/%s' % node['uuid'], headers=V,
-                           json={'callback_url': 'http://10.0.0.5:9999',
-                                 'agent_version': '9.0'})
+                           json={'callback_url': 'https://10.0.0.5:9999',
+                                 'agent_version': '9.0',
+                                 'agent_token': token})
     assert response.status_code == 202
     done = settled(db, _id(db, node), states.AVAILABLE)
     assert done.driver_internal_info['fake_agent_url'] == (
-        'http://10.0.0.5:9999')
+        'https://10.0.0.5:9999')
+    # The agent's work ended: its session went with it.
+    assert agent_token.get(db, done.id) is None
+
+
+def _heartbeat(client, uuid, **body):
+    body.setdefault('callback_url', 'https://127.0.0.1:9999')
+    body.setdefault('agent_version', '13.0.0')
+    return client.post('/v1/heartbeat/%s' % uuid, headers=V, json=body)
+
+
+def test_only_the_first_lookup_gets_the_token(conductor, db, client):
+    node = _waiting(conductor, db, client, ['deploy'], 'active',
+                    'available')
+    settled(db, _id(db, node), states.DEPLOYWAIT)
+    answers = [client.get('/v1/lookup?node_uuid=%s' % node['uuid'],
+                          headers=V).get_json()['config']['agent_token']
+               for _ in range(3)]
+    assert answers[0] != '******' and answers[1:] == ['******', '******']
+    assert agent_token.matches(db, _id(db, node), answers[0])
+
+
+@pytest.mark.parametrize('given', [None, '', 'wrong-token' * 4])
+def test_a_heartbeat_without_the_token_changes_nothing(conductor, db, client,
+                                                       given):
+    node = _waiting(conductor, db, client, ['deploy'], 'active',
+                    'available')
+    before = settled(db, _id(db, node), states.DEPLOYWAIT)
+    token = client.get('/v1/lookup?node_uuid=%s' % node['uuid'],
+                       headers=V).get_json()['config']['agent_token']
+    body = {} if given is None else {'agent_token': given}
+    response = _heartbeat(client, node['uuid'], **body)
+    assert response.status_code == 400
+    assert 'agent token' in _fault(response)
+    assert token not in response.get_data(as_text=True)
+    after = node_obj.Node.get(db, node['uuid'])
+    assert after.provision_state == states.DEPLOYWAIT
+    assert after.driver_internal_info == before.driver_internal_info
+
+
+def test_a_heartbeat_over_plain_http_or_from_elsewhere_is_refused(
+        conductor, db, client):
+    node = _waiting(conductor, db, client, ['deploy'], 'active',
+                    'available')
+    settled(db, _id(db, node), states.DEPLOYWAIT)
+    token = client.get('/v1/lookup?node_uuid=%s' % node['uuid'],
+                       headers=V).get_json()['config']['agent_token']
+    response = _heartbeat(client, node['uuid'], agent_token=token,
+                          callback_url='http://127.0.0.1:9999')
+    assert response.status_code == 400 and 'require_tls' in _fault(response)
+    stored = node_obj.Node.get(db, node['uuid'])
+    stored.driver_internal_info = dict(stored.driver_internal_info,
+                                       agent_url='https://127.0.0.1:1')
+    stored.save()
+    response = _heartbeat(client, node['uuid'], agent_token=token)
+    assert response.status_code == 400
+    assert 'recorded' in _fault(response)
+    assert node_obj.Node.get(db, node['uuid']).provision_state == (
+        states.DEPLOYWAIT)
 
 
 def test_lookup_and_heartbeat_find_only_nodes_an_agent_runs_on(client):
@@ -138,6 +200,7 @@ def test_lookup_masks_secrets(conductor, db, client):
     stored.driver_internal_info = dict(stored.driver_internal_info,
                                        agent_secret_token='t0k3n')
     stored.save()
+    token = agent_token.issue(db, stored.id)
     response = client.get('/v1/lookup?node_uuid=%s' % node['uuid'])
     assert response.status_code == 404  # no version header: 1.1
     response = client.get('/v1/lookup?node_uuid=%s' % node['uuid'],
@@ -147,7 +210,11 @@ def test_lookup_masks_secrets(conductor, db, client):
         'image_url': '******', 'admin_password': '******',
         'configdrive': '******', 'root_gb': 10}
     assert found['driver_internal_info']['agent_secret_token'] == '******'
-    assert 'hunter2' not in response.get_data(as_text=True)
+    text = response.get_data(as_text=True)
+    assert 'hunter2' not in text and token not in text
+    # Nor does the node's own API answer carry the token.
+    assert token not in client.get('/v1/nodes/%s' % node['uuid'],
+                                   headers=V).get_data(as_text=True)
 
 
 @pytest.mark.parametrize('path, method, body, minor, code', [

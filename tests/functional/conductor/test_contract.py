@@ -15,6 +15,7 @@ from ferrum.common import exception
 from ferrum.common import states
 from ferrum.conductor import service
 from ferrum.conductor import timeouts
+from ferrum.objects import agent_token
 from ferrum.objects import node as node_obj
 from tests.functional.conductor.flows import settled
 from tests.functional.conductor.flows import to_state
@@ -135,13 +136,15 @@ def test_heartbeat_reaches_the_deploy_interface_shared(conductor, db):
     node = _node(conductor, db, 'available', fake_async=['deploy'])
     conductor.manager.do_provisioning_action(node.uuid, 'active')
     settled(db, node.id, states.DEPLOYWAIT)
-    conductor.manager.heartbeat(node.uuid, 'http://agent:9999', '10.0')
+    token = agent_token.issue(db, node.id)
+    conductor.manager.heartbeat(node.uuid, 'https://agent:9999', '10.0',
+                                token)
     node = settled(db, node.id, states.ACTIVE)
     shared = [s for k, h, s in recording.CALLS[node.uuid]
               if (k, h) == ('deploy', 'heartbeat')]
     assert shared == [True]
     assert node.driver_internal_info['fake_agent_url'] == (
-        'http://agent:9999')
+        'https://agent:9999')
 
 
 def test_heartbeat_outside_an_agent_state_is_refused(conductor, db):
