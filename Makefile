@@ -12,7 +12,15 @@ TEST_STAMP := $(VENV)/.installed-test
 # futurist warn on standard error in every ferrum process.
 KEYSTONE_VENV := .venv-keystone
 KEYSTONE_STAMP := $(KEYSTONE_VENV)/.installed
-APT_PACKAGES := ipmitool postgresql
+# The real ironic-python-agent for the agent tests (tests/agent), in a
+# virtualenv of its own with the loop-disk hardware manager: its oslo stack
+# must not meet ferrum's. The Debian tools after postgresql are what the
+# agent runs on a disk, socat relays it across network namespaces, and
+# genisoimage builds config drives on the conductor.
+IPA_VENV := .venv-ipa
+IPA_STAMP := $(IPA_VENV)/.installed
+APT_PACKAGES := ipmitool postgresql qemu-utils parted gdisk fdisk udev lshw \
+  psmisc bsdextrautils socat e2fsprogs util-linux genisoimage
 
 .PHONY: run test genconfig bench bench-placement placement keystone states clean-venv system-packages
 
@@ -24,14 +32,23 @@ $(STAMP): $(BIN)/python setup.cfg pyproject.toml
 	$(BIN)/pip install -q -e .
 	touch $@
 
-$(TEST_STAMP): $(STAMP) tests/thirdparty_driver/setup.cfg client/setup.cfg
-	$(BIN)/pip install -q -e '.[test]' -e tests/thirdparty_driver -e client
+$(TEST_STAMP): $(STAMP) tests/thirdparty_driver/setup.cfg client/setup.cfg \
+    tests/agent_driver/setup.cfg
+	$(BIN)/pip install -q -e '.[test]' -e tests/thirdparty_driver -e client \
+	  -e tests/agent_driver
 	touch $@
 
 $(KEYSTONE_STAMP): tools/keystone-requirements.txt
 	$(PYTHON) -m venv $(KEYSTONE_VENV)
 	$(KEYSTONE_VENV)/bin/pip install -q --upgrade pip
 	$(KEYSTONE_VENV)/bin/pip install -q -r tools/keystone-requirements.txt
+	touch $@
+
+$(IPA_STAMP): tools/ipa-requirements.txt tests/ipa_loopdisk/setup.cfg
+	$(PYTHON) -m venv $(IPA_VENV)
+	$(IPA_VENV)/bin/pip install -q --upgrade pip
+	$(IPA_VENV)/bin/pip install -q -r tools/ipa-requirements.txt \
+	  -e tests/ipa_loopdisk
 	touch $@
 
 run: $(STAMP)
@@ -46,7 +63,7 @@ system-packages:
 	    apt-get install -y -qq --no-install-recommends $$missing >/dev/null; \
 	fi
 
-test: $(TEST_STAMP) $(KEYSTONE_STAMP) system-packages
+test: $(TEST_STAMP) $(KEYSTONE_STAMP) $(IPA_STAMP) system-packages
 	$(BIN)/python -m pytest -q tests
 
 genconfig: $(STAMP)
@@ -78,4 +95,4 @@ bench-placement: $(TEST_STAMP)
 	$(BIN)/python tools/bench/placement_sync.py --nodes 1000
 
 clean-venv:
-	rm -rf $(VENV) $(KEYSTONE_VENV)
+	rm -rf $(VENV) $(KEYSTONE_VENV) $(IPA_VENV)

@@ -20,6 +20,7 @@ from typing import Any
 from ferrum.conductor import driver_errors
 from ferrum.conductor import task_manager
 from ferrum.drivers import base
+from ferrum.objects import lease_end
 from ferrum.objects import node_history
 
 LOG = logging.getLogger(__name__)
@@ -102,9 +103,9 @@ def run(flow: Flow, task: task_manager.Task, first: int) -> None:
         info[flow.index_key] = index
         setattr(task.node, flow.field, step)
         name = '%s.%s' % (step['interface'], step['step'])
-        task.node.note(node_history.note(
-            STEP_EVENT, '%s step %s started' % (flow.kind.capitalize(),
-                                                name)))
+        text = '%s step %s started' % (flow.kind.capitalize(), name)
+        task.node.note(node_history.note(STEP_EVENT, text,
+                                         **_lease_of(flow, task)))
         task.node.save()
         LOG.info('Node %(node)s: %(kind)s step %(step)s started',
                  {'node': task.node.uuid, 'kind': flow.kind, 'step': name})
@@ -120,6 +121,16 @@ def run(flow: Flow, task: task_manager.Task, first: int) -> None:
             task.process_event('wait')
             return
     flow.finish(task)
+
+
+def _lease_of(flow: Flow, task: task_manager.Task) -> dict[str, str]:
+    """The entry's lease, when a lease's end cleans the node: the feed
+    shows which erase steps ran for which lease, to its project too."""
+    if flow.kind != 'clean':
+        return {}
+    found = lease_end.cleaning_for(task.ctx.db, task.node.id)
+    return {} if found is None else {'lease_uuid': found[0],
+                                     'lessee': found[1]}
 
 
 def forget(flow: Flow, task: task_manager.Task) -> None:

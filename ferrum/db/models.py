@@ -424,6 +424,11 @@ class LeaseNode(Base):
     #: 0011): the end, which clears the lessee first, still gives it back.
     given: orm.Mapped[bool] = orm.mapped_column(
         sa.Boolean, default=False, server_default=sa.false())
+    #: The lease's end started the node's automated cleaning (migration
+    #: 0014): it gives the node back only once this is set and the node is
+    #: available again.
+    wiped: orm.Mapped[bool] = orm.mapped_column(
+        sa.Boolean, default=False, server_default=sa.false())
 
 
 class Event(Base):

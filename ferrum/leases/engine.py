@@ -33,11 +33,12 @@ transaction (the node's lessee is cleared,
 :func:`ferrum.objects.lease_end.revoke_in`: a lessee that keeps
 the node from coming back, by protecting it, putting it in maintenance or
 redeploying it, keeps no rights meanwhile), then the lease's allocations
-are released and deployed nodes undeployed (so they are cleaned), and
-once the node is ``available`` what the lessee left in ``instance_info``
-and ``extra`` is cleared and the lease stops holding it. The lease is
-``ended`` when every node is back; until then ``last_error`` says what it
-waits for.
+are released and deployed nodes undeployed (so they are cleaned), the
+others cleaned as well (:mod:`ferrum.leases.wipe`: what the lessee wrote
+is erased before anyone else has the node), and once the node is
+``available`` what the lessee left in ``instance_info`` and ``extra`` is
+cleared and the lease stops holding it. The lease is ``ended`` when every
+node is back; until then ``last_error`` says what it waits for.
 """
 
 import datetime
@@ -58,6 +59,7 @@ from ferrum.conductor import context as context_mod
 from ferrum.conductor import provisioning
 from ferrum.leases import placement
 from ferrum.leases import start
+from ferrum.leases import wipe
 from ferrum.objects import conductor as conductor_obj
 from ferrum.objects import lease as lease_obj
 from ferrum.objects import lease_booking
@@ -196,6 +198,9 @@ def end_all(ctx: context_mod.ConductorContext,
     placed = {lease.id: lease.placement_class for lease in leases}
     waiting: dict[int, list[str]] = {}
     ready: list[lease_booking.LeaseNodeRow] = []
+    # Free but not cleaned yet: they pass on to the project's next lease
+    # as they are, or are cleaned.
+    unwiped: list[lease_booking.LeaseNodeRow] = []
     never_given = []
     for lease in leases:
         waits = waiting[lease.id] = []
@@ -212,7 +217,8 @@ def end_all(ctx: context_mod.ConductorContext,
                 # undo.
                 never_given.append(row.id)
             elif _is_free(row):
-                ready.append(row)
+                (unwiped if wipe.needed(ctx.conf, row) else ready
+                 ).append(row)
             else:
                 try:
                     waits.append(_end_node(ctx, lease, row))
@@ -220,21 +226,27 @@ def end_all(ctx: context_mod.ConductorContext,
                     waits.append('node %s: %s' % (row.node_uuid, exc))
     with ctx.db.writer():
         lease_end.drop_rows(ctx.db, never_given)
-        back = lease_end.give_back_all(ctx.db, ready, ctx.clock())
+        back = lease_end.give_back_all(ctx.db, ready, ctx.clock(), unwiped)
         for row in ready:
             if row.id not in back:
                 waiting[row.lease_id].append(
                     'node %s, which changed meanwhile' % row.node_uuid)
+        to_wipe = [row for row in unwiped if row.id not in back]
+        gone = [row for row in ready + unwiped if row.id in back]
         for lease in leases:
             # Their reservation inventory goes with them.
             placement.queue_push(ctx, lease, [
-                row.node_uuid for row in ready
-                if row.id in back and row.lease_id == lease.id])
+                row.node_uuid for row in gone if row.lease_id == lease.id])
+        wiping = {row.lease_id for row in to_wipe}
         done = lease_obj.Lease.finish(
-            ctx.db, [lease for lease in leases if not waiting[lease.id]],
-            'done', ctx.conductor_id)
-    placement.hand_over(ctx, [row for row in ready if row.id in back
-                              and placed.get(row.lease_id)])
+            ctx.db, [lease for lease in leases if not waiting[lease.id]
+                     and lease.id not in wiping], 'done', ctx.conductor_id)
+    placement.hand_over(ctx, [row for row in gone
+                              if placed.get(row.lease_id)])
+    # After the commit: a cleaning takes the node's lock and a worker.
+    for row, wait in wipe.start_all(
+            ctx, {lease.id: lease for lease in leases}, to_wipe):
+        waiting[row.lease_id].append(wait)
     for lease in leases:
         if lease.id in done:
             LOG.info('Lease %(lease)s: ended, its %(nodes)s back', {
@@ -280,10 +292,13 @@ def _end_node(ctx: context_mod.ConductorContext, lease: lease_obj.Lease,
                                         'node': uuid, 'state': state})
         provisioning.do_provisioning_action(ctx, row.node_id, 'undeploy',
                                             wait=False)
+        # Its tear-down cleans it: no other cleaning once it is back.
+        lease_end.mark_wiped(ctx.db, [row.id])
         return 'node %s, being undeployed and cleaned' % uuid
     if state == states.MANAGEABLE:
         provisioning.do_provisioning_action(ctx, row.node_id, 'provide',
                                             wait=False)
+        lease_end.mark_wiped(ctx.db, [row.id])
         return 'node %s, being cleaned' % uuid
     return 'node %s, in provision state "%s"' % (uuid, state)
 

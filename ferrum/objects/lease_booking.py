@@ -34,7 +34,7 @@ _NODE_STATE = sa.select(
     _NODE.c.id, _NODE.c.uuid.label('node_uuid'), _NODE.c.lessee,
     _NODE.c.reservation, _NODE.c.allocation_id, _NODE.c.instance_uuid,
     _NODE.c.maintenance, _NODE.c.provision_state,
-    _NODE.c.resource_class).where(
+    _NODE.c.resource_class, _NODE.c.automated_clean).where(
         _NODE.c.id.in_(sa.bindparam('b_ids', expanding=True)))
 
 
@@ -54,6 +54,9 @@ class LeaseNodeRow:
     given: bool
     #: The node's extra when the lease started, restored at its end.
     node_extra: Any
+    #: The end started the node's automated cleaning (its undeploy, or a
+    #: ``manage`` and ``provide``): the node goes back once available.
+    wiped: bool
     # The node's state, read apart (see _NODE_STATE).
     node_uuid: str
     lessee: str | None
@@ -63,6 +66,8 @@ class LeaseNodeRow:
     maintenance: bool
     provision_state: str
     resource_class: str | None
+    #: The node's own choice, None for ``[conductor] automated_clean``.
+    automated_clean: bool | None
 
 
 @dataclasses.dataclass(frozen=True)

@@ -137,7 +137,9 @@ def revoke_in(conn: sa.Connection, lease_ids: Sequence[int],
 
 def give_back_all(db: db_api.Database,
                   rows: Sequence[lease_booking.LeaseNodeRow],
-                  now: datetime.datetime) -> set[int]:
+                  now: datetime.datetime,
+                  unwiped: Sequence[lease_booking.LeaseNodeRow] = ()
+                  ) -> set[int]:
     """Give back the nodes of ``rows`` (of one lease or several) that are
     available and unused: clear the lessee and what the lessee left
     (``instance_info``; ``extra`` back to its value at the start), and
@@ -148,24 +150,33 @@ def give_back_all(db: db_api.Database,
     project had the node) and the other is no longer ``given``. One
     transaction; ``now`` is the engine's, as for :func:`revoke_in`.
 
+    :param unwiped: rows whose node must be cleaned before it goes back
+        (:mod:`ferrum.leases.wipe`): they only pass on, to a next lease
+        of the project that holds the node (it keeps the node as it is,
+        no cleaning in between).
     :returns: the ids of the rows whose node is back or passed on.
     """
     by_node: dict[int, lease_booking.LeaseNodeRow] = {}
-    for row in sorted(rows, key=lambda row: row.start_at):
+    for row in sorted([*rows, *unwiped], key=lambda row: row.start_at):
         # Two rows of one node (two leases of a project ending together):
         # the second waits for the next run, when the node is free again.
         by_node.setdefault(row.node_id, row)
     if not by_node:
         return set()
+    ready = {row.id for row in rows}
     values = {'b_rows': base.bucketed(sorted(
         row.id for row in by_node.values())), 'b_now': now,
         'b_updated': base.utcnow()}
+    giving = sorted(row.id for row in by_node.values() if row.id in ready)
     with db.writer() as conn:
         for next_id, extra in conn.execute(_TAKING_OVER, values).all():
             conn.execute(sa.update(NODES).where(NODES.c.id == next_id)
                          .values(node_extra=extra))
         passed = set(conn.execute(_HAND_OVER, values).scalars())
-        nodes = conn.execute(_GIVE_BACK, values).scalars().all()
+        nodes: list[int] = []
+        if giving:
+            nodes = list(conn.execute(_GIVE_BACK, dict(
+                values, b_rows=base.bucketed(giving))).scalars())
         back = {by_node[node_id].id for node_id in nodes}
         event_obj.add(db, node_history.lease_rows(
             conn, [(node_id, by_node[node_id].lease_id) for node_id in nodes],
@@ -176,6 +187,42 @@ def give_back_all(db: db_api.Database,
                 NODES.c.node_id.in_(base.bucketed(sorted(nodes))),
                 NODES.c.holding, NODES.c.given).values(given=False))
     return back | passed
+
+
+def mark_wiped(db: db_api.Database, row_ids: Sequence[int]) -> None:
+    """The end started the cleaning of the nodes of ``row_ids``: they go
+    back once available again, where a cleaning ends (one that fails
+    leaves the node in maintenance)."""
+    if not row_ids:
+        return
+    with db.writer() as conn:
+        conn.execute(sa.update(NODES).where(NODES.c.id.in_(
+            base.bucketed(sorted(row_ids)))).values(wiped=True))
+
+
+_LEASES = lease_obj.TABLE
+#: The ending lease that took the node away (:func:`revoke_in`) and holds
+#: it until it is back: whatever cleans the node meanwhile cleans it for
+#: that lease's end (its undeploy's tear-down, its wipe, an operator's
+#: ``provide`` after a failed cleaning).
+_WIPING_FOR = sa.select(_LEASES.c.uuid, NODES.c.project).select_from(
+    NODES.join(_LEASES, _LEASES.c.id == NODES.c.lease_id)
+    .join(_NODE, _NODE.c.id == NODES.c.node_id)).where(
+        NODES.c.node_id == sa.bindparam('b_node'), NODES.c.holding,
+        NODES.c.given, _NODE.c.lessee.is_(None),
+        _LEASES.c.status == statuses.ENDING).order_by(
+            NODES.c.start_at, NODES.c.id).limit(1)
+
+
+def cleaning_for(db: db_api.Database, node_id: int
+                 ) -> tuple[str, str] | None:
+    """(uuid, project) of the ending lease a cleaning of ``node_id`` is
+    for, or None: the step entries of the cleaning name that lease, and
+    its project may read them (the feed shows which erase steps ran on a
+    node a lease had)."""
+    with db.reader() as conn:
+        found = conn.execute(_WIPING_FOR, {'b_node': node_id}).first()
+    return None if found is None else (found.uuid, found.project)
 
 
 def drop_rows(db: db_api.Database, row_ids: Sequence[int]) -> None:

@@ -117,16 +117,27 @@ def rows(before: Mapping[str, Any], changes: Mapping[str, Any],
             text += ' (fault: %s)' % fault
         result.append(event_obj.entry(MAINTENANCE, text, **common))
     for note in notes:
+        fields = note.get('fields')
         result.append(event_obj.entry(
             note['event_type'], note['event'],
-            note.get('severity', event_obj.INFO), **common))
+            note.get('severity', event_obj.INFO),
+            **(dict(common, **fields) if fields else common)))
     return result
 
 
-def note(event_type: str, event: str,
-         severity: str = event_obj.INFO) -> dict[str, Any]:
-    """An entry to note on a node (see :meth:`Node.note`)."""
-    return {'event_type': event_type, 'event': event, 'severity': severity}
+def note(event_type: str, event: str, severity: str = event_obj.INFO,
+         **fields: Any) -> dict[str, Any]:
+    """An entry to note on a node (see :meth:`Node.note`).
+
+    :param fields: columns of the entry other than the node's
+        (``lease_uuid``), or instead of them (``lessee``: a lease's
+        project may read what was done to the node for its lease).
+    """
+    entry: dict[str, Any] = {'event_type': event_type, 'event': event,
+                             'severity': severity}
+    if fields:
+        entry['fields'] = fields
+    return entry
 
 
 def lease_rows(conn: sa.Connection, held: Sequence[tuple[int, int]],

@@ -36,6 +36,7 @@ from ferrum.common import states
 from ferrum.drivers import base
 from ferrum.drivers import steps
 from ferrum.drivers.agent import client as client_mod
+from ferrum.drivers.agent import configdrive
 from ferrum.drivers.agent import errors
 from ferrum.drivers.agent import image
 from ferrum.drivers.agent import inband
@@ -118,6 +119,7 @@ class DirectDeploy(progress.Polling, base.DeployInterface):
     @steps.deploy_step(priority=100)
     def deploy(self, task: 'Task') -> str | None:
         """Boot the agent; the node waits in ``wait call-back``."""
+        task.node.driver_internal_info.pop(inband.CACHED_DEPLOY, None)
         return boot_agent(task)
 
     @steps.deploy_step(priority=80)
@@ -130,13 +132,14 @@ class DirectDeploy(progress.Polling, base.DeployInterface):
         step = {'interface': 'deploy', 'step': 'write_image',
                 'priority': 80, 'reboot_requested': False,
                 'args': {'image_info': info,
-                         'configdrive': node.instance_info.get(
-                             'configdrive')}}
+                         'configdrive': configdrive.for_agent(
+                             node.instance_info.get('configdrive'),
+                             node.uuid)}}
         params = {'step': step,
                   'node': inband.node_view(node, configdrive=True),
                   'ports': inband.ports(task.ctx.db, node.id),
                   'deploy_version': inband.versions(
-                      node.driver_internal_info)}
+                      node.driver_internal_info, inband.CACHED_DEPLOY)}
         command = self.agent(task).start(
             session.endpoint(task), 'deploy.execute_deploy_step', params)
         return progress.wait(task, command, 'deploy step deploy.write_image')
@@ -158,6 +161,7 @@ class DirectDeploy(progress.Polling, base.DeployInterface):
                         '(%(error)s); powering off all the same',
                         {'node': task.node.uuid, 'error': exc})
         power_off_agent(task)
+        task.node.driver_internal_info.pop(inband.CACHED_DEPLOY, None)
         task.driver.boot.clean_up_ramdisk(task)
 
     @steps.deploy_step(priority=30)
@@ -172,6 +176,7 @@ class DirectDeploy(progress.Polling, base.DeployInterface):
 
     def tear_down(self, task: 'Task') -> None:
         power_off_agent(task)
+        task.node.driver_internal_info.pop(inband.CACHED_DEPLOY, None)
 
     def clean_up(self, task: 'Task') -> None:
         """After a tear-down or a failed deploy: nothing of the deploy
@@ -182,6 +187,7 @@ class DirectDeploy(progress.Polling, base.DeployInterface):
             task.driver.power.set_power_state(task, states.POWER_OFF)
         session.forget(task)
         progress.forget(task)
+        task.node.driver_internal_info.pop(inband.CACHED_DEPLOY, None)
         task.driver.boot.clean_up_ramdisk(task)
         task.driver.boot.clean_up_instance(task)
 

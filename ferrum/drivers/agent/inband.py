@@ -21,8 +21,12 @@ from oslo_config import cfg
 from ferrum.objects import node as node_obj
 from ferrum.objects import port as port_obj
 
-#: The ``driver_internal_info`` key of the agent's reported steps.
+#: The ``driver_internal_info`` keys of the agent's reported steps, by
+#: step type; each with the hardware manager versions the agent reported,
+#: which every ``execute_<type>_step`` must send back exactly (else the
+#: agent answers CLEAN_VERSION_MISMATCH).
 CACHED = 'agent_cached_clean_steps'
+CACHED_DEPLOY = 'agent_cached_deploy_steps'
 #: The steps ironic-python-agent's generic hardware manager has (13.0.0),
 #: with its priorities: what stands in until the agent reports its own.
 GENERIC_CLEAN_STEPS: tuple[tuple[str, int, bool], ...] = (
@@ -53,12 +57,14 @@ def _standing_in() -> list[dict[str, Any]]:
             for name, priority, abortable in GENERIC_CLEAN_STEPS]
 
 
-def reported(result: dict[str, Any]) -> dict[str, Any]:
-    """What to cache of a ``clean.get_clean_steps`` result: the deploy
-    interface's steps (once each: the agent already chose the hardware
-    manager of each step) and the managers' versions."""
+def reported(result: dict[str, Any],
+             step_type: str = 'clean') -> dict[str, Any]:
+    """What to cache of a ``clean.get_clean_steps`` (or
+    ``deploy.get_deploy_steps``) result: the deploy interface's steps (once
+    each: the agent already chose the hardware manager of each step) and
+    the managers' versions."""
     found: dict[str, dict[str, Any]] = {}
-    for steps in (result.get('clean_steps') or {}).values():
+    for steps in (result.get('%s_steps' % step_type) or {}).values():
         for step in steps or ():
             if (isinstance(step, dict) and step.get('interface') == 'deploy'
                     and isinstance(step.get('step'), str)):
@@ -93,9 +99,9 @@ def is_agent_step(step: dict[str, Any]) -> bool:
     return bool(step.get('requires_ramdisk'))
 
 
-def versions(info: dict[str, Any]) -> dict[str, Any]:
+def versions(info: dict[str, Any], key: str = CACHED) -> dict[str, Any]:
     """The hardware manager versions the agent reported, or {}."""
-    cached = info.get(CACHED)
+    cached = info.get(key)
     found = cached.get('versions') if isinstance(cached, dict) else None
     return found if isinstance(found, dict) else {}
 

@@ -42,6 +42,13 @@ KEY = 'agent_command'
 #: What the node waits for, in words: the callback timeout's message says
 #: it (``ferrum.conductor.timeouts``).
 AWAITING = 'awaiting'
+#: What some of the agent's own messages mean, said for an operator: the
+#: agent reports the tool's words (qemu-img's, the kernel's).
+_HINTS = (
+    (('cannot grow device files', 'no space left on device'),
+     'the root device is smaller than the image: choose a larger disk '
+     '(properties root_device) or a smaller image'),
+)
 #: The wait a hook in each state returns.
 WAITS = {states.DEPLOYING: states.DEPLOYWAIT,
          states.CLEANING: states.CLEANWAIT}
@@ -100,14 +107,12 @@ def on_heartbeat(task: 'Task', agent: client_mod.AgentClient) -> None:
         task.upgrade_lock()
         if not _awaits_boot(task.node):
             return
-        if task.node.provision_state == states.CLEANWAIT:
-            try:
-                _cache_clean_steps(task, agent)
-            except errors.AgentError as exc:
-                forget(task)
-                task.fail('Listing the agent\'s clean steps failed: %s'
-                          % exc)
-                return
+        try:
+            _cache_steps(task, agent)
+        except errors.AgentError as exc:
+            forget(task)
+            task.fail('Listing the agent\'s steps failed: %s' % exc)
+            return
         forget(task)
         LOG.info('Node %(node)s: its agent is up', {'node': node.uuid})
         task.resume()
@@ -149,17 +154,28 @@ def _finish(task: 'Task', pending: dict[str, Any],
     if command is not None:
         error = ('the agent reported %s: %s' % (command.status,
                                                 command.message()))
+        lowered = error.lower()
+        for phrases, hint in _HINTS:
+            if any(phrase in lowered for phrase in phrases):
+                error = '%s (%s)' % (error, hint)
     task.fail('%s failed on the agent: %s' % (pending['step'], error))
 
 
-def _cache_clean_steps(task: 'Task', agent: client_mod.AgentClient) -> None:
+def _cache_steps(task: 'Task', agent: client_mod.AgentClient) -> None:
+    """Ask the agent that just came up for its steps (and its hardware
+    managers' versions, which its step commands need)."""
     node = task.node
-    command = agent.run(session.endpoint(task), 'clean.get_clean_steps', {
-        'node': inband.node_view(node, task.ctx.conf),
-        'ports': inband.ports(task.ctx.db, node.id)})
+    step_type, key = (('clean', inband.CACHED)
+                      if node.provision_state == states.CLEANWAIT
+                      else ('deploy', inband.CACHED_DEPLOY))
+    command = agent.run(session.endpoint(task), '%s.get_%s_steps' % (
+        step_type, step_type), {
+            'node': inband.node_view(node, task.ctx.conf),
+            'ports': inband.ports(task.ctx.db, node.id)})
     found = command.result if isinstance(command.result, dict) else {}
     node.driver_internal_info = dict(
-        node.driver_internal_info, **{inband.CACHED: inband.reported(found)})
+        node.driver_internal_info,
+        **{key: inband.reported(found, step_type)})
 
 
 def _waiting(row: Any) -> bool:

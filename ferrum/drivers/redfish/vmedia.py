@@ -90,9 +90,12 @@ def boot_iso(instance_info: Mapping[str, Any]) -> str:
 
 def _boots_iso(task: 'Task') -> bool:
     """Whether the instance is the ISO (``boot_iso``), as with the
-    ``ramdisk`` deploy, rather than an image on the disk (``direct``)."""
-    return bool(task.node.deploy_interface == 'ramdisk'
-                or (task.node.instance_info or {}).get(BOOT_ISO))
+    ``ramdisk`` deploy, rather than an image written to the disk (the
+    ``direct`` deploy's ``image_source``)."""
+    info = task.node.instance_info or {}
+    if info.get(BOOT_ISO) or task.node.deploy_interface == 'ramdisk':
+        return True
+    return not (info.get('image_source') or info.get('image_url'))
 
 
 def _cds(system: Any) -> list[Any]:

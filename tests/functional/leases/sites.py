@@ -9,10 +9,13 @@ import datetime
 import json
 from typing import Any
 
+from ferrum.common import states
 from ferrum.conductor import service
 from ferrum.db import api as db_api
+from ferrum.leases import engine
 from ferrum.objects import node as node_obj
 from ferrum.objects import trait as trait_obj
+from ferrum.testing.flows import settled
 from tests.clocks import Clock
 
 FAKE = {'driver': 'fake-hardware', 'provision_state': 'available',
@@ -48,6 +51,16 @@ class Site:
 
     def post(self, **lease: Any) -> Any:
         return self.client.post('/v1/leases', json=lease)
+
+
+def run_and_clean(site: Site, nodes: Any) -> None:
+    """A run of the engine, the cleaning its ends start on ``nodes`` (an
+    end cleans every node before it goes back; fake hardware: at once, on
+    a worker), then the run that gives them back."""
+    engine.run(site.conductor.ctx)
+    for node in nodes:
+        settled(site.db, node.id, states.AVAILABLE)
+    engine.run(site.conductor.ctx)
 
 
 def fault(resp: Any) -> str:

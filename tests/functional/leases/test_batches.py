@@ -25,6 +25,7 @@ from ferrum.objects import node_history
 from tests.functional.conductor.flows import resume
 from tests.functional.conductor.flows import settled
 from tests.functional.leases.sites import FAKE
+from tests.functional.leases.sites import run_and_clean
 from tests.polling import wait_for
 
 _TABLE = lease_obj.TABLE
@@ -92,10 +93,15 @@ def test_one_run_ends_many_leases_each_waiting_for_its_own(site):
         assert site.client.delete(
             '/v1/leases/%s' % lease['uuid']).status_code == 204
     engine.run(ctx)
+    assert 'being undeployed and cleaned' in _lease(
+        site, leases[-1]['uuid'])['last_error']
+    # The unused nodes are cleaned before they go back, in one run too.
+    for node in free:
+        settled(site.db, node.id, states.AVAILABLE)
+    engine.run(ctx)
     shown = [_lease(site, lease['uuid']) for lease in leases]
     assert [lease['status'] for lease in shown] == ['ended'] * 5 + [
         'ending']
-    assert 'being undeployed and cleaned' in shown[-1]['last_error']
     assert all(lease['last_error'] is None for lease in shown[:5])
     for node in free:
         node = node_obj.Node.get(site.db, node.id)
@@ -216,7 +222,7 @@ def test_the_projects_next_lease_keeps_the_node(site):
     assert holding == [lease_obj.Lease.get(site.db, second['uuid']).id]
     assert site.client.delete('/v1/leases/%s' % second['uuid']
                               ).status_code == 204
-    engine.run(site.conductor.ctx)
+    run_and_clean(site, [node])
     assert _lease(site, second['uuid'])['status'] == 'ended'
     back = node_obj.Node.get(site.db, node.id)
     assert back.lessee is None
@@ -242,7 +248,7 @@ def test_the_next_lease_keeps_the_node_when_the_clock_reaches_it(site):
     assert _lease(site, second['uuid'])['status'] == 'active'
     assert node_obj.Node.get(site.db, node.id).lessee == 'tenant'
     site.clock.advance(3600)
-    engine.run(site.conductor.ctx)
+    run_and_clean(site, [node])
     assert _lease(site, second['uuid'])['status'] == 'ended'
     assert node_obj.Node.get(site.db, node.id).lessee is None
 
@@ -262,6 +268,9 @@ def test_a_pending_next_lease_does_not_take_the_node_over(site):
     [claimed] = lease_obj.Lease.claim(
         site.db, [first_row.id], 'end', site.conductor.ctx.conductor_id,
         [_TABLE.c.end_at <= site.clock()])
+    engine.end_all(site.conductor.ctx, [claimed])
+    # Not the project's any more: cleaned before it goes back.
+    settled(site.db, node.id, states.AVAILABLE)
     engine.end_all(site.conductor.ctx, [claimed])
     assert _lease(site, first['uuid'])['status'] == 'ended'
     assert _lease(site, second['uuid'])['status'] == 'pending'

@@ -66,6 +66,10 @@ def test_start_use_and_end(site):
     assert node.allocation_id is None and node.instance_uuid is None
     resume(manager, node)
     settled(site.db, used.id, states.AVAILABLE)
+    # The unused one is cleaned too (async as well).
+    (unused,) = [n for n in leased if n.id != used.id]
+    resume(manager, settled(site.db, unused.id, states.CLEANWAIT))
+    settled(site.db, unused.id, states.AVAILABLE)
     engine.run(ctx)
     shown = _lease(site, lease['uuid'])
     assert shown['status'] == 'ended', shown

@@ -66,6 +66,8 @@ def test_a_lease_and_its_nodes_in_the_feed_in_order(site):
             'Lease %s started: leased to project tenant' % lease['uuid'],
             'Lease %s ended: project tenant is no longer the lessee'
             % lease['uuid'],
+            'Cleaning for the end of lease %s of project tenant'
+            % lease['uuid'],
             'Given back by lease %s of project tenant' % lease['uuid']]
         assert {e['lessee'] for e in mine} == {'tenant'}
         assert texts.index(prefix + 'starting') < texts.index(

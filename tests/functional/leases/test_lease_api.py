@@ -7,6 +7,7 @@ import datetime
 from ferrum.leases import engine
 from tests.functional.leases.sites import fault
 from tests.functional.leases.sites import iso
+from tests.functional.leases.sites import run_and_clean
 
 
 def test_all_or_nothing(site):
@@ -144,7 +145,7 @@ def test_early_end_through_the_engine(site):
     assert shown['status'] == 'active', shown
     assert site.client.delete('/v1/leases/%s' % lease['uuid']).status_code \
         == 204
-    engine.run(ctx)
+    run_and_clean(site, [node])
     shown = site.client.get('/v1/leases/%s' % lease['uuid']).json
     assert shown['status'] == 'ended', shown
 
@@ -166,5 +167,5 @@ def test_the_api_decides_windows_by_its_clock(site):
     end = site.clock.advance(60)
     assert site.client.delete(url).status_code == 204
     assert site.client.get(url).json['end'] == end.isoformat() + '+00:00'
-    engine.run(site.conductor.ctx)
+    run_and_clean(site, [node])
     assert site.client.get(url).json['status'] == 'ended'

@@ -8,6 +8,7 @@ import logging
 from ferrum.leases import engine
 from tests.functional.leases.sites import fault
 from tests.functional.leases.sites import iso
+from tests.functional.leases.sites import run_and_clean
 
 
 def test_one_node_lease_logs_agree(site, caplog):
@@ -19,7 +20,7 @@ def test_one_node_lease_logs_agree(site, caplog):
     assert 'project p holds 1 node until' in caplog.text
     assert site.client.delete('/v1/leases/%s' % lease['uuid']).status_code \
         == 204
-    engine.run(site.conductor.ctx)
+    run_and_clean(site, [node])
     assert 'ended, its 1 node is back' in caplog.text
     assert '1 nodes' not in caplog.text
 

@@ -19,6 +19,7 @@ from ferrum.objects import lease_node
 from ferrum.objects import node as node_obj
 from ferrum.objects import trait as trait_obj
 from tests.functional.leases.sites import fault
+from tests.functional.leases.sites import run_and_clean
 
 
 def _lease(site, uuid):
@@ -119,7 +120,7 @@ def test_a_node_of_an_ended_lease_may_be_deleted(site):
     engine.run(site.conductor.ctx)
     assert site.client.delete('/v1/leases/%s' % lease['uuid']
                               ).status_code == 204
-    engine.run(site.conductor.ctx)
+    run_and_clean(site, [node])
     assert _lease(site, lease['uuid'])['status'] == 'ended'
     assert _delete_node(site, node.uuid).status_code == 204
 

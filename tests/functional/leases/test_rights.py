@@ -14,6 +14,7 @@ import sqlalchemy as sa
 from ferrum.leases import engine
 from ferrum.objects import lease as lease_obj
 from ferrum.objects import node as node_obj
+from tests.functional.leases.sites import run_and_clean
 
 
 def _lease(site, ident):
@@ -76,7 +77,7 @@ def test_the_end_clears_the_lessee_before_waiting_for_the_node(site):
     # engine's run) of another project's lease may not take it.
     _set(site, node, maintenance=False)
     other = _book(site, [node], project='other')
-    engine.run(site.conductor.ctx)
+    run_and_clean(site, [node])
     assert _lease(site, other['uuid'])['status'] == 'error'
     assert _lease(site, lease['uuid'])['status'] == 'ended'
     back = node_obj.Node.get(site.db, node.id)
@@ -103,7 +104,7 @@ def test_the_projects_next_lease_takes_over_an_unused_node(site):
     assert _lease(site, first['uuid'])['status'] == 'ended'
     assert _lessee(site, node) == 'tenant'
     _end(site, second)
-    engine.run(site.conductor.ctx)
+    run_and_clean(site, [node])
     assert _lease(site, second['uuid'])['status'] == 'ended'
     back = node_obj.Node.get(site.db, node.id)
     assert back.lessee is None and back.extra == {'rack': 'r1'}
@@ -141,7 +142,7 @@ def test_a_failed_start_of_the_next_lease_gives_no_rights_back(site):
     _end(site, first)
     second = _book(site, [node, broken])
     _set(site, broken, maintenance=True)
-    engine.run(site.conductor.ctx)
+    run_and_clean(site, [node])
     assert _lease(site, second['uuid'])['status'] == 'error'
     assert _lease(site, first['uuid'])['status'] == 'ended'
     back = node_obj.Node.get(site.db, node.id)

@@ -23,4 +23,4 @@ def upgrade() -> None:
                   sa.ForeignKey('nodes.id', ondelete='CASCADE'),
                   primary_key=True),
         sa.Column('token', sa.String(255), nullable=False),
-        sa.Column('created_at', sa.DateTime(), nullable=True))
+        sa.Column('created_at', sa.DateTime(), nullable=False))

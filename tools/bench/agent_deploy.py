@@ -1,0 +1,154 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
+"""Benchmark: ``direct`` deploys with the real ironic-python-agent.
+
+``--nodes`` agent test machines (tests/agent: a loop disk each, the agent
+in namespaces behind the three guards; root needed) are enrolled in an
+all-in-one ``ferrum`` with the default heartbeat settings
+(``[api] ramdisk_heartbeat_timeout = 300``), made available without
+cleaning, and deployed at once: a raw image, then (after an undeploy) its
+qcow2 copy. For each node it measures:
+
+* ``request_to_active_s``: from the deploy request to ``active``, as the
+  API shows it (polled every 20 ms);
+* ``agent_s``: the time the agent itself spent in the commands of that
+  deploy, from its own log (each command's start to its completion: the
+  steps listing, the write, the sync);
+* ``overhead_s``: the first minus the second: ferrum's share (powering
+  the machine, booting the agent, noticing each command's end, the steps
+  around the write), as the issue defines it.
+
+Prints one JSON line per image format with p50, p95 and max of each.
+Run with ``.venv/bin/python tools/bench/agent_deploy.py`` (``make test``
+builds the agent's virtualenv first).
+"""
+
+import argparse
+import contextlib
+import datetime
+import json
+import pathlib
+import re
+import statistics
+import sys
+import tempfile
+import time
+from typing import Any
+
+_CHECKOUT = pathlib.Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(_CHECKOUT))
+
+from tests.agent import images as images_mod  # noqa: E402
+from tests.functional.agent import nodes  # noqa: E402
+from tests.functional.agent.ferrum_process import Ferrum  # noqa: E402
+
+#: IPA's log lines (oslo.log) that open and close one command.
+_LINE = re.compile(r'^(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d+) .*?'
+                   r'(Executing command: (\S+)|Asynchronous command (\S+) '
+                   r'started execution|(?:Asynchronous|Synchronous) command '
+                   r'(\S+) completed)')
+
+
+def agent_seconds(log: str, since: float) -> float:
+    """Seconds the agent spent in commands started after ``since`` (epoch):
+    each command from its start to its completion, in the agent's log."""
+    started: dict[str, float] = {}
+    total = 0.0
+    for line in log.splitlines():
+        match = _LINE.match(line)
+        if match is None:
+            continue
+        when = datetime.datetime.strptime(
+            match.group(1), '%Y-%m-%d %H:%M:%S.%f').timestamp()
+        if when < since:
+            continue
+        name = match.group(3) or match.group(4)
+        if name is not None:
+            started.setdefault(name.split('.')[-1], when)
+            continue
+        name = match.group(5).split('.')[-1]
+        begun = started.pop(name, None)
+        if begun is not None:
+            total += when - begun
+    return total
+
+
+def _summary(values: list[float]) -> dict[str, float]:
+    ordered = sorted(values)
+    p95 = ordered[min(len(ordered) - 1, round(0.95 * (len(ordered) - 1)))]
+    return {'p50': round(statistics.median(ordered), 2),
+            'p95': round(p95, 2), 'max': round(ordered[-1], 2)}
+
+
+def _deploy_all(ferrum: Ferrum, machines: list[Any], made: Any,
+                served: Any, name: str) -> dict[str, Any]:
+    for _box, node in machines:
+        response = ferrum.api('PATCH', '/v1/nodes/%s' % node['uuid'], json=[
+            {'op': 'add', 'path': '/instance_info/%s' % key, 'value': value}
+            for key, value in nodes.image_info(made, served, name).items()])
+        assert response.status_code == 200, response.text
+    since = time.time()
+    requested = {}
+    for _box, node in machines:
+        requested[node['uuid']] = time.monotonic()
+        ferrum.provision(node['uuid'], 'active')
+    took: dict[str, float] = {}
+    deadline = time.monotonic() + 600
+    while len(took) < len(machines) and time.monotonic() < deadline:
+        for _box, node in machines:
+            uuid = node['uuid']
+            if uuid in took:
+                continue
+            state = ferrum.node(uuid)
+            if state['provision_state'] == 'active':
+                took[uuid] = time.monotonic() - requested[uuid]
+            elif state['provision_state'] == 'deploy failed':
+                raise SystemExit('node %s: %s' % (uuid, state['last_error']))
+        time.sleep(0.02)
+    agent = {node['uuid']: agent_seconds(box.agent_log(), since)
+             for box, node in machines}
+    overhead = [took[uuid] - agent[uuid] for uuid in took]
+    return {'image': name.split('.')[-1], 'size_mib': made.size // 2 ** 20,
+            'request_to_active_s': _summary(list(took.values())),
+            'agent_s': _summary(list(agent.values())),
+            'overhead_s': _summary(overhead)}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument('--nodes', type=int, default=4)
+    parser.add_argument('--size-mib', type=int, default=32,
+                        help='the image\'s size')
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory(prefix='ferrum-bench-') as tmp, \
+            contextlib.ExitStack() as stack:
+        folder = pathlib.Path(tmp)
+        made = images_mod.make_images(str(folder / 'images'), args.size_mib)
+        served = stack.enter_context(
+            images_mod.ImageServer(str(folder / 'images')))
+        ferrum = Ferrum(folder, nodes.ferrum_conf(
+            conductor={'deploy_callback_timeout': '600'}))
+        ferrum.start()
+        stack.callback(ferrum.stop)
+        machines = [stack.enter_context(nodes.enrolled(ferrum, served))
+                    for _ in range(args.nodes)]
+        for _box, node in machines:
+            ferrum.api('PATCH', '/v1/nodes/%s' % node['uuid'], json=[
+                {'op': 'replace', 'path': '/automated_clean', 'value': False}])
+            ferrum.provision(node['uuid'], 'provide')
+        for _box, node in machines:
+            ferrum.wait_state(node['uuid'], 'available')
+        for name in ('disk.raw', 'disk.qcow2'):
+            result = _deploy_all(ferrum, machines, made, served, name)
+            print(json.dumps(dict({'benchmark': 'agent_deploy',
+                                   'nodes': args.nodes,
+                                   'heartbeat_timeout': 300}, **result)),
+                  flush=True)
+            for _box, node in machines:
+                ferrum.provision(node['uuid'], 'deleted')
+            for _box, node in machines:
+                ferrum.wait_state(node['uuid'], 'available')
+
+
+if __name__ == '__main__':
+    main()
