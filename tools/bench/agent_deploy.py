@@ -55,9 +55,11 @@ _LINE = re.compile(r'^(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d+) .*?'
                    r'(\S+) completed)')
 
 
-def agent_seconds(log: str, since: float) -> float:
-    """Seconds the agent spent in commands started after ``since`` (epoch):
-    each command from its start to its completion, in the agent's log."""
+def agent_seconds(log: str, since: float,
+                  until: float = float('inf')) -> float:
+    """Seconds the agent spent in commands started between ``since`` and
+    ``until`` (epoch): each from its start to its completion, in the
+    agent's log."""
     started: dict[str, float] = {}
     total = 0.0
     for line in log.splitlines():
@@ -66,7 +68,7 @@ def agent_seconds(log: str, since: float) -> float:
             continue
         when = datetime.datetime.strptime(
             match.group(1), '%Y-%m-%d %H:%M:%S.%f').timestamp()
-        if when < since:
+        if when < since or when > until:
             continue
         name = match.group(3) or match.group(4)
         if name is not None:
@@ -84,9 +86,9 @@ def _when(entry: dict[str, Any]) -> float:
 
 
 def boot_phases(ferrum: Ferrum, uuid: str, since: float
-                ) -> tuple[float, float]:
-    """(power-on, agent boot) seconds of the node's deploy since
-    ``since``, from its history."""
+                ) -> tuple[float, float, float]:
+    """The times the node's deploy since ``since`` started its first
+    step, waited for its agent, and had it: from its history."""
     response = ferrum.api('GET', '/v1/nodes/%s/history?detail=true' % uuid)
     entries = [entry for entry in response.json()['history']
                if _when(entry) >= since]
@@ -98,7 +100,7 @@ def boot_phases(ferrum: Ferrum, uuid: str, since: float
     resumed = next(_when(e) for e in entries if _when(e) >= waiting
                    and e['event'].startswith('Provision state wait '
                                              'call-back -> deploying'))
-    return waiting - started, resumed - waiting
+    return started, waiting, resumed
 
 
 def _summary(values: list[float]) -> dict[str, float]:
@@ -135,7 +137,14 @@ def _deploy_all(ferrum: Ferrum, machines: list[Any], made: Any,
         time.sleep(0.02)
     agent = {node['uuid']: agent_seconds(box.agent_log(), since)
              for box, node in machines}
-    phases = {uuid: boot_phases(ferrum, uuid, since) for uuid in took}
+    phases = {}
+    for box, node in machines:
+        started, waiting, resumed = boot_phases(ferrum, node['uuid'], since)
+        # The agent's commands while it boots (its steps listing) are in
+        # agent_s already: only the rest of the wait is its boot.
+        listing = agent_seconds(box.agent_log(), waiting, resumed)
+        phases[node['uuid']] = (waiting - started,
+                                resumed - waiting - listing)
     overhead = {uuid: took[uuid] - agent[uuid] for uuid in took}
     return {'image': name.split('.')[-1], 'size_mib': made.size // 2 ** 20,
             'request_to_active_s': _summary(list(took.values())),

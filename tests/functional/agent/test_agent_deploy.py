@@ -84,6 +84,8 @@ def test_clean_then_raw_then_qcow2(ferrum, images):
             tokens.append(token)
             shown = ferrum.api('GET', '/v1/nodes/%s' % uuid).text
             assert token not in shown
+            metrics = ferrum.api('GET', '/metrics')
+            assert metrics.status_code == 200 and token not in metrics.text
             # ferrum refuses a wrong token and changes nothing ...
             response = ferrum.api('POST', '/v1/heartbeat/%s' % uuid, json={
                 'callback_url': waiting['driver_internal_info']['agent_url'],

@@ -244,9 +244,11 @@ def test_status_api_and_command(synced, db, pconf, tmp_path, capsys):
     assert placement_cmd.main(['--config-file', str(config), 'status']) == 1
     assert json.loads(capsys.readouterr().out)['problems'][0][
         'node_uuid'] == node.uuid
-    trait_obj.add(db, node.id, 'CUSTOM_LATE')  # queued, not yet pushed
+    # Stopped first: a push between the add and the stop would leave no
+    # drift to find (the run of 0a30948's CI saw that race).
     synced.placement.stop()
     synced.placement = None
+    trait_obj.add(db, node.id, 'CUSTOM_LATE')  # queued, not yet pushed
     assert placement_cmd.main(['--config-file', str(config), 'audit']) == 3
     out = capsys.readouterr().out
     assert '%s traits: missing CUSTOM_LATE' % node.uuid in out

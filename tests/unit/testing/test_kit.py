@@ -101,3 +101,14 @@ def test_example_package_passes_on_the_kit_alone():
         capture_output=True, text=True, env=env, timeout=300)
     assert result.returncode == 0, result.stdout + result.stderr
     assert ' passed' in result.stdout and 'failed' not in result.stdout
+
+
+def test_the_direct_deploy_keeps_the_contract():
+    from ferrum.drivers.agent import deploy as agent_deploy
+    checks.check_interface(
+        agent_deploy.DirectDeploy,
+        driver_info={'deploy_kernel': 'http://images.example/ipa.kernel',
+                     'deploy_ramdisk': 'http://images.example/ipa.initramfs'},
+        instance_info={'image_source': 'http://images.example/disk.raw',
+                       'image_os_hash_algo': 'sha256',
+                       'image_os_hash_value': 'a' * 64})
