@@ -64,7 +64,7 @@ system-packages:
 	fi
 
 test: $(TEST_STAMP) $(KEYSTONE_STAMP) $(IPA_STAMP) system-packages
-	$(BIN)/python -m pytest -q tests
+	$(BIN)/python -m pytest -q --durations=25 tests
 
 genconfig: $(STAMP)
 	$(BIN)/oslo-config-generator --namespace ferrum --namespace oslo.log \

@@ -68,15 +68,31 @@ def deploy_step(priority: int,
 def collect(interface: object, kind: str,
             step_type: str = 'clean') -> list[dict[str, Any]]:
     """The steps of ``step_type`` that ``interface`` declares, as
-    Ironic-style step dicts."""
+    Ironic-style step dicts (new ones: the caller may change them)."""
+    key = (type(interface), kind, step_type)
+    found = _DECLARED.get(key)
+    if found is None:
+        found = _DECLARED[key] = _declared(*key)
+    return [dict(step) for step in found]
+
+
+#: Each class's steps, read once: every deploy and cleaning lists every
+#: interface's steps, and reading all of a class's attributes costs more
+#: than the rest of a fake deploy (the marks never change after import).
+#: Two threads may both fill an entry, with the same value.
+_DECLARED: dict[tuple[type, str, str], tuple[dict[str, Any], ...]] = {}
+
+
+def _declared(cls: type, kind: str,
+              step_type: str) -> tuple[dict[str, Any], ...]:
     mark = _MARKS[step_type]
     steps = []
-    for name in sorted(dir(type(interface))):
-        info = getattr(getattr(type(interface), name, None), mark, None)
+    for name in sorted(dir(cls)):
+        info = getattr(getattr(cls, name, None), mark, None)
         if isinstance(info, StepInfo):
             step = {'step': name, 'priority': info.priority,
                     'interface': kind, 'argsinfo': info.argsinfo}
             if step_type == 'clean':
                 step['abortable'] = info.abortable
             steps.append(step)
-    return steps
+    return tuple(steps)

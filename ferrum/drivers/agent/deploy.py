@@ -141,7 +141,7 @@ class DirectDeploy(progress.Polling, base.DeployInterface):
                   'deploy_version': inband.versions(
                       node.driver_internal_info, inband.CACHED_DEPLOY)}
         command = self.agent(task).start(
-            session.endpoint(task), 'deploy.execute_deploy_step', params)
+            progress.endpoint(task), 'deploy.execute_deploy_step', params)
         return progress.wait(task, command, 'deploy step deploy.write_image')
 
     @steps.deploy_step(priority=60)
@@ -154,7 +154,7 @@ class DirectDeploy(progress.Polling, base.DeployInterface):
     def tear_down_agent(self, task: 'Task') -> None:
         """Flush the node's disks, then power it off out of band."""
         try:
-            self.agent(task).run(session.endpoint(task), 'standby.sync', {})
+            self.agent(task).run(progress.endpoint(task), 'standby.sync', {})
         except errors.AgentError as exc:
             # The image is written and checked; the power-off flushes too.
             LOG.warning('Node %(node)s: the agent did not sync the disks '
@@ -222,7 +222,7 @@ class DirectDeploy(progress.Polling, base.DeployInterface):
                   'ports': inband.ports(task.ctx.db, node.id),
                   'clean_version': inband.versions(node.driver_internal_info)}
         command = self.agent(task).start(
-            session.endpoint(task), 'clean.execute_clean_step', params)
+            progress.endpoint(task), 'clean.execute_clean_step', params)
         return progress.wait(task, command,
                              'clean step deploy.%s' % step['step'])
 

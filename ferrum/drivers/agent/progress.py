@@ -30,6 +30,7 @@ from ferrum.drivers.agent import client as client_mod
 from ferrum.drivers.agent import errors
 from ferrum.drivers.agent import inband
 from ferrum.drivers.agent import session
+from ferrum.objects import agent_token
 from ferrum.periodic import decorators
 
 if TYPE_CHECKING:
@@ -52,6 +53,25 @@ _HINTS = (
 #: The wait a hook in each state returns.
 WAITS = {states.DEPLOYING: states.DEPLOYWAIT,
          states.CLEANING: states.CLEANWAIT}
+
+
+def endpoint(task: 'Task') -> client_mod.Endpoint:
+    """Where and how to reach the node's agent.
+
+    :raises AgentError: no agent has heartbeated with its token since the
+        session started (or its token is gone).
+    """
+    info = task.node.driver_internal_info
+    url = session.recorded_url(info)
+    token = agent_token.get(task.ctx.db, task.node.id)
+    if url is None or token is None:
+        raise errors.AgentError(
+            node=task.node.uuid, command='any command',
+            reason='no agent of this node has heartbeated with its token '
+                   'yet (or its session ended)')
+    ca = info.get(session.CA)
+    return client_mod.Endpoint(node=task.node.uuid, url=url, token=token,
+                              ca_pem=ca if isinstance(ca, str) else None)
 
 
 def boot_wait(task: 'Task') -> str:
@@ -125,7 +145,7 @@ def check(task: 'Task', agent: client_mod.AgentClient) -> None:
     pending = record(task.node)
     if pending is None:
         return
-    ep = session.endpoint(task)
+    ep = endpoint(task)
     try:
         command = agent.get(ep, pending['id'])
     except errors.AgentUnreachable as exc:
@@ -168,7 +188,7 @@ def _cache_steps(task: 'Task', agent: client_mod.AgentClient) -> None:
     step_type, key = (('clean', inband.CACHED)
                       if node.provision_state == states.CLEANWAIT
                       else ('deploy', inband.CACHED_DEPLOY))
-    command = agent.run(session.endpoint(task), '%s.get_%s_steps' % (
+    command = agent.run(endpoint(task), '%s.get_%s_steps' % (
         step_type, step_type), {
             'node': inband.node_view(node, task.ctx.conf),
             'ports': inband.ports(task.ctx.db, node.id)})

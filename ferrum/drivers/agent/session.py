@@ -10,6 +10,11 @@ Every command then goes to that URL, over TLS verified with that CA, with
 that token. A heartbeat from another URL or with another certificate is
 refused, as Ironic refuses it.
 
+This module imports no HTTP client: the conductor's flows end sessions
+(:func:`forget`) on every node, agent or not, and a conductor without
+an agent deploy loads nothing more for it. Reaching the agent is
+:func:`ferrum.drivers.agent.progress.endpoint`.
+
 The session ends when the agent's work does (deploy or cleaning done or
 failed, power off, take-over): :func:`forget` deletes the token and the
 record, so the next agent booted on the node looks it up anew.
@@ -18,8 +23,6 @@ record, so the next agent booted on the node looks it up anew.
 from typing import TYPE_CHECKING, Any
 
 from ferrum.common import exception
-from ferrum.drivers.agent import client
-from ferrum.drivers.agent import errors
 from ferrum.objects import agent_token
 
 if TYPE_CHECKING:
@@ -72,25 +75,6 @@ def record(task: 'AnyTask', callback_url: str, version: str | None,
     else:
         info.pop(CA, None)
     task.node.driver_internal_info = info
-
-
-def endpoint(task: 'AnyTask') -> client.Endpoint:
-    """Where and how to reach the node's agent.
-
-    :raises AgentError: no agent has heartbeated with its token since the
-        session started (or its token is gone).
-    """
-    info = task.node.driver_internal_info
-    url = recorded_url(info)
-    token = agent_token.get(task.ctx.db, task.node.id)
-    if url is None or token is None:
-        raise errors.AgentError(
-            node=task.node.uuid, command='any command',
-            reason='no agent of this node has heartbeated with its token '
-                   'yet (or its session ended)')
-    ca = info.get(CA)
-    return client.Endpoint(node=task.node.uuid, url=url, token=token,
-                           ca_pem=ca if isinstance(ca, str) else None)
 
 
 def forget(task: 'AnyTask') -> None:
