@@ -9,13 +9,11 @@ from ferrum.common import plural
 from ferrum.common import states
 from ferrum.conductor import context as context_mod
 from ferrum.conductor import task_manager
+from ferrum.drivers import base
 from ferrum.periodic import decorators
 
 LOG = logging.getLogger(__name__)
 PURPOSE = 'callback timeout'
-#: The driver_internal_info key where a driver says what a node awaits
-#: (ferrum.drivers.agent.progress.AWAITING).
-AWAITING = 'awaiting'
 
 #: Each wait state, and the [conductor] option that bounds it.
 _TIMEOUTS = {
@@ -57,7 +55,7 @@ class ProvisionTimeouts:
                          state, plural.count(timeouts[state], 'second'),
                          _TIMEOUTS[state]))
             # What the driver said it waits for (an agent's command...).
-            awaited = task.node.driver_internal_info.get(AWAITING)
+            awaited = task.node.driver_internal_info.get(base.AWAITING)
             if isinstance(awaited, str):
                 error = '%s; awaited: %s' % (error, awaited)
             task.fail(error)

@@ -42,7 +42,10 @@ Rules every implementation follows:
   method (``POST /v1/nodes/{node}/vendor_passthru``), or
   :meth:`DeployInterface.heartbeat` (``POST /v1/heartbeat/{node}``, which
   a ramdisk agent calls). A wait that nobody ends fails after its
-  ``[conductor]*_callback_timeout`` (``inspect_wait_timeout``). After
+  ``[conductor]*_callback_timeout`` (``inspect_wait_timeout``), whose
+  ``last_error`` repeats what the driver said the node awaits, if it put
+  that in ``driver_internal_info[AWAITING]`` ("the agent to finish deploy
+  step deploy.write_image"). After
   ``task.upgrade_lock()`` the node is read again: check that it still
   waits before ``task.resume()`` or ``task.fail()`` (an abort or the
   timeout may have moved it meanwhile).
@@ -64,11 +67,15 @@ from ferrum.drivers.interfaces.vendor import VendorInterface
 from ferrum.drivers.interfaces.vendor import passthru
 from ferrum.drivers.task import ConductorView
 
-__all__ = ['BaseInterface', 'BootInterface', 'ConductorView',
+__all__ = ['AWAITING', 'BaseInterface', 'BootInterface', 'ConductorView',
            'DeployInterface', 'Driver', 'INTERFACES', 'InspectInterface',
            'ManagementInterface', 'NetworkInterface', 'PassthruSpec',
            'PowerInterface', 'Task', 'VendorInterface',
            'automated_clean_enabled', 'passthru']
+
+#: The ``driver_internal_info`` key where a driver says, in words, what a
+#: waiting node awaits: the callback timeout's message repeats it.
+AWAITING = 'awaiting'
 
 #: The interface kinds, in the order a node lists them, with their bases.
 INTERFACES: dict[str, type] = {

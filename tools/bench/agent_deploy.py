@@ -61,7 +61,7 @@ def agent_seconds(log: str, since: float,
     ``until`` (epoch): each from its start to its completion, in the
     agent's log."""
     started: dict[str, float] = {}
-    total = 0.0
+    spans: list[tuple[float, float]] = []
     for line in log.splitlines():
         match = _LINE.match(line)
         if match is None:
@@ -74,10 +74,17 @@ def agent_seconds(log: str, since: float,
         if name is not None:
             started.setdefault(name.split('.')[-1], when)
             continue
-        name = match.group(5).split('.')[-1]
-        begun = started.pop(name, None)
+        begun = started.pop(match.group(5).split('.')[-1], None)
         if begun is not None:
-            total += when - begun
+            spans.append((begun, when))
+    # Commands nest (execute_deploy_step runs prepare_image): count the
+    # time covered, once.
+    total, reached = 0.0, float('-inf')
+    for begun, ended in sorted(spans):
+        begun = max(begun, reached)
+        if ended > begun:
+            total += ended - begun
+            reached = ended
     return total
 
 

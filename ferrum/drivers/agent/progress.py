@@ -26,6 +26,7 @@ import logging
 from typing import TYPE_CHECKING, Any
 
 from ferrum.common import states
+from ferrum.drivers import base
 from ferrum.drivers.agent import client as client_mod
 from ferrum.drivers.agent import errors
 from ferrum.drivers.agent import inband
@@ -41,8 +42,8 @@ LOG = logging.getLogger(__name__)
 #: The ``driver_internal_info`` key of the command the node waits for.
 KEY = 'agent_command'
 #: What the node waits for, in words: the callback timeout's message says
-#: it (``ferrum.conductor.timeouts``).
-AWAITING = 'awaiting'
+#: it (the driver contract's key).
+AWAITING = base.AWAITING
 #: What some of the agent's own messages mean, said for an operator: the
 #: agent reports the tool's words (qemu-img's, the kernel's).
 _HINTS = (
