@@ -15,6 +15,25 @@ pytest_plugins = ['tests.keystone', 'tests.postgres',
 #: kit alone by tests/unit/testing/test_kit.py (not under this conftest).
 collect_ignore = ['thirdparty_driver']
 
+#: Modules run after the parallel part of ``make test``, one test at a time
+#: (doc/testing.md, "Parallel and serial"): each asserts a deadline that a
+#: real peer must meet while other tests load the two cores, an agent's
+#: boot or a heartbeat timeout, or an outage it starts and ends itself.
+SERIAL_MODULES = frozenset({
+    'tests/functional/agent/test_agent_deploy.py',
+    'tests/functional/agent/test_agent_lease.py',
+    'tests/functional/agent/test_agent_redfish.py',
+    'tests/functional/agent/test_sandbox.py',
+    'tests/functional/db/test_outage.py',
+    'tests/functional/placement/test_outage.py',
+})
+
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        if item.nodeid.split('::', 1)[0] in SERIAL_MODULES:
+            item.add_marker(pytest.mark.serial)
+
 
 # conf, db and conductor are the driver test kit's fixtures (ferrum.testing),
 # under the short names ferrum's own tests use.

@@ -13,8 +13,11 @@ import pytest
 from ferrum.api import app as api_app
 from ferrum.common import http_basic
 
-# Cost 4, the minimum, keeps the suite fast; the code path is the same.
-ADMIN_HASH = bcrypt.hashpw(b'admin-pw', bcrypt.gensalt(4)).decode()
+# Cost 4, the minimum, keeps the suite fast; the code path is the same. A
+# fixed salt keeps the hash, and so the test ids it appears in, the same in
+# every process: pytest-xdist's workers must collect the same ids.
+ADMIN_HASH = bcrypt.hashpw(b'admin-pw',
+                           b'$2b$04$ferrumtestsaltferrumte').decode()
 # htpasswd -B writes $2y$; bcrypt reads it as $2b$.
 OPS_HASH = '$2y$' + bcrypt.hashpw(b'ops-pw', bcrypt.gensalt(4)).decode()[4:]
 
