@@ -4,6 +4,7 @@ set, and evaluated again once the policy file changed (checked at most once
 a second); what a cold evaluation costs (the signature inspection and the
 file check oslo.policy makes on every call, made once)."""
 
+import importlib.metadata
 import inspect
 import os
 import threading
@@ -11,6 +12,8 @@ import threading
 import pytest
 from oslo_policy import _checks
 from oslo_policy import policy as oslo_policy
+from packaging.requirements import Requirement
+from packaging.version import Version
 
 from ferrum import conf as conf_mod
 from ferrum.api import authorizer as authorizer_mod
@@ -230,6 +233,27 @@ def test_every_decision_is_oslo_policys(tmp_path, monkeypatch):
         for index, target in enumerate(TARGETS)}
     assert ours_decided == theirs_decided
     assert any(ours_decided.values()) and not all(ours_decided.values())
+
+
+def test_oslo_policy_is_a_release_checked_against():
+    """The replacement of oslo.policy's private ``_checks._check`` holds
+    only for the releases it was read against: ferrum's requirement bounds
+    oslo.policy above, and the installed release is within the bound."""
+    (wanted,) = [Requirement(line) for line in
+                 importlib.metadata.requires('ferrum')
+                 if Requirement(line).name == 'oslo.policy']
+    assert any(spec.operator in ('<', '<=') for spec in wanted.specifier), (
+        'setup.cfg must bound oslo.policy above: ferrum/api/authorizer.py '
+        'replaces its private _checks._check')
+    installed = importlib.metadata.version('oslo.policy')
+    assert wanted.specifier.contains(Version(installed)), (
+        'oslo.policy %s is outside %s, the releases whose _checks._check '
+        'ferrum/api/authorizer.py copies. Re-check: that _check in the new '
+        "release's oslo_policy/_checks.py still takes (rule, target, creds, "
+        'enforcer, current_rule) and calls a legacy check without '
+        'current_rule, and that test_every_decision_is_oslo_policys '
+        'passes; then widen the bound in setup.cfg.'
+        % (installed, wanted.specifier))
 
 
 class HookedClock(Clock):
