@@ -31,7 +31,6 @@ from ferrum.api import authorizer as authorizer_mod
 from ferrum.api import node_lookup
 from ferrum.api import policy
 from ferrum.api import services
-from ferrum.api.views import node as node_view
 from ferrum.common import exception
 from ferrum.common import requester
 from ferrum.objects import allocation as allocation_obj
@@ -288,7 +287,7 @@ def node_redactions() -> Callable[[node_obj.Node], frozenset[str]]:
     rule it fails on that node."""
     if allowed('baremetal:node:get:filter_threshold'):
         return _nothing
-    fields = tuple(node_view.REDACTED)
+    fields = policy.REDACTED_NODE_FIELDS
     # The answer depends on the node's owner and lessee only: a page of a
     # thousand nodes has a handful of pairs, so checks stay per pair.
     known: dict[tuple[str | None, str | None], frozenset[str]] = {}

@@ -119,6 +119,13 @@ def _node_update(field: str, check: str, what: str) -> (
                  ('PATCH', _NODE))
 
 
+#: The node fields each behind a ``baremetal:node:get:<field>`` rule: a
+#: caller that fails it sees the field redacted (the strings are the view's,
+#: ``views/node.py`` ``REDACTED``).
+REDACTED_NODE_FIELDS = ('last_error', 'reservation', 'driver_internal_info',
+                        'driver_info')
+
+
 def _nodes() -> list[policy.DocumentedRuleDefault]:
     lists = (('GET', '/nodes'), ('GET', '/nodes/detail'))
     get = ('GET', _NODE)
@@ -126,8 +133,7 @@ def _nodes() -> list[policy.DocumentedRuleDefault]:
         _rule('baremetal:node:get:%s' % field, SYSTEM_OR_OWNER_READER,
               'Governs if the node %s field is masked from API clients '
               'with insufficient privileges.' % field, get)
-        for field in ('last_error', 'reservation', 'driver_internal_info',
-                      'driver_info')]
+        for field in REDACTED_NODE_FIELDS]
     updates = [
         _node_update('driver_info', SYSTEM_MEMBER_OR_OWNER_MEMBER,
                      'driver_info'),

@@ -350,3 +350,13 @@ def test_decisions_are_not_remembered_on_rules_with_an_http_check():
     remote = oslo_policy.Rules.from_dict({'a': 'role:x or http://192.0.2.1/'})
     assert authorizer_mod._decisions_for(pure) == {}
     assert authorizer_mod._decisions_for(remote) is None
+
+
+def test_each_redacted_field_has_its_rule_and_its_string():
+    """The fields the policy guards are the fields the view knows how to
+    redact, and each has its ``baremetal:node:get:<field>`` rule."""
+    from ferrum.api.views import node as node_view
+    assert set(node_view.REDACTED) == set(policy.REDACTED_NODE_FIELDS)
+    names = {rule.name for rule in policy.list_rules()}
+    assert {'baremetal:node:get:%s' % field
+            for field in policy.REDACTED_NODE_FIELDS} <= names
