@@ -54,6 +54,7 @@ Rules every implementation follows:
 import dataclasses
 from collections.abc import Iterator
 
+from ferrum.conf import default as default_conf
 from ferrum.drivers import task as task_mod
 from ferrum.drivers.interfaces import BaseInterface
 from ferrum.drivers.interfaces.boot import BootInterface
@@ -78,11 +79,10 @@ __all__ = ['AWAITING', 'BaseInterface', 'BootInterface', 'ConductorView',
 AWAITING = 'awaiting'
 
 #: The interface kinds, in the order a node lists them, with their bases.
-INTERFACES: dict[str, type] = {
-    'power': PowerInterface, 'management': ManagementInterface,
-    'boot': BootInterface, 'deploy': DeployInterface,
-    'inspect': InspectInterface, 'vendor': VendorInterface,
-    'network': NetworkInterface}
+#: The kinds are named once, by the options that enable them.
+INTERFACES: dict[str, type] = dict(zip(default_conf.INTERFACE_KINDS, (
+    PowerInterface, ManagementInterface, BootInterface, DeployInterface,
+    InspectInterface, VendorInterface, NetworkInterface), strict=True))
 
 
 @dataclasses.dataclass(frozen=True)

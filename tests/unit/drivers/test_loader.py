@@ -96,8 +96,11 @@ def test_third_party_hardware_type_loads_and_deploys(conf, db):
 
 
 def test_the_kinds_the_config_knows_are_the_contracts():
-    # conf/ sits below drivers/ (it may not import them), so the kinds its
-    # options are made from are spelled there too; this keeps them equal.
+    # The kinds are named by conf/ (which sits below drivers/); the bases
+    # are paired with them in order, and the pairing must follow the names.
     from ferrum.conf import default as default_conf
     from ferrum.drivers import base
     assert tuple(base.INTERFACES) == default_conf.INTERFACE_KINDS
+    assert {kind: cls.__name__ for kind, cls in base.INTERFACES.items()} == {
+        kind: kind.capitalize() + 'Interface'
+        for kind in default_conf.INTERFACE_KINDS}
