@@ -63,15 +63,20 @@ system-packages:
 	    apt-get install -y -qq --no-install-recommends $$missing >/dev/null; \
 	fi
 
-# Most of the suite waits on real peers (an emulated BMC's power change, a
-# Keystone or Placement start-up), so more workers than cores pays; the
-# tests marked serial (tests/conftest.py) run afterwards, alone.
-TEST_WORKERS ?= 4
+# TEST_WORKERS=N runs the tests not marked serial (tests/conftest.py) on N
+# pytest-xdist workers, then the serial ones alone. Off by default: on the
+# 2-core machines 4 workers were no faster and load-sensitive tests failed
+# (doc/testing.md, "Parallel and serial").
+TEST_WORKERS ?= 0
 
 test: $(TEST_STAMP) $(KEYSTONE_STAMP) $(IPA_STAMP) system-packages
+ifeq ($(TEST_WORKERS),0)
+	$(BIN)/python -m pytest -q --durations=25 tests
+else
 	$(BIN)/python -m pytest -q -n $(TEST_WORKERS) -m 'not serial' \
 	  --durations=25 tests
 	$(BIN)/python -m pytest -q -m serial --durations=10 tests
+endif
 
 genconfig: $(STAMP)
 	$(BIN)/oslo-config-generator --namespace ferrum --namespace oslo.log \
