@@ -15,10 +15,11 @@ pytest_plugins = ['tests.keystone', 'tests.postgres',
 #: kit alone by tests/unit/testing/test_kit.py (not under this conftest).
 collect_ignore = ['thirdparty_driver']
 
-#: Modules run after the parallel part of ``make test``, one test at a time
-#: (doc/testing.md, "Parallel and serial"): each asserts a deadline that a
-#: real peer must meet while other tests load the two cores, an agent's
-#: boot or a heartbeat timeout, or an outage it starts and ends itself.
+#: Modules run after the parallel part of ``make test TEST_WORKERS=N``, one
+#: test at a time (doc/testing.md, "Parallel and serial"): each asserts a
+#: deadline that a real peer must meet while other tests load the two
+#: cores, an agent's boot or a heartbeat timeout, or an outage it starts
+#: and ends itself.
 SERIAL_MODULES = frozenset({
     'tests/functional/agent/test_agent_deploy.py',
     'tests/functional/agent/test_agent_lease.py',
