@@ -6,9 +6,11 @@ Placement."""
 
 import threading
 
+from ferrum.objects import node as node_obj
 from ferrum.placement import client as client_mod
 from ferrum.placement import consumer_audit
 from ferrum.placement import consumers
+from tests.functional.placement.scenario import AVAILABLE
 from tests.functional.placement.scenario import auditor
 from tests.functional.placement.scenario import holders
 from tests.functional.placement.scenario import nodes
@@ -18,7 +20,7 @@ from tests.polling import wait_for
 
 def test_nothing_waits_for_placement_while_it_is_known_away(
         backend, db, pclient, pconf):
-    node, _spare = nodes(db, 2)
+    (node,) = nodes(db, 1)
     manager = backend.manager
     kept = manager.create_allocation(
         {'resource_class': 'bm', 'candidate_nodes': [node.uuid]}, [])
@@ -36,8 +38,14 @@ def test_nothing_waits_for_placement_while_it_is_known_away(
 
     backend.placement.client.observers.append(blackhole)
     blackholed.set()
-    backend.placement.outage.failed(
-        client_mod.PlacementUnavailable(reason='timed out'))
+    # The sync thread finds Placement away by itself: a node enrolled now
+    # is pushed by a round that starts after the blackhole, and the thread
+    # runs one round at a time, so no round that began before it (and
+    # succeeds) can end the outage afterwards, as it could if the test
+    # told the outage state itself.
+    node_obj.Node.create(db, AVAILABLE)
+    wait_for(lambda: backend.placement.outage.down is not None, timeout=30,
+             what='the sync thread to find Placement away')
     failed = manager.create_allocation({'resource_class': 'bm'}, [])
     assert on_my_thread == []  # failed at once, no timeout waited for
     assert failed.state == 'error'
