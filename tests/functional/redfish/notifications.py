@@ -50,12 +50,16 @@ class Notifications:
         self._server.shutdown()
         self._server.server_close()
 
+    def documents(self, uuid: str) -> list[dict[str, Any]]:
+        """Every System document received for ``uuid``, in order."""
+        with self._lock:
+            return [doc for doc in self._received if doc.get('uuid') == uuid]
+
     def resets(self, uuid: str) -> list[str]:
         """The resets the emulator accepted for System ``uuid``, in order
         (each pending power change, once)."""
-        with self._lock:
-            pending = [doc.get('pending_power') or {}
-                       for doc in self._received if doc.get('uuid') == uuid]
+        pending = [doc.get('pending_power') or {}
+                   for doc in self.documents(uuid)]
         seen: list[str] = []
         last: tuple[Any, Any] = (None, None)
         for change in pending:

@@ -2,8 +2,8 @@
 """The redfish hardware type through a real conductor, real sushy, and the
 real sushy-emulator (a child process): power, boot, errors, outages.
 
-The emulator shows a power change after a random 1-11 s, so every check
-polls with a deadline; the driver itself waits for the target state.
+The emulator shows a power change within a second (POWER_DELAY); every
+check still polls with a deadline, and the driver waits for the target.
 """
 
 import pytest

@@ -23,7 +23,8 @@ from tests.functional.conductor.flows import settled
 from tests.functional.conductor.flows import to_state
 
 VMEDIA = 'redfish-virtual-media'
-#: Deploy and tear-down wait for the emulator's 1-11 s power changes.
+#: Deploy and tear-down wait for the emulator's power changes (generous:
+#: a loaded machine).
 SLOW = 180
 
 
