@@ -16,7 +16,8 @@ establish stops it with exit status 3 before the agent starts:
   loop device (every ``lsblk`` disk first of all), each read back as
   0 bytes;
 * the loop-disk hardware manager installed in the agent's venv, first in
-  rank, listing only the loop device (``python -m ipa_loopdisk``);
+  rank, listing only the loop device: ``python -m ipa_loopdisk --report``
+  checks it and only then runs the agent, in the same process;
 * shims for ``poweroff``, ``reboot``, ``hwclock`` and ``efibootmgr`` first
   on ``PATH``.
 
@@ -24,6 +25,7 @@ What was established is written to ``guards.json`` in the state
 directory, then ``ready`` once the agent runs.
 """
 
+import contextlib
 import json
 import os
 import re
@@ -137,18 +139,42 @@ def write_shims(state_dir: str, poweroff: str) -> str:
     return folder
 
 
-def check_manager(ipa_venv: str, env: dict[str, str]) -> dict[str, Any]:
-    """The hardware manager's own report, or fail with its reason."""
-    result = subprocess.run(
-        [os.path.join(ipa_venv, 'bin', 'python'), '-m', 'ipa_loopdisk'],
-        env=env, capture_output=True, text=True)
-    if result.returncode != 0:
-        fail('the loop-disk hardware manager refused: %s'
-             % result.stderr.strip()[-1000:])
-    report: dict[str, Any] = json.loads(result.stdout)
+def start_agent(spec: dict[str, Any], conf: str, env: dict[str, str]
+                ) -> tuple['subprocess.Popen[bytes]', dict[str, Any]]:
+    """The agent, started behind the hardware manager's own check in the
+    same process (``python -m ipa_loopdisk --report FILE -- ARGS``): the
+    agent's code runs only once the check wrote a report that lets it.
+    Fails (the process gone) with the check's reason.
+
+    :returns: the agent's process and the check's report.
+    """
+    report_path = os.path.join(spec['state_dir'], 'manager.json')
+    with contextlib.suppress(FileNotFoundError):
+        os.unlink(report_path)
+    agent = subprocess.Popen(
+        [os.path.join(spec['ipa_venv'], 'bin', 'python'), '-m',
+         'ipa_loopdisk', '--report', report_path, '--']
+        + agent_command(spec, conf)[1:], env=env)
+    # Polled, not slept on: the report, or the process's exit, ends it.
+    while not os.path.exists(report_path):
+        try:
+            status = agent.wait(timeout=0.02)
+        except subprocess.TimeoutExpired:
+            continue
+        if not os.path.exists(report_path):
+            fail('the loop-disk hardware manager check exited %d before it '
+                 'reported' % status)
+    with open(report_path) as source:
+        report: dict[str, Any] = json.load(source)
+    if 'refused' in report:
+        agent.wait()
+        fail('the loop-disk hardware manager refused: %s' % report['refused'])
     if report.get('disks') != [env['IPA_TEST_DISK']]:
+        # The check itself refuses this before the agent runs; this one
+        # holds should the check ever change.
+        agent.kill()
         fail('the hardware manager lists %s' % report.get('disks'))
-    return report
+    return agent, report
 
 
 def agent_command(spec: dict[str, Any], conf: str) -> list[str]:
@@ -203,15 +229,14 @@ def main(argv: list[str]) -> int:
                    '/usr/bin:/sbin:/bin' % (shims, spec['ipa_venv']),
            'HOME': state, 'LANG': 'C.UTF-8',
            'IPA_TEST_DISK': spec['disk'], 'IPA_TEST_MAC': spec['mac']}
-    report = check_manager(spec['ipa_venv'], env)
-    with open(os.path.join(state, 'guards.json'), 'w') as guards:
-        json.dump({'covered': covered, 'links': ['lo'], 'manager': report,
-                   'shims': shims}, guards)
     conf = os.path.join(state, 'ipa.conf')
     open(conf, 'w').close()
     relays = start_relays(spec, ports)
-    agent = subprocess.Popen(agent_command(spec, conf), env=env)
+    agent, report = start_agent(spec, conf, env)
     signal.signal(signal.SIGTERM, lambda *_a: agent.terminate())
+    with open(os.path.join(state, 'guards.json'), 'w') as guards:
+        json.dump({'covered': covered, 'links': ['lo'], 'manager': report,
+                   'shims': shims}, guards)
     open(os.path.join(state, 'ready'), 'w').close()
     while True:  # PID 1 reaps every orphan until the agent is gone
         try:
