@@ -12,43 +12,14 @@ from oslo_config import cfg
 from oslo_log import log
 
 from ferrum.common import memory
-from ferrum.conf import agent
-from ferrum.conf import allocation
-from ferrum.conf import api
-from ferrum.conf import conductor
-from ferrum.conf import database
-from ferrum.conf import default
-from ferrum.conf import deploy
-from ferrum.conf import ipmi
-from ferrum.conf import json_rpc
-from ferrum.conf import lease
-from ferrum.conf import metrics
-from ferrum.conf import oneview
-from ferrum.conf import placement
-from ferrum.conf import redfish
-from ferrum.conf import ssl
-from ferrum.conf import tenancy
+from ferrum.conf import opts
 from ferrum.conf import validation
 
 
 def register_opts(conf: cfg.ConfigOpts) -> None:
     """Register every ferrum option group (and oslo.log's) on ``conf``."""
-    default.register_opts(conf)
-    agent.register_opts(conf)
-    allocation.register_opts(conf)
-    api.register_opts(conf)
-    conductor.register_opts(conf)
-    database.register_opts(conf)
-    deploy.register_opts(conf)
-    ipmi.register_opts(conf)
-    json_rpc.register_opts(conf)
-    lease.register_opts(conf)
-    metrics.register_opts(conf)
-    oneview.register_opts(conf)
-    placement.register_opts(conf)
-    redfish.register_opts(conf)
-    ssl.register_opts(conf)
-    tenancy.register_opts(conf)
+    for module in opts.group_modules():
+        module.register_opts(conf)
     log.register_options(conf)
 
 

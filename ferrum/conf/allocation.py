@@ -34,6 +34,11 @@ def register_opts(conf: cfg.ConfigOpts) -> None:
     conf.register_opts(opts, group=GROUP)
 
 
+def list_opts() -> dict[str, list[cfg.Opt]]:
+    """The group's options for the sample file (:mod:`ferrum.conf.opts`)."""
+    return {GROUP: opts}
+
+
 def through_placement(conf: cfg.ConfigOpts) -> bool:
     """Whether allocations are claimed in Placement. A conductor chooses
     its backend from it once, when it starts

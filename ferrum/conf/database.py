@@ -22,5 +22,6 @@ def register_opts(conf: cfg.ConfigOpts) -> None:
     conf.register_opts(opts, group=GROUP)
 
 
-def list_opts() -> list[cfg.Opt]:
-    return list(db_options.database_opts) + opts
+def list_opts() -> dict[str, list[cfg.Opt]]:
+    """oslo.db's options and ferrum's, for the sample file."""
+    return {GROUP: list(db_options.database_opts) + opts}

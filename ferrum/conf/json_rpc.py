@@ -160,12 +160,13 @@ opts: list[cfg.Opt] = [
 ]
 
 
-def list_opts() -> list[cfg.Opt]:
-    """The group's options for the sample file: ferrum's, then
-    keystoneauth's auth options with the password plugin's (the API's
-    credentials under auth_strategy keystone). keystoneauth's session
-    options are left out: cafile, certfile, keyfile and timeout are
-    ferrum's own here, and mean the same for Keystone and conductors."""
+def list_opts() -> dict[str, list[cfg.Opt]]:
+    """The transport in [DEFAULT], and the group's options for the sample
+    file: ferrum's, then keystoneauth's auth options with the password
+    plugin's (the API's credentials under auth_strategy keystone).
+    keystoneauth's session options are left out: cafile, certfile, keyfile
+    and timeout are ferrum's own here, and mean the same for Keystone and
+    conductors."""
     seen: set[str] = set()
     result: list[cfg.Opt] = []
     for opt in (opts + ks_loading.get_auth_common_conf_options()
@@ -173,7 +174,7 @@ def list_opts() -> list[cfg.Opt]:
         if opt.dest not in seen:
             seen.add(opt.dest)
             result.append(opt)
-    return result
+    return {'DEFAULT': transport_opts, GROUP: result}
 
 
 def register_opts(conf: cfg.ConfigOpts) -> None:

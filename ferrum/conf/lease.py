@@ -66,3 +66,8 @@ opts: list[cfg.Opt] = [
 
 def register_opts(conf: cfg.ConfigOpts) -> None:
     conf.register_opts(opts, group=GROUP)
+
+
+def list_opts() -> dict[str, list[cfg.Opt]]:
+    """The group's options for the sample file (:mod:`ferrum.conf.opts`)."""
+    return {GROUP: opts}

@@ -51,6 +51,11 @@ def register_opts(conf: cfg.ConfigOpts) -> None:
     conf.register_opts(opts, group=GROUP)
 
 
+def list_opts() -> dict[str, list[cfg.Opt]]:
+    """The group's options for the sample file (:mod:`ferrum.conf.opts`)."""
+    return {GROUP: opts}
+
+
 def scraper_networks(conf: cfg.ConfigOpts) -> list[
         ipaddress.IPv4Network | ipaddress.IPv6Network]:
     """``allowed_scrapers`` parsed.

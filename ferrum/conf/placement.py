@@ -84,7 +84,7 @@ def register_opts(conf: cfg.ConfigOpts) -> None:
     conf.register_opts(_adapter_opts(), group=GROUP)
 
 
-def list_opts() -> list[cfg.Opt]:
+def list_opts() -> dict[str, list[cfg.Opt]]:
     """Every option of the group, for the sample file: ferrum's, then
     keystoneauth's session, auth and adapter options, with the options of
     the two auth plugins most sites use (admin_token for a Placement
@@ -99,7 +99,7 @@ def list_opts() -> list[cfg.Opt]:
         if opt.dest not in seen:
             seen.add(opt.dest)
             result.append(opt)
-    return result
+    return {GROUP: result}
 
 
 def enabled(conf: cfg.ConfigOpts) -> bool:

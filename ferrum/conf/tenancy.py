@@ -26,3 +26,9 @@ def register_opts(conf: cfg.ConfigOpts) -> None:
     ks_loading.register_auth_conf_options(conf, KEYSTONE_GROUP)
     # Ironic's defaults: policy.yaml, and only the secure-RBAC rules.
     policy_opts.set_defaults(conf, POLICY_FILE, enforce_new_defaults=True)
+
+
+def list_opts() -> dict[str, list[cfg.Opt]]:
+    """None: the sample file lists these groups under their libraries'
+    namespaces (``keystonemiddleware.auth_token``, ``oslo.policy``)."""
+    return {}
