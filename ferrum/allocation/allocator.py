@@ -32,13 +32,11 @@ from typing import Any
 from oslo_db import exception as db_exc
 
 from ferrum.allocation import candidates as candidates_mod
-from ferrum.allocation import placement_backend
 from ferrum.common import exception
 from ferrum.common import plural
 from ferrum.conductor import context as context_mod
 from ferrum.objects import allocation as allocation_obj
 from ferrum.objects import node as node_obj
-from ferrum.placement import client as client_mod
 
 LOG = logging.getLogger(__name__)
 
@@ -154,15 +152,10 @@ def _first_tries_in_placement(ctx: context_mod.ConductorContext,
             if _claim(ctx, allocation, requirements, candidate):
                 _log_success(allocation)
                 return True
-    except client_mod.PlacementUnavailable as exc:
-        placement_backend.fail(ctx, allocation, exc)
-        return True
     except exception.AllocationGone:
         return True
-    except placement_backend.ConsumerExists as exc:
-        LOG.error('Allocation %(alloc)s failed: %(error)s',
-                  {'alloc': allocation.uuid, 'error': exc})
-        allocation.mark_failed(ctx.conductor_id, str(exc))
+    except exception.AllocationFailed as exc:
+        _fail(ctx, allocation, exc)
         return True
     except Exception as exc:
         # The worker's run handles every failure (and a database outage).
@@ -214,8 +207,12 @@ def resume(ctx: context_mod.ConductorContext, allocation_id: int) -> None:
         return
     if allocation.state != allocation_obj.ALLOCATING:
         return
-    if ctx.allocations.forget_unrecorded(ctx, allocation):
-        do_allocate(ctx, allocation)
+    try:
+        ctx.allocations.forget_unrecorded(ctx, allocation)
+    except exception.AllocationFailed as exc:
+        _fail(ctx, allocation, exc)
+        return
+    do_allocate(ctx, allocation)
 
 
 def do_allocate(ctx: context_mod.ConductorContext,
@@ -247,11 +244,9 @@ def _do_allocate(ctx: context_mod.ConductorContext,
         return
     except exception.DatabaseUnavailable:
         raise
-    except client_mod.PlacementUnavailable as exc:
-        placement_backend.fail(ctx, allocation, exc)
+    except exception.AllocationFailed as exc:
+        _fail(ctx, allocation, exc)
         return
-    except placement_backend.ConsumerExists as exc:
-        error = str(exc)
     except Exception as exc:
         LOG.exception('Allocation %s failed unexpectedly', allocation.uuid)
         error = 'Unexpected error during allocation: %s' % exc
@@ -261,6 +256,20 @@ def _do_allocate(ctx: context_mod.ConductorContext,
     LOG.error('Allocation %(alloc)s failed: %(error)s',
               {'alloc': allocation.uuid, 'error': error})
     allocation.mark_failed(ctx.conductor_id, error)
+
+
+def _fail(ctx: context_mod.ConductorContext,
+          allocation: allocation_obj.Allocation,
+          exc: exception.AllocationFailed) -> None:
+    """Fail ``allocation`` for what its backend raised; a claim that may
+    have been made is queued for release in the same transaction."""
+    error = str(exc.kwargs.get('reason', exc))
+    LOG.error('Allocation %(alloc)s failed: %(error)s',
+              {'alloc': allocation.uuid, 'error': error})
+    with ctx.db.writer():
+        allocation.mark_failed(ctx.conductor_id, error)
+        if isinstance(exc, exception.ClaimUncertain):
+            ctx.allocations.queue_release(ctx, [allocation.id])
 
 
 def _allocate(ctx: context_mod.ConductorContext,
@@ -284,7 +293,7 @@ def _allocate(ctx: context_mod.ConductorContext,
             if not found and len(sampled) < SAMPLE_SIZE:
                 return 'No node matches this allocation: %s%s.' % (
                     candidates_mod.explain(conn, requirements),
-                    placement_backend.refused_note(len(refused)))
+                    ctx.allocations.refused_note(len(refused)))
         locked = 0
         for candidate in found:
             if _claim(ctx, allocation, requirements, candidate, refused):
@@ -298,11 +307,11 @@ def _allocate(ctx: context_mod.ConductorContext,
                         'again later%s.' % (
                             plural.count(len(found), 'suitable node'),
                             plural.count(attempts, 'attempt'),
-                            placement_backend.refused_note(len(refused))))
+                            ctx.allocations.refused_note(len(refused))))
             ctx.sleep(conf.node_locked_retry_interval)
     return ('Could not reserve a node: other allocations took every '
             'suitable node found in %d passes; try again%s.' % (
-                _MAX_PASSES, placement_backend.refused_note(len(refused))))
+                _MAX_PASSES, ctx.allocations.refused_note(len(refused))))
 
 
 def _is_locked(ctx: context_mod.ConductorContext, node_id: int) -> int:

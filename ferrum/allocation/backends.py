@@ -9,9 +9,9 @@ an implementation once at start-up with :func:`choose`, from
 
 - :class:`DatabaseBackend`: ferrum's database is the only claim, so there
   is nothing to claim, release or repair anywhere else.
-- :class:`PlacementBackend`: each allocation is also a Placement consumer
-  holding its node's unit, claimed there first
-  (:mod:`ferrum.allocation.placement_backend` says how).
+- ``PlacementBackend``, in :mod:`ferrum.allocation.placement_backend`:
+  each allocation is also a Placement consumer holding its node's unit,
+  claimed there first (its module says how).
 """
 
 from collections.abc import Callable, Collection
@@ -42,8 +42,8 @@ class DatabaseBackend(context_mod.AllocationBackend):
         return Claim.CLAIMED if reserve() else Claim.TAKEN
 
     def forget_unrecorded(self, ctx: Context,
-                          allocation: allocation_obj.Allocation) -> bool:
-        return True  # a claim not in the database was never made
+                          allocation: allocation_obj.Allocation) -> None:
+        pass  # a claim not in the database was never made
 
     def claim_active(self, ctx: Context,
                      allocation: allocation_obj.Allocation,
@@ -58,39 +58,8 @@ class DatabaseBackend(context_mod.AllocationBackend):
                  allocation_uuids: Collection[str]) -> None:
         pass
 
-
-class PlacementBackend(context_mod.AllocationBackend):
-    """``[allocation] backend = placement``: Placement first, then the
-    database (see :mod:`ferrum.allocation.placement_backend`)."""
-
-    in_placement = True
-
-    def claim(self, ctx: Context, allocation: allocation_obj.Allocation,
-              node_uuid: str, reserve: Callable[[], bool]) -> Claim:
-        return Claim(placement_backend.claim(ctx, allocation, node_uuid,
-                                             reserve))
-
-    def forget_unrecorded(self, ctx: Context,
-                          allocation: allocation_obj.Allocation) -> bool:
-        try:
-            placement_backend.forget(ctx, allocation.uuid)
-        except client_mod.PlacementUnavailable as exc:
-            placement_backend.fail(ctx, allocation, exc)
-            return False
-        return True
-
-    def claim_active(self, ctx: Context,
-                     allocation: allocation_obj.Allocation,
-                     node_uuid: str) -> None:
-        placement_backend.backfill_claim(ctx, allocation, node_uuid)
-
-    def queue_release(self, ctx: Context,
-                      allocation_ids: Collection[int]) -> None:
-        placement_backend.queue_release(ctx, list(allocation_ids))
-
-    def released(self, ctx: Context,
-                 allocation_uuids: Collection[str]) -> None:
-        placement_backend.released(ctx, list(allocation_uuids))
+    def refused_note(self, refused: int) -> str:
+        return ''  # nothing but the database refuses a node
 
 
 def choose(conf: cfg.ConfigOpts,
@@ -111,4 +80,4 @@ def choose(conf: cfg.ConfigOpts,
     # Deleting an allocation queues its consumer's release in the same
     # transaction from now on.
     consumers.install(db)
-    return PlacementBackend()
+    return placement_backend.PlacementBackend()

@@ -3,8 +3,13 @@
 OpenStack Placement, so that nova, Blazar or another ferrum sharing the
 nodes never hand out a node ferrum gave away, nor ferrum theirs.
 
-On with ``[allocation] backend = placement``
-(:class:`ferrum.allocation.backends.PlacementBackend` calls it).
+On with ``[allocation] backend = placement``: :class:`PlacementBackend`,
+the :class:`ferrum.conductor.context.AllocationBackend` that
+:func:`ferrum.allocation.backends.choose` picks for it. Its failures reach
+the allocator as the interface's exceptions only: an outage as
+:class:`~ferrum.common.exception.ClaimUncertain` (the allocation fails
+and its consumer's release is queued with the failure), a uuid another
+consumer has as :class:`~ferrum.common.exception.AllocationFailed`.
 
 The claim. The allocation process picks candidates with ferrum's own
 filters (:mod:`ferrum.allocation.candidates`: fast, and they explain a
@@ -38,7 +43,7 @@ Placement is away, claims fail and releases are queued without a call
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 
 from ferrum.common import exception
 from ferrum.conductor import context as context_mod
@@ -49,14 +54,8 @@ from ferrum.placement import reservations
 from ferrum.placement import service
 
 LOG = logging.getLogger(__name__)
-
-#: What a claim of one candidate came to.
-CLAIMED = 'claimed'
-#: Placement refused the node: counted in last_error.
-REFUSED = 'refused'
-#: Placement agreed but ferrum's database did not (someone took or locked
-#: the node meanwhile): the claim was removed.
-TAKEN = 'taken'
+Claim = context_mod.Claim
+Context = context_mod.ConductorContext
 
 
 def _placement(ctx: context_mod.ConductorContext) -> service.PlacementService:
@@ -112,23 +111,22 @@ def place(ctx: context_mod.ConductorContext, consumer: str, node_uuid: str,
     return True
 
 
-def claim(ctx: context_mod.ConductorContext,
-          allocation: allocation_obj.Allocation, node_uuid: str,
-          reserve: Callable[[], bool]) -> str:
+def _claim(ctx: context_mod.ConductorContext,
+           allocation: allocation_obj.Allocation, node_uuid: str,
+           reserve: Callable[[], bool]) -> Claim:
     """Placement first, then ``reserve()`` (ferrum's database claim).
 
-    :returns: :data:`CLAIMED`, :data:`REFUSED` or :data:`TAKEN`.
-    :raises PlacementUnavailable: Placement is away (the caller fails the
-        allocation, which queues the release of anything claimed).
+    :raises PlacementUnavailable: Placement is away.
+    :raises ConsumerExists: see :func:`place`.
     :raises AllocationGone: as ``reserve`` does; the claim was removed,
         unless another conductor took the allocation over meanwhile.
     """
     if not place(ctx, allocation.uuid, node_uuid, allocation.resource_class,
                  allocation.owner):
-        return REFUSED
+        return Claim.REFUSED
     try:
         if reserve():
-            return CLAIMED
+            return Claim.CLAIMED
     except exception.AllocationGone:
         if not _taken_over(ctx, allocation.id):
             _forget_or_queue(ctx, allocation.uuid)
@@ -137,7 +135,7 @@ def claim(ctx: context_mod.ConductorContext,
         _forget_or_queue(ctx, allocation.uuid)
         raise
     forget(ctx, allocation.uuid)
-    return TAKEN
+    return Claim.TAKEN
 
 
 def _forget_or_queue(ctx: context_mod.ConductorContext,
@@ -185,30 +183,15 @@ def outage_error(exc: Exception) -> str:
             'again once Placement answers.' % exc)
 
 
-def fail(ctx: context_mod.ConductorContext,
-         allocation: allocation_obj.Allocation, exc: Exception) -> None:
-    """Fail ``allocation`` for an outage and queue its consumer's release
-    in the same transaction (a claim may have reached Placement before
-    its answer was lost)."""
-    error = outage_error(exc)
-    LOG.error('Allocation %(alloc)s failed: %(error)s',
-              {'alloc': allocation.uuid, 'error': error})
+def _uncertain(ctx: context_mod.ConductorContext,
+               exc: Exception) -> exception.ClaimUncertain:
+    """An outage during a claim, as the interface's exception (and told to
+    the sync thread, so that later claims fail at once)."""
     _placement(ctx).failed(exc)
-    with ctx.db.writer():
-        allocation.mark_failed(ctx.conductor_id, error)
-        consumers.record(ctx.db, [allocation.uuid])
+    return exception.ClaimUncertain(reason=outage_error(exc))
 
 
-def queue_release(ctx: context_mod.ConductorContext,
-                  allocation_ids: list[int]) -> None:
-    """Queue the release of these allocations' consumers (joining the
-    caller's transaction)."""
-    consumers.record(ctx.db, allocation_obj.uuids_by_id(
-        ctx.db, allocation_ids).values())
-
-
-def refused_note(count: int) -> str:
-    """The part of last_error about nodes Placement refused."""
+def _refused_note(count: int) -> str:
     if not count:
         return ''
     one = count == 1
@@ -217,14 +200,6 @@ def refused_note(count: int) -> str:
                 count, '' if one else 's', 'it' if one else 'them',
                 'it is' if one else 'they are',
                 'it is' if one else 'they are'))
-
-
-def released(ctx: context_mod.ConductorContext,
-             allocation_uuids: list[str]) -> None:
-    """Release the consumers of allocations just deleted (their release
-    rows were written with the deletion); Placement away leaves them to
-    the sync worker."""
-    _placement(ctx).release_now(allocation_uuids)
 
 
 def backfill_claim(ctx: context_mod.ConductorContext,
@@ -266,3 +241,45 @@ def backfill_claim(ctx: context_mod.ConductorContext,
         reason = ('the claim of node %s in Placement failed unexpectedly: '
                   '%s' % (node_uuid, exc))
     raise exception.AllocationFailed(reason=reason)
+
+
+class PlacementBackend(context_mod.AllocationBackend):
+    """``[allocation] backend = placement``: Placement first, then the
+    database (see the module docstring)."""
+
+    in_placement = True
+
+    def claim(self, ctx: Context, allocation: allocation_obj.Allocation,
+              node_uuid: str, reserve: Callable[[], bool]) -> Claim:
+        try:
+            return _claim(ctx, allocation, node_uuid, reserve)
+        except client_mod.PlacementUnavailable as exc:
+            raise _uncertain(ctx, exc) from exc
+        except ConsumerExists as exc:
+            raise exception.AllocationFailed(reason=str(exc)) from exc
+
+    def forget_unrecorded(self, ctx: Context,
+                          allocation: allocation_obj.Allocation) -> None:
+        try:
+            forget(ctx, allocation.uuid)
+        except client_mod.PlacementUnavailable as exc:
+            raise _uncertain(ctx, exc) from exc
+
+    def claim_active(self, ctx: Context,
+                     allocation: allocation_obj.Allocation,
+                     node_uuid: str) -> None:
+        backfill_claim(ctx, allocation, node_uuid)
+
+    def queue_release(self, ctx: Context,
+                      allocation_ids: Collection[int]) -> None:
+        consumers.record(ctx.db, allocation_obj.uuids_by_id(
+            ctx.db, list(allocation_ids)).values())
+
+    def released(self, ctx: Context,
+                 allocation_uuids: Collection[str]) -> None:
+        # Their release rows were written with the deletion; Placement
+        # away leaves them to the sync worker.
+        _placement(ctx).release_now(list(allocation_uuids))
+
+    def refused_note(self, refused: int) -> str:
+        return _refused_note(refused)

@@ -81,6 +81,13 @@ class AllocationFailed(Invalid):
     msg_fmt = 'Allocation failed: %(reason)s'
 
 
+class ClaimUncertain(AllocationFailed):
+    """The allocation backend could not tell whether its claim was made
+    (its fence was unreachable, and a claim may have landed before the
+    answer was lost): the allocation fails, and its claim's release is
+    queued in the same transaction."""
+
+
 class InvalidCleanSteps(Invalid):
     msg_fmt = 'Invalid clean steps for node %(node)s: %(reason)s'
 

@@ -92,17 +92,22 @@ class AllocationBackend(Protocol):
         once, and whose False means :attr:`Claim.TAKEN`.
 
         :raises AllocationGone: as ``reserve`` does.
-        :raises PlacementUnavailable: the remote fence is away (the caller
-            fails the allocation, see
-            :func:`ferrum.allocation.placement_backend.fail`).
+        :raises ClaimUncertain: the remote fence is away; a claim may have
+            been made (the caller fails the allocation and queues its
+            release in the same transaction).
+        :raises AllocationFailed: the allocation cannot be claimed at all
+            (its uuid is taken in the fence); the caller fails it.
         """
 
     def forget_unrecorded(self, ctx: 'ConductorContext',
-                          allocation: allocation_obj.Allocation) -> bool:
+                          allocation: allocation_obj.Allocation) -> None:
         """Before an ``allocating`` row is run again (a restart, a take
         over): remove a claim a previous run made but never recorded in
-        the database. False when that could not be done and the
-        allocation was failed instead."""
+        the database.
+
+        :raises ClaimUncertain: that could not be done; the caller fails
+            the allocation as for a claim.
+        """
 
     def claim_active(self, ctx: 'ConductorContext',
                      allocation: allocation_obj.Allocation,
@@ -125,6 +130,11 @@ class AllocationBackend(Protocol):
         """Release the claims of allocations just deleted, once their
         transaction committed; what cannot be released now stays queued
         and is released later."""
+
+    def refused_note(self, refused: int) -> str:
+        """What to add to a failed allocation's ``last_error`` about the
+        ``refused`` nodes :meth:`claim` answered :attr:`Claim.REFUSED` for
+        ('' for none)."""
 
 
 @dataclasses.dataclass(frozen=True)

@@ -187,8 +187,8 @@ def test_a_stale_conductor_leaves_the_new_owner_s_claim(backend, db,
         raise exception.AllocationGone(allocation=row.uuid)
 
     with pytest.raises(exception.AllocationGone):
-        placement_backend.claim(stale_ctx, row, first.uuid,
-                                reserve_after_take_over)
+        placement_backend.PlacementBackend().claim(
+            stale_ctx, row, first.uuid, reserve_after_take_over)
     row = allocation_obj.Allocation.get(db, row.id)
     assert row.state == 'active', row.last_error
     assert row.node_uuid == second.uuid

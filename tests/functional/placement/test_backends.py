@@ -6,6 +6,7 @@ is configured, whatever the backend."""
 import sqlalchemy as sa
 
 from ferrum.allocation import backends
+from ferrum.allocation import placement_backend
 from ferrum.placement import consumers
 from tests.functional.placement.scenario import consumer_body
 from tests.functional.placement.scenario import nodes
@@ -35,7 +36,7 @@ def test_the_database_backend_claims_nothing_in_placement(synced, db,
 
 def test_the_placement_backend_shares_the_sync_threads_outage(backend):
     ctx = backend.ctx
-    assert isinstance(ctx.allocations, backends.PlacementBackend)
+    assert isinstance(ctx.allocations, placement_backend.PlacementBackend)
     assert ctx.placement is not None and ctx.placement.claims_allocations
     # One outage state, given to both at construction: claims fail fast
     # from the moment the sync thread finds Placement away.
