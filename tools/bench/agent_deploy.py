@@ -88,6 +88,10 @@ def agent_seconds(log: str, since: float,
     return total
 
 
+#: Seconds a deploy of every node may take: far more than one needs.
+DEADLINE = 180
+
+
 def _when(entry: dict[str, Any]) -> float:
     return datetime.datetime.fromisoformat(entry['created_at']).timestamp()
 
@@ -130,7 +134,7 @@ def _deploy_all(ferrum: Ferrum, machines: list[Any], made: Any,
         requested[node['uuid']] = time.monotonic()
         ferrum.provision(node['uuid'], 'active')
     took: dict[str, float] = {}
-    deadline = time.monotonic() + 600
+    deadline = time.monotonic() + DEADLINE
     while len(took) < len(machines) and time.monotonic() < deadline:
         for _box, node in machines:
             uuid = node['uuid']
@@ -142,6 +146,13 @@ def _deploy_all(ferrum: Ferrum, machines: list[Any], made: Any,
             elif state['provision_state'] == 'deploy failed':
                 raise SystemExit('node %s: %s' % (uuid, state['last_error']))
         time.sleep(0.02)
+    stuck = [(box, node) for box, node in machines if node['uuid'] not in took]
+    if stuck:
+        raise SystemExit('\n'.join(
+            'node %s still %s after %d s; its agent log ends:\n%s' % (
+                node['uuid'], ferrum.node(node['uuid'])['provision_state'],
+                DEADLINE, box.agent_log()[-3000:])
+            for box, node in stuck))
     agent = {node['uuid']: agent_seconds(box.agent_log(), since)
              for box, node in machines}
     phases = {}
