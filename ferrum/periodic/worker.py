@@ -12,6 +12,7 @@ import threading
 import time
 import types
 from collections.abc import Callable, Iterable
+from concurrent import futures
 from typing import Any
 
 import futurist
@@ -69,11 +70,16 @@ def _callable_for(obj: object, name: str, ctx: decorators.Conductor,
 def build_worker(ctx: decorators.Conductor,
                  objects: Iterable[object],
                  now_func: Callable[[], float] | None = None,
-                 cond_cls: type[threading.Condition] | None = None
+                 cond_cls: type[threading.Condition] | None = None,
+                 executor: Callable[[], futures.Executor] | None = None
                  ) -> periodics.PeriodicWorker:
     """A futurist ``PeriodicWorker`` over the enabled periodic tasks.
 
-    ``now_func`` and ``cond_cls`` let tests drive time without sleeping.
+    ``now_func`` and ``cond_cls`` let tests drive time without sleeping;
+    ``executor`` (a factory) replaces the pool of ``[conductor]
+    periodic_max_workers`` threads, e.g. with futurist's
+    ``SynchronousExecutor`` for a test whose clock only moves while the
+    worker waits.
     """
     callables: list[tuple[Callable[..., Any], tuple[Any, ...],
                           dict[str, Any]]] = []
@@ -95,8 +101,8 @@ def build_worker(ctx: decorators.Conductor,
         kwargs['cond_cls'] = cond_cls
     return periodics.PeriodicWorker(
         callables,
-        executor_factory=lambda: futurist.ThreadPoolExecutor(
-            max_workers=max_workers),
+        executor_factory=executor or (lambda: futurist.ThreadPoolExecutor(
+            max_workers=max_workers)),
         on_failure=_log_failure, **kwargs)
 
 

@@ -3,6 +3,7 @@
 
 import threading
 
+import futurist
 import pytest
 
 from ferrum.common import exception
@@ -74,8 +75,12 @@ def test_worker_runs_on_schedule_skips_disabled_and_survives_failure(conf):
     conf.set_override('heartbeat_timeout', 60, 'conductor')
     clock = FakeClock()
     tasks = Tasks()
+    # Tasks run on the worker's own thread: the fake clock moves only while
+    # the worker waits, never while a task is still running on a pool
+    # thread, so the counts below hold however loaded the machine is.
     periodic = worker.build_worker(Ctx(conf, clock), [tasks],
-                                   now_func=clock, cond_cls=clock.Condition)
+                                   now_func=clock, cond_cls=clock.Condition,
+                                   executor=futurist.SynchronousExecutor)
     thread = threading.Thread(target=periodic.start, daemon=True)
     thread.start()
     try:
