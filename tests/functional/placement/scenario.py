@@ -12,6 +12,7 @@ import sqlalchemy as sa
 
 from ferrum.api import app as api_app
 from ferrum.api import services
+from ferrum.objects import allocation as allocation_obj
 from ferrum.objects import conductor as conductor_obj
 from ferrum.objects import lease as lease_obj
 from ferrum.objects import node as node_obj
@@ -144,6 +145,16 @@ def nodes(db, count, timeout=10.0, **values):
             for _ in range(count)]
     converged(db, timeout)
     return made
+
+
+def finished(db, allocation, timeout=60.0):
+    """``allocation`` once it is no longer ``allocating``: the create call
+    answers after ``[conductor] allocation_wait_timeout`` (1 s) even when
+    a loaded machine needs longer for every try, and clients then poll."""
+    return wait_for(
+        lambda: (lambda row: row if row.state != 'allocating' else None)(
+            allocation_obj.Allocation.get(db, allocation.id)),
+        timeout, what='allocation %s to finish' % allocation.uuid)
 
 
 def dead_conductor(db, host):

@@ -22,6 +22,7 @@ from tests.functional.placement.scenario import change_inventory
 from tests.functional.placement.scenario import consumer_body
 from tests.functional.placement.scenario import converged
 from tests.functional.placement.scenario import dead_conductor
+from tests.functional.placement.scenario import finished
 from tests.functional.placement.scenario import foreign_claim
 from tests.functional.placement.scenario import holders
 from tests.functional.placement.scenario import no_drift
@@ -306,9 +307,9 @@ def test_a_candidate_missing_in_placement_does_not_spoil_the_next(
     *gone, free = nodes(db, 6)
     for node in gone:
         pclient.delete('/resource_providers/%s' % node.uuid)
-    allocation = backend.manager.create_allocation(
+    allocation = finished(db, backend.manager.create_allocation(
         {'resource_class': 'bm',
-         'candidate_nodes': [node.uuid for node in [*gone, free]]}, [])
+         'candidate_nodes': [node.uuid for node in [*gone, free]]}, []))
     assert allocation.state == 'active', allocation.last_error
     assert allocation.node_uuid == free.uuid
     assert 'Placement refused' not in (allocation.last_error or '')
