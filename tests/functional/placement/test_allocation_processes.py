@@ -84,6 +84,11 @@ def test_no_node_is_held_by_ferrum_and_a_foreign_consumer(gbackend, db,
     for thread in threads:
         thread.join(120)
     stop.set()
+    # Every claimer stopped before Placement is read: a thread still in a
+    # PUT when the snapshot was taken would hold a node it does not show.
+    for thread in threads:
+        thread.join(60)
+        assert not thread.is_alive()
     assert nova_errors == []
     assert nova_held and made, 'both sides should have won some nodes'
     # Placement's side: one consumer per node, every node taken.
