@@ -191,17 +191,6 @@ def _uncertain(ctx: context_mod.ConductorContext,
     return exception.ClaimUncertain(reason=outage_error(exc))
 
 
-def _refused_note(count: int) -> str:
-    if not count:
-        return ''
-    one = count == 1
-    return ('; Placement refused %d node%s (another consumer holds %s, '
-            '%s reserved there, or %s not synced there yet)' % (
-                count, '' if one else 's', 'it' if one else 'them',
-                'it is' if one else 'they are',
-                'it is' if one else 'they are'))
-
-
 def backfill_claim(ctx: context_mod.ConductorContext,
                    allocation: allocation_obj.Allocation,
                    node_uuid: str) -> None:
@@ -282,4 +271,11 @@ class PlacementBackend(context_mod.AllocationBackend):
         _placement(ctx).release_now(list(allocation_uuids))
 
     def refused_note(self, refused: int) -> str:
-        return _refused_note(refused)
+        if not refused:
+            return ''
+        one = refused == 1
+        return ('; Placement refused %d node%s (another consumer holds %s, '
+                '%s reserved there, or %s not synced there yet)' % (
+                    refused, '' if one else 's', 'it' if one else 'them',
+                    'it is' if one else 'they are',
+                    'it is' if one else 'they are'))
