@@ -13,9 +13,7 @@ import flask
 from oslo_config import cfg
 
 from ferrum.conductor import rpcapi
-from ferrum.conf import placement as placement_conf
 from ferrum.db import api as db_api
-from ferrum.placement import client as client_mod
 from ferrum.rpc import registry as registry_mod
 
 
@@ -42,24 +40,3 @@ def rpc() -> rpcapi.ConductorAPI:
 def registry() -> registry_mod.ConductorRegistry:
     return cast(registry_mod.ConductorRegistry,
                 flask.current_app.config['FERRUM_REGISTRY'])
-
-
-#: Seconds the API waits for Placement: its calls are a courtesy (the
-#: conductors redo them), and a hung Placement must not hang a request.
-PLACEMENT_TIMEOUT = 5.0
-
-
-def placement() -> client_mod.PlacementClient | None:
-    """The API's Placement client; None when ``[placement]`` is not set.
-
-    :raises ConfigInvalid: ``[placement]`` is wrong (the conductors
-        refuse to start with it too).
-    """
-    app = flask.current_app
-    if not placement_conf.enabled(conf()):
-        return None
-    client = app.config.get('FERRUM_PLACEMENT')
-    if client is None:
-        client = app.config['FERRUM_PLACEMENT'] = (
-            client_mod.PlacementClient(conf(), timeout=PLACEMENT_TIMEOUT))
-    return cast(client_mod.PlacementClient, client)

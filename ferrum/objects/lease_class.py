@@ -52,6 +52,9 @@ class ClassedLease(NamedTuple):
     status: str
     project: str
     placement_class: bool
+    #: The class was created (and the lease shows it); before that, a
+    #: pending lease waits for the engine's sweep, which is not drift.
+    class_created: bool
 
 
 def classed_or_named(db: db_api.Database, uuids: Collection[str]
@@ -60,7 +63,8 @@ def classed_or_named(db: db_api.Database, uuids: Collection[str]
     with db.reader() as conn:
         rows = conn.execute(sa.select(
             _TABLE.c.id, _TABLE.c.uuid, _TABLE.c.status,
-            _TABLE.c.project, _TABLE.c.placement_class).where(sa.or_(
+            _TABLE.c.project, _TABLE.c.placement_class,
+            _TABLE.c.class_created).where(sa.or_(
                 _TABLE.c.placement_class.is_(True),
                 _TABLE.c.uuid.in_(sa.bindparam('b_uuids', expanding=True)))),
             {'b_uuids': sorted(uuids)})

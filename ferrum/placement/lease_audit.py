@@ -167,6 +167,8 @@ def _classes(leases: dict[str, lease_class.ClassedLease],
                               'longer has' % (lease.status,
                                               reservations.class_name(uuid)),
                               lease_uuid=uuid)
+        elif lease.status == statuses.PENDING and not lease.class_created:
+            continue  # booked since the engine's last sweep, which makes it
         elif lease.status in _CLASSED:
             yield audit.Drift(None, CLASS_MISSING, 'lease is %s and its '
                               'class %s is missing' % (

@@ -10,7 +10,6 @@ on the objects directly; the conductors' lease engine
 """
 
 import datetime
-import logging
 import uuid as uuidlib
 from typing import Any
 
@@ -27,16 +26,13 @@ from ferrum.api.views import lease as lease_view
 from ferrum.common import exception
 from ferrum.common import lease_statuses as statuses
 from ferrum.common import plural
+from ferrum.conf import placement as placement_conf
 from ferrum.leases import selection
 from ferrum.leases import windows
 from ferrum.objects import allocation as allocation_obj
 from ferrum.objects import base
 from ferrum.objects import lease as lease_obj
 from ferrum.objects import lease_booking
-from ferrum.placement import client as client_mod
-from ferrum.placement import reservations
-
-LOG = logging.getLogger(__name__)
 
 _SORT_COLUMNS = {'id': 'id', 'uuid': 'uuid', 'name': 'name',
                  'project': 'project', 'status': 'status',
@@ -243,34 +239,18 @@ def create_lease() -> flask.Response:
             conn, selection.Ask.of(lease, lease.start_at, free_now),
             lease.count)
 
-    client = services.placement()
-    values['placement_class'] = client is not None
+    # The conductors create the class (the engine's sweep, within one
+    # [lease] check_interval): the request path calls no other service,
+    # so a slow Placement cannot slow a booking.
+    values['placement_class'] = placement_conf.enabled(conf)
     try:
         lease = lease_obj.Lease.create(services.db(), values, pick)
     except db_exc.DBDuplicateEntry:
         raise exception.LeaseConflict(
             reason='A lease with uuid %s already exists; choose another.'
                    % values.get('uuid')) from None
-    if client is not None:
-        _create_class(client, lease)
     return listing.created('leases', lease.uuid,
                            lease_view.render(lease, lease_view.FIELDS))
-
-
-def _create_class(client: client_mod.PlacementClient,
-                  lease: lease_obj.Lease) -> None:
-    """Create the lease's reservation class now, so that a flavor can
-    name it before the start; if Placement is away, the lease's start
-    creates it (the lease is booked either way)."""
-    try:
-        reservations.ensure_class(client, lease.uuid)
-        lease.class_was_created()
-    except (client_mod.PlacementUnavailable,
-            client_mod.PlacementRefused) as exc:
-        LOG.warning('Lease %(lease)s: its class %(class)s is created at its '
-                    'start instead: %(error)s', {
-                        'lease': lease.uuid, 'error': exc,
-                        'class': reservations.class_name(lease.uuid)})
 
 
 def patch_lease(lease_ident: str) -> dict[str, Any]:

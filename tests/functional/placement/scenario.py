@@ -180,12 +180,6 @@ def api_now(api):
         return services.clock()
 
 
-def api_placement(api):
-    """The API's own Placement client (not the conductor's)."""
-    with api.application.app_context():
-        return services.placement()
-
-
 def unreachable(method, url, body):
     """A ``PlacementClient`` observer: every request meets a refused
     connection, as the client reports it (nothing is sent)."""

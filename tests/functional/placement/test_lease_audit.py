@@ -9,6 +9,7 @@ import uuid
 import pytest
 
 from ferrum.leases import engine
+from ferrum.leases import placement as lease_placement
 from ferrum.objects import lease as lease_obj
 from ferrum.placement import audit
 from ferrum.placement import consumer_audit
@@ -144,9 +145,10 @@ def test_classes_missing_and_orphan_are_healed(backend, api, db, pclient,
     nodes(db, 2)
     pending = book(api, 1)
     over = book(api, 1)
+    lease_placement.create_classes(backend.ctx)  # the engine's sweep
     api.delete('/v1/leases/%s' % over)  # pending: cancelled at once
     assert lease_obj.Lease.get(db, over).status == 'cancelled'
-    # Deleted behind ferrum's back, or never created (Placement away).
+    # Deleted behind ferrum's back, after the sweep created it.
     pclient.delete('/resource_classes/%s' % reservations.class_name(pending))
     stranger = reservations.class_name(str(uuid.uuid4()))
     pclient.put('/resource_classes/%s' % stranger)
