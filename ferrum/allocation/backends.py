@@ -24,8 +24,8 @@ from ferrum.conf import allocation as allocation_conf
 from ferrum.conf import placement as placement_conf
 from ferrum.db import api as db_api
 from ferrum.objects import allocation as allocation_obj
-from ferrum.placement import client as client_mod
 from ferrum.placement import consumers
+from ferrum.placement import errors
 
 Claim = context_mod.Claim
 Context = context_mod.ConductorContext
@@ -72,7 +72,7 @@ def choose(conf: cfg.ConfigOpts,
     if not allocation_conf.through_placement(conf):
         return DatabaseBackend()
     if not placement_conf.enabled(conf):
-        raise client_mod.ConfigInvalid(reason=(
+        raise errors.ConfigInvalid(reason=(
             '[allocation] backend = placement claims every allocation in '
             'Placement, but [placement] auth_type is not set: configure '
             '[placement] (auth_type and its options), or set [allocation] '

@@ -48,9 +48,8 @@ from collections.abc import Callable, Collection
 from ferrum.common import exception
 from ferrum.conductor import context as context_mod
 from ferrum.objects import allocation as allocation_obj
-from ferrum.placement import client as client_mod
 from ferrum.placement import consumers
-from ferrum.placement import reservations
+from ferrum.placement import errors
 from ferrum.placement import service
 
 LOG = logging.getLogger(__name__)
@@ -63,15 +62,6 @@ def _placement(ctx: context_mod.ConductorContext) -> service.PlacementService:
         raise RuntimeError('the placement allocation backend is off')
     return ctx.placement
 
-
-class ConsumerExists(Exception):
-    """The allocation's uuid is already a consumer in Placement."""
-
-    def __init__(self, consumer: str, user: str | None) -> None:
-        super().__init__(
-            'uuid %s is already a consumer in Placement (user %s), maybe '
-            'another service\'s: no node was claimed for it. Create the '
-            'allocation with another uuid.' % (consumer, user))
 
 
 def _refused(node_uuid: str, consumer: str, exc: Exception) -> bool:
@@ -99,11 +89,11 @@ def place(ctx: context_mod.ConductorContext, consumer: str, node_uuid: str,
     try:
         consumers.claim(placement.pusher, consumer, node_uuid,
                         resource_class, owner)
-    except reservations.ConsumerTaken as exc:
+    except errors.ConsumerTaken as exc:
         # The user named is the consumer's, not the lease consumer's.
-        raise ConsumerExists(
+        raise errors.ConsumerExists(
             consumer, exc.user if exc.uuid == consumer else None) from exc
-    except (reservations.Busy, client_mod.PlacementRefused) as exc:
+    except (errors.Busy, errors.PlacementRefused) as exc:
         # Someone else holds the node's unit, or it is reserved; no
         # provider or no such class on it yet (the sync is behind); or
         # the consumers kept changing.
@@ -142,7 +132,7 @@ def _forget_or_queue(ctx: context_mod.ConductorContext,
                      consumer: str) -> None:
     try:
         forget(ctx, consumer)
-    except client_mod.PlacementUnavailable:
+    except errors.PlacementUnavailable:
         consumers.record(ctx.db, [consumer])
 
 
@@ -154,7 +144,7 @@ def _taken_over(ctx: context_mod.ConductorContext,
     consumer of that uuid may already be the new owner's claim (the new
     owner removed ours when it resumed the row), so it is left to the new
     owner. If our claim survived instead, the new owner's claim is
-    refused (ConsumerExists) and the allocation fails; its deletion, or
+    refused (errors.ConsumerExists) and the allocation fails; its deletion, or
     the audit (consumer-orphan), removes the claim.
     """
     try:
@@ -218,10 +208,10 @@ def backfill_claim(ctx: context_mod.ConductorContext,
             return
         reason = ('Placement refused to give node %s to its consumer '
                   '(another consumer holds it)' % node_uuid)
-    except client_mod.PlacementUnavailable as exc:
+    except errors.PlacementUnavailable as exc:
         placement.failed(exc)
         reason = outage_error(exc)
-    except ConsumerExists as exc:
+    except errors.ConsumerExists as exc:
         reason = str(exc)
     except Exception as exc:
         LOG.exception('Node %(node)s: the Placement claim of backfilled '
@@ -242,16 +232,16 @@ class PlacementBackend(context_mod.AllocationBackend):
               node_uuid: str, reserve: Callable[[], bool]) -> Claim:
         try:
             return _claim(ctx, allocation, node_uuid, reserve)
-        except client_mod.PlacementUnavailable as exc:
+        except errors.PlacementUnavailable as exc:
             raise _uncertain(ctx, exc) from exc
-        except ConsumerExists as exc:
+        except errors.ConsumerExists as exc:
             raise exception.AllocationFailed(reason=str(exc)) from exc
 
     def forget_unrecorded(self, ctx: Context,
                           allocation: allocation_obj.Allocation) -> None:
         try:
             forget(ctx, allocation.uuid)
-        except client_mod.PlacementUnavailable as exc:
+        except errors.PlacementUnavailable as exc:
             raise _uncertain(ctx, exc) from exc
 
     def claim_active(self, ctx: Context,

@@ -40,6 +40,7 @@ from ferrum.db import migration
 from ferrum.placement import audit
 from ferrum.placement import client as client_mod
 from ferrum.placement import consumer_audit
+from ferrum.placement import errors
 from ferrum.placement import lease_audit
 from ferrum.placement import status
 from ferrum.placement import sync
@@ -116,7 +117,7 @@ def _audit(conf: cfg.ConfigOpts, db: db_api.Database, heal: bool) -> int:
             for uuid, outcome in sorted(outcomes.items()):
                 print('%s healed: %s' % (uuid, outcome))
             found = _drift(pusher)
-    except client_mod.PlacementUnavailable as exc:
+    except errors.PlacementUnavailable as exc:
         print(str(exc), file=sys.stderr)
         return 2
     print('%s with drift' % plural.count(len(

@@ -30,6 +30,7 @@ from ferrum.objects import lease_booking
 from ferrum.objects import lease_class
 from ferrum.objects import lease_node
 from ferrum.placement import client as client_mod
+from ferrum.placement import errors
 from ferrum.placement import mapping
 from ferrum.placement import outbox
 from ferrum.placement import reservations
@@ -41,19 +42,10 @@ _TABLE = lease_obj.TABLE
 #: Classes deleted per run, at most.
 _SWEEP = 100
 
-Unavailable = client_mod.PlacementUnavailable
-Refused = client_mod.PlacementRefused
+Unavailable = errors.PlacementUnavailable
+Refused = errors.PlacementRefused
 
 
-class Undecided(client_mod.PlacementUnavailable):
-    """Placement refused the start without naming a node, and no node
-    looks held by another consumer (a provider not synced yet): the
-    start is tried again at the next run."""
-
-
-class Collision(Exception):
-    """The lease's uuid is another service's consumer: the start fails
-    (the lease cannot have a consumer of its own)."""
 
 
 def placement_of(ctx: context_mod.ConductorContext,
@@ -110,20 +102,20 @@ def claim_start(ctx: context_mod.ConductorContext, lease: lease_obj.Lease,
         reservations.claim_lease(placement.writer, lease.uuid, lease.project,
                                  ctx.conf.allocation.default_user, nodes)
         return []
-    except reservations.Busy as exc:
+    except errors.Busy as exc:
         # Placement names only the first node it refused: every node is
         # read, so that all the busy ones are substituted at once.
         named = exc.providers | _held_elsewhere(client, lease, nodes)
         if not named:
-            raise Undecided(reason='it refused the lease\'s claim (%s)'
-                            % exc) from exc
+            raise errors.Undecided(reason='it refused the lease\'s claim (%s)'
+                                   % exc) from exc
         LOG.warning('Lease %(lease)s: Placement refused its claim, nodes '
                     '%(nodes)s are held by other consumers or reserved '
                     'there', {'lease': lease.uuid,
                               'nodes': ', '.join(sorted(named))})
         return [row for row in rows if row.node_uuid in named]
-    except reservations.ConsumerTaken as exc:
-        raise Collision(
+    except errors.ConsumerTaken as exc:
+        raise errors.Collision(
             'The lease could not start: its uuid %s is already a consumer '
             'in Placement, another service\'s. Delete the lease and book '
             'again with another uuid.' % lease.uuid) from exc
@@ -131,8 +123,8 @@ def claim_start(ctx: context_mod.ConductorContext, lease: lease_obj.Lease,
         # A node's provider missing (not synced yet, or deleted behind
         # ferrum's back: the sync creates it again), or the consumer
         # kept changing: nothing was claimed, the next run tries again.
-        raise Undecided(reason='it refused the lease\'s claim (%s)'
-                        % exc) from exc
+        raise errors.Undecided(reason='it refused the lease\'s claim (%s)'
+                               % exc) from exc
 
 
 def claim_rounds(ctx: context_mod.ConductorContext, lease: lease_obj.Lease,
@@ -255,8 +247,8 @@ def hand_over(ctx: context_mod.ConductorContext,
             reservations.add_nodes(ctx.placement.writer, lease_uuid,
                                    rows[0].project,
                                    ctx.conf.allocation.default_user, nodes)
-        except (Unavailable, Refused, reservations.Busy,
-                reservations.ConsumerTaken) as exc:
+        except (Unavailable, Refused, errors.Busy,
+                errors.ConsumerTaken) as exc:
             LOG.warning('Lease %(lease)s: nodes %(nodes)s handed over to '
                         'it are not claimed in Placement (the audit reports '
                         'them): %(error)s', {

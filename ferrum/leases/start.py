@@ -27,6 +27,7 @@ from ferrum.objects import lease as lease_obj
 from ferrum.objects import lease_booking
 from ferrum.objects import lease_node
 from ferrum.objects import node as node_obj
+from ferrum.placement import errors
 
 LOG = logging.getLogger(__name__)
 #: Substitutes tried per busy node.
@@ -85,7 +86,7 @@ def start(ctx: context_mod.ConductorContext, lease: lease_obj.Lease,
             LOG.warning('Lease %(lease)s: start waits for Placement: '
                         '%(error)s', {'lease': lease.uuid, 'error': exc})
             return
-        except placement.Collision as exc:
+        except errors.Collision as exc:
             _fail(ctx, lease, [], policy, error=str(exc))
             return
     if busy:

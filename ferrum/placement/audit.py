@@ -23,6 +23,7 @@ from typing import Any, NamedTuple
 from ferrum.db import api as db_api
 from ferrum.objects import node as node_obj
 from ferrum.placement import client as client_mod
+from ferrum.placement import errors
 from ferrum.placement import mapping
 from ferrum.placement import records
 from ferrum.placement import sync
@@ -68,7 +69,7 @@ def drift(pusher: sync.Pusher, deep: bool = True) -> list[Drift]:
     providers = providers_res.listing(client)
     try:
         managed = providers_res.listing(client, required=mapping.MANAGED)
-    except client_mod.PlacementRefused:
+    except errors.PlacementRefused:
         # 400 "no such trait": nothing was ever marked, nothing is managed.
         managed = {}
     found: list[Drift] = []
@@ -104,7 +105,7 @@ def _deep(client: client_mod.PlacementClient, db: db_api.Database,
     _generation, inventories, traits = current
     try:
         sync.check_ours(uuid, traits, inventories)
-    except sync.Clash as exc:
+    except errors.Clash as exc:
         yield Drift(uuid, 'clash', str(exc), repairable=False)
         return
     if not mapping.same_inventories(inventories, provider.inventories):

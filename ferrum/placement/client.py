@@ -20,7 +20,8 @@ that one place decides what is an outage (unreachable, 5xx, refused
 credentials: :class:`PlacementUnavailable`), what is a conflict worth
 re-reading for (:class:`PlacementConflict` with Placement's error code)
 and what is a refusal to record against the node
-(:class:`PlacementRefused`).
+(:class:`PlacementRefused`); the classes are in
+:mod:`ferrum.placement.errors`.
 
 :attr:`PlacementClient.observers` is the one public seam on the wire:
 each is called with the method, URL and body of every request just
@@ -40,8 +41,8 @@ from keystoneauth1 import exceptions as ks_exc
 from keystoneauth1 import loading as ks_loading
 from oslo_config import cfg
 
-from ferrum.common import exception
 from ferrum.conf import placement as placement_conf
+from ferrum.placement import errors
 
 #: The microversion ferrum speaks: consumer generations (1.28) and
 #: everything before it (traits 1.6, idempotent PUT of classes 1.7,
@@ -63,34 +64,9 @@ INVENTORY_IN_USE = 'placement.inventory.inuse'
 PROVIDER_IN_USE = 'placement.resource_provider.inuse'
 
 
-class PlacementUnavailable(exception.TemporaryFailure):
-    msg_fmt = 'Placement is unavailable: %(reason)s'
 
 
-class PlacementTooOld(PlacementUnavailable):
-    """An outage to ferrum: nothing is synced until Placement is upgraded."""
 
-    msg_fmt = ('Placement at %(endpoint)s serves microversions up to '
-               '%(found)s; ferrum needs %(needed)s (consumer generations). '
-               'Upgrade Placement; until then nothing is synced.')
-
-
-class PlacementRefused(exception.Conflict):
-    msg_fmt = ('Placement refused %(method)s %(url)s with %(status)s '
-               '%(error_code)s: %(detail)s')
-
-    status: int
-    error_code: str
-
-
-class PlacementConflict(PlacementRefused):
-    """A 409; ``error_code`` is Placement's error code."""
-
-    error_code: str
-
-
-class ConfigInvalid(exception.Invalid):
-    msg_fmt = 'Invalid [placement] configuration: %(reason)s'
 
 
 def _check_endpoint(conf: cfg.ConfigOpts) -> None:
@@ -108,13 +84,14 @@ def _check_endpoint(conf: cfg.ConfigOpts) -> None:
             return None
 
     if not (group.endpoint_override or value('endpoint')):
-        raise ConfigInvalid(reason='auth_type %s has no service catalog: '
-                            'set [placement] endpoint_override (or, with '
-                            'admin_token, endpoint) to the Placement URL.'
-                            % group.auth_type)
+        raise errors.ConfigInvalid(
+            reason='auth_type %s has no service catalog: set [placement] '
+                   'endpoint_override (or, with admin_token, endpoint) to '
+                   'the Placement URL.' % group.auth_type)
     if group.auth_type == 'admin_token' and not value('token'):
-        raise ConfigInvalid(reason='auth_type admin_token needs [placement] '
-                            'token (with noauth2, "admin").')
+        raise errors.ConfigInvalid(
+            reason='auth_type admin_token needs [placement] token (with '
+                   'noauth2, "admin").')
 
 
 #: Called with (method, URL, body) before a request is sent.
@@ -151,16 +128,16 @@ class PlacementClient:
         except ks_exc.MissingRequiredOptions as exc:
             names = ', '.join('[placement] %s' % opt.dest
                               for opt in exc.options)
-            raise ConfigInvalid(reason='auth_type %s needs %s.' % (
+            raise errors.ConfigInvalid(reason='auth_type %s needs %s.' % (
                 conf.placement.auth_type, names)) from exc
         except ks_exc.NoMatchingPlugin as exc:
-            raise ConfigInvalid(
+            raise errors.ConfigInvalid(
                 reason='[placement] auth_type %s is not a keystoneauth '
                        'plugin (admin_token for a Placement running '
                        'noauth2, password for Keystone).'
                        % conf.placement.auth_type) from exc
         except (ks_exc.ClientException, ValueError) as exc:
-            raise ConfigInvalid(reason=str(exc)) from exc
+            raise errors.ConfigInvalid(reason=str(exc)) from exc
         _check_endpoint(conf)
         self._checked = False
         self._found: tuple[int, int] = NEEDED
@@ -191,8 +168,8 @@ class PlacementClient:
         found = max((str(v.get('max_version') or '1.0') for v in versions),
                     key=_version_tuple)
         if _version_tuple(found) < NEEDED:
-            raise PlacementTooOld(endpoint=self.endpoint(), found=found,
-                                  needed=VERSION)
+            raise errors.PlacementTooOld(endpoint=self.endpoint(), found=found,
+                                         needed=VERSION)
         self._found = _version_tuple(found)
         self._checked = True
         return VERSION
@@ -254,25 +231,27 @@ class PlacementClient:
         except ks_exc.ClientException as exc:
             # Connection refused or timed out, no endpoint in the catalog,
             # Keystone refusing the credentials: all outages to ferrum.
-            raise PlacementUnavailable(
+            raise errors.PlacementUnavailable(
                 reason='%s: %s' % (type(exc).__name__, exc)) from exc
         status = response.status_code
         if status == 404 and not_found_ok:
             return None
         if status == 403 and forbidden_is_refusal:
             code, detail = _error_of(response)
-            raise PlacementRefused(method=method, url=url, status=status,
-                                   error_code=code, detail=detail)
+            raise errors.PlacementRefused(
+                method=method, url=url, status=status, error_code=code,
+                detail=detail)
         if status in (401, 403):
-            raise PlacementUnavailable(
+            raise errors.PlacementUnavailable(
                 reason='%s %s was refused with %d: check [placement] '
                        'auth_type and its credentials' % (method, url, status))
         if status >= 500:
-            raise PlacementUnavailable(reason='%s %s answered %d' % (
+            raise errors.PlacementUnavailable(reason='%s %s answered %d' % (
                 method, url, status))
         if status >= 400:
             code, detail = _error_of(response)
-            cls = PlacementConflict if status == 409 else PlacementRefused
+            cls = (errors.PlacementConflict if status == 409
+                   else errors.PlacementRefused)
             raise cls(method=method, url=url, status=status, error_code=code,
                       detail=detail)
         if status == 204 or not response.content:

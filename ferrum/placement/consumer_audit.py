@@ -37,9 +37,8 @@ from ferrum.objects import lease_class
 from ferrum.objects import lease_node
 from ferrum.objects import node as node_obj
 from ferrum.placement import audit
-from ferrum.placement import client as client_mod
 from ferrum.placement import consumers
-from ferrum.placement import reservations
+from ferrum.placement import errors
 from ferrum.placement import sync
 from ferrum.placement.resources import consumers as resource_consumers
 from ferrum.placement.resources import providers
@@ -159,8 +158,8 @@ def _claim(pusher: sync.Pusher, consumer: str, node_uuid: str,
             consumers.claim(pusher, consumer, node_uuid,
                             mine.resource_class, mine.owner)
             return True
-        except (client_mod.PlacementRefused, reservations.Busy,
-                reservations.ConsumerTaken) as exc:
+        except (errors.PlacementRefused, errors.Busy,
+                errors.ConsumerTaken) as exc:
             refusal[:] = [str(exc)]
             return False
 
@@ -201,8 +200,8 @@ def claim_missing_unreserved(pusher: sync.Pusher) -> int:
         try:
             consumers.claim_alone(pusher, row.uuid, row.node_uuid,
                                   row.resource_class, row.owner)
-        except (client_mod.PlacementRefused,
-                reservations.ConsumerTaken) as exc:
+        except (errors.PlacementRefused,
+                errors.ConsumerTaken) as exc:
             LOG.warning('Node %(node)s: the missing consumer of allocation '
                         '%(alloc)s was refused: %(error)s',
                         {'node': row.node_uuid, 'alloc': row.uuid,

@@ -36,7 +36,7 @@ from ferrum.db import api as db_api
 from ferrum.objects import lease_class
 from ferrum.objects import lease_node
 from ferrum.objects import placement_queue
-from ferrum.placement import client as client_mod
+from ferrum.placement import errors
 from ferrum.placement import mapping
 from ferrum.placement import outbox
 from ferrum.placement import reservations
@@ -90,7 +90,7 @@ def claim_alone(pusher: sync.Pusher, consumer: str, node_uuid: str,
     def build(current: Mapping[str, resource_consumers.Consumer]
               ) -> dict[str, resource_consumers.Holding]:
         if not current[consumer].empty:
-            raise reservations.ConsumerTaken(consumer,
+            raise errors.ConsumerTaken(consumer,
                                              current[consumer].user)
         return {consumer: holding}
 
@@ -125,7 +125,7 @@ def claim(pusher: sync.Pusher, consumer: str, node_uuid: str,
     try:
         reservations.take(pusher.writer, holder.lease_uuid, consumer,
                           node_uuid, rc, project, user)
-    except reservations.Busy:
+    except errors.Busy:
         if pusher.push(node_uuid, delete=False) != sync.WRITTEN:
             raise
         reservations.take(pusher.writer, holder.lease_uuid, consumer,
@@ -172,7 +172,7 @@ def claim_in_use(pusher: sync.Pusher, node_uuid: str,
     finally:
         try:
             pusher.push(node_uuid)
-        except client_mod.PlacementUnavailable as exc:
+        except errors.PlacementUnavailable as exc:
             LOG.warning('Node %(node)s: its provider stays unreserved until '
                         'the next push (the reconcile reserves it again): '
                         '%(error)s', {'node': node_uuid, 'error': exc})
@@ -208,7 +208,7 @@ def release(pusher: sync.Pusher, consumer: str, lease_aware: bool = True
                                        project, user)
                 _late_give_back(pusher, lease_uuid, user)
                 return True
-            except reservations.ConsumerTaken:
+            except errors.ConsumerTaken:
                 # The lease's uuid is another service's consumer: never
                 # written; this consumer is simply emptied.
                 pass

@@ -48,6 +48,7 @@ from ferrum.objects import lease_node
 from ferrum.objects import node as node_obj
 from ferrum.placement import audit
 from ferrum.placement import client as client_mod
+from ferrum.placement import errors
 from ferrum.placement import reservations
 from ferrum.placement import sync
 from ferrum.placement.resources import classes
@@ -236,9 +237,9 @@ def _claim(writer: resource_consumers.Writer, user: str,
         reservations.claim_lease(writer, lease.uuid, lease.project, user,
                                  wanted)
         return 'claimed'
-    except reservations.ConsumerTaken:
+    except errors.ConsumerTaken:
         return 'not ours'
-    except reservations.Busy as exc:
+    except errors.Busy as exc:
         if not exc.providers:
             return 'refused: %s' % exc
         rest = {node: rc for node, rc in wanted.items()
@@ -251,7 +252,7 @@ def _claim(writer: resource_consumers.Writer, user: str,
     try:
         reservations.claim_lease(writer, lease.uuid, lease.project, user,
                                  rest)
-    except (reservations.Busy, reservations.ConsumerTaken) as exc:
+    except (errors.Busy, errors.ConsumerTaken) as exc:
         return '%s; refused: %s' % (outcome, exc)
     return 'claimed; %s' % outcome
 

@@ -39,6 +39,7 @@ import re
 from collections.abc import Iterable, Mapping
 
 from ferrum.placement import client as client_mod
+from ferrum.placement import errors
 from ferrum.placement import mapping
 from ferrum.placement.resources import classes
 from ferrum.placement.resources import consumers
@@ -79,31 +80,14 @@ def lease_of(resource_class: str) -> str | None:
     return text if _UUID.fullmatch(text) else None
 
 
-class Busy(Exception):
-    """Placement refused a claim: another consumer holds these nodes (or
-    they are reserved, or not synced there yet)."""
-
-    def __init__(self, providers: set[str], detail: str) -> None:
-        super().__init__(detail)
-        self.providers = providers
 
 
-class ConsumerTaken(Exception):
-    """The uuid is already a consumer (of another user, or one ferrum
-    expected to create)."""
-
-    def __init__(self, uuid: str, user: str | None = None) -> None:
-        super().__init__(uuid)
-        self.uuid = uuid
-        self.user = user
-
-
-def _busy(exc: client_mod.PlacementRefused,
-          providers: Iterable[str]) -> Busy:
+def _busy(exc: errors.PlacementRefused,
+          providers: Iterable[str]) -> errors.Busy:
     """Which of ``providers`` Placement named in its refusal."""
     wanted = set(providers)
     named = {m.lower() for m in _UUID.findall(exc.kwargs.get('detail', ''))}
-    return Busy(named & wanted, str(exc))
+    return errors.Busy(named & wanted, str(exc))
 
 
 def ensure_class(client: client_mod.PlacementClient, lease_uuid: str) -> None:
@@ -125,7 +109,7 @@ def _lease_consumer(current: Mapping[str, Consumer], lease_uuid: str,
     """
     lease = current[lease_uuid]
     if lease.foreign(user):
-        raise ConsumerTaken(lease_uuid, lease.user)
+        raise errors.ConsumerTaken(lease_uuid, lease.user)
     return lease
 
 
@@ -141,7 +125,7 @@ def _write(writer: consumers.Writer, uuids: list[str],
     :class:`Busy`, naming which of ``nodes`` Placement named."""
     try:
         return writer.write(uuids, build, fresh=set(fresh))
-    except client_mod.PlacementConflict as exc:
+    except errors.PlacementConflict as exc:
         if exc.error_code == client_mod.CONCURRENT_UPDATE:
             raise
         raise _busy(exc, nodes) from exc
@@ -202,7 +186,7 @@ def take(writer: consumers.Writer, lease_uuid: str, consumer: str,
 
     def build(current: Mapping[str, Consumer]) -> dict[str, Holding]:
         if not current[consumer].empty:
-            raise ConsumerTaken(consumer, current[consumer].user)
+            raise errors.ConsumerTaken(consumer, current[consumer].user)
         wanted = {consumer: Holding(mine, project, user)}
         lease = current[lease_uuid]
         if provider in lease.allocations:
@@ -237,7 +221,7 @@ def give_back(writer: consumers.Writer, consumer: str, lease_uuid: str,
         if mine.foreign(user):
             # Emptied and made again by another service since the
             # caller's read: never ours to change.
-            raise ConsumerTaken(consumer, mine.user)
+            raise errors.ConsumerTaken(consumer, mine.user)
         lease = _lease_consumer(current, lease_uuid, user)
         held = dict(lease.allocations)
         for provider, resources in mine.allocations.items():

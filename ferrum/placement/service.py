@@ -21,6 +21,7 @@ from ferrum.objects import allocation_consumers
 from ferrum.objects import base
 from ferrum.placement import client as client_mod
 from ferrum.placement import consumers
+from ferrum.placement import errors
 from ferrum.placement import sync
 
 LOG = logging.getLogger(__name__)
@@ -83,7 +84,7 @@ class PlacementService:
         """
         outage = self.outage
         if outage is not None and outage.down is not None:
-            raise client_mod.PlacementUnavailable(reason=(
+            raise errors.PlacementUnavailable(reason=(
                 'this conductor\'s Placement sync thread found it %s and '
                 'tries again every [placement] outage_retry_interval '
                 'seconds' % outage.down))
@@ -131,7 +132,7 @@ class PlacementService:
                     self.pusher.push(node_uuid, delete=False)
                 try:
                     consumers.release(self.pusher, consumer)
-                except client_mod.PlacementRefused as exc:
+                except errors.PlacementRefused as exc:
                     # Trying again would meet the same refusal each round;
                     # the audit reports the consumer (consumer-orphan).
                     LOG.warning('Placement consumer %(consumer)s: release '
@@ -154,7 +155,7 @@ class PlacementService:
         try:
             self.check_up()
             self._release(self._queued(wanted, 100))
-        except client_mod.PlacementUnavailable as exc:
+        except errors.PlacementUnavailable as exc:
             LOG.warning('Placement consumers %(consumers)s: release queued '
                         'while Placement is away: %(error)s',
                         {'consumers': ', '.join(wanted), 'error': exc})

@@ -40,6 +40,7 @@ from ferrum.objects import lease_node
 from ferrum.objects import node as node_obj
 from ferrum.objects import trait as trait_obj
 from ferrum.placement import client as client_mod
+from ferrum.placement import errors
 from ferrum.placement import mapping
 from ferrum.placement import records
 from ferrum.placement import reservations
@@ -64,9 +65,6 @@ DELETED = 'deleted'
 REFUSED = 'refused'
 
 
-class Clash(Exception):
-    """The provider is another service's."""
-
 
 def _holder(held: lease_node.PlacementHolder | None
             ) -> mapping.Holder | None:
@@ -81,16 +79,17 @@ def check_ours(uuid: str, traits: set[str],
     """:raises Clash: unless the provider is ferrum's to change."""
     owner = mapping.foreign_owner(traits)
     if owner is not None:
-        raise Clash('Resource provider %s is managed by another service '
-                    '(it has the trait %s); ferrum leaves it alone. '
-                    'Delete it from Placement if the node is now '
-                    'ferrum\'s alone.' % (uuid, owner))
+        raise errors.Clash('Resource provider %s is managed by another '
+                           'service (it has the trait %s); ferrum leaves it '
+                           'alone. '
+                           'Delete it from Placement if the node is now '
+                           'ferrum\'s alone.' % (uuid, owner))
     if mapping.MANAGED not in traits and (traits or inventories):
-        raise Clash('Resource provider %s exists without ferrum\'s '
-                    'marker trait %s; ferrum does not adopt a provider '
-                    'another service may manage. Delete it from '
-                    'Placement, or add %s to it, to let ferrum manage '
-                    'it.' % (uuid, mapping.MANAGED, mapping.MANAGED))
+        raise errors.Clash('Resource provider %s exists without ferrum\'s '
+                           'marker trait %s; ferrum does not adopt a provider '
+                           'another service may manage. Delete it from '
+                           'Placement, or add %s to it, to let ferrum manage '
+                           'it.' % (uuid, mapping.MANAGED, mapping.MANAGED))
 
 
 class Pusher:
@@ -178,9 +177,9 @@ class Pusher:
                 attempt, retry.attempts(self.conf),
                 pause=lambda number: self._sleep(
                     random.uniform(0, 0.1 * number)))
-        except Clash as exc:
+        except errors.Clash as exc:
             records.save_problem(self.db, node_uuid, records.CLASH, str(exc))
-        except client_mod.PlacementRefused as exc:
+        except errors.PlacementRefused as exc:
             # A conflict still there after the retries, or a refusal
             # reading again does not fix.
             records.save_problem(self.db, node_uuid, records.CONFLICT,
@@ -246,9 +245,9 @@ class Pusher:
             providers.reshape(self.client, {
                 provider.uuid: (provider.inventories, generation)
                 for provider, generation in batch})
-        except client_mod.PlacementUnavailable:
+        except errors.PlacementUnavailable:
             return False
-        except client_mod.PlacementRefused as exc:
+        except errors.PlacementRefused as exc:
             if exc.status == 403 and self.client.reshaper_refused is None:
                 self.client.reshaper_refused = str(exc)
                 LOG.warning('Placement does not let ferrum change many '
@@ -292,7 +291,7 @@ class Pusher:
             generation = providers.put_inventories(
                 self.client, wanted.uuid, wanted.inventories,
                 record.generation)
-        except client_mod.PlacementConflict as exc:
+        except errors.PlacementConflict as exc:
             if exc.error_code in (client_mod.CONCURRENT_UPDATE,
                                   client_mod.INVENTORY_IN_USE):
                 return None
@@ -332,7 +331,7 @@ class Pusher:
             try:
                 generation = providers.put_inventories(
                     self.client, uuid, wanted.inventories, generation)
-            except client_mod.PlacementConflict as exc:
+            except errors.PlacementConflict as exc:
                 if exc.error_code != client_mod.INVENTORY_IN_USE:
                     raise
                 return self._keep_held(wanted, inventories, generation, exc)
@@ -342,7 +341,7 @@ class Pusher:
 
     def _keep_held(self, wanted: mapping.Provider,
                    current: dict[str, Any], generation: int,
-                   exc: client_mod.PlacementConflict) -> str:
+                   exc: errors.PlacementConflict) -> str:
         """Write ``wanted`` but keep, reserved, the reservation units a
         consumer still holds: a consumer that claimed through an ended
         lease's class (another service's; ferrum's own are released at
@@ -386,7 +385,7 @@ class Pusher:
         if traits is not None and mapping.MANAGED in traits:
             try:
                 providers.delete(self.client, uuid)
-            except client_mod.PlacementConflict as exc:
+            except errors.PlacementConflict as exc:
                 if exc.error_code != client_mod.PROVIDER_IN_USE:
                     raise
                 # Still held: the consumer of an allocation deleted with

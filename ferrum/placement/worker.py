@@ -57,6 +57,7 @@ from ferrum.periodic import decorators
 from ferrum.placement import audit
 from ferrum.placement import client as client_mod
 from ferrum.placement import consumer_audit
+from ferrum.placement import errors
 from ferrum.placement import outbox
 from ferrum.placement import records
 from ferrum.placement import service
@@ -78,7 +79,7 @@ class Outage:
 
     def failed(self, exc: Exception) -> bool:
         """Note a failure; True when it starts an outage."""
-        state = (records.TOO_OLD if isinstance(exc, client_mod.PlacementTooOld)
+        state = (records.TOO_OLD if isinstance(exc, errors.PlacementTooOld)
                  else records.UNAVAILABLE)
         with self._lock:
             if self.down is not None:
@@ -157,7 +158,7 @@ class SyncWorker:
         while not self._stop.is_set():
             try:
                 pushed = self.drain_once()
-            except client_mod.PlacementUnavailable:
+            except errors.PlacementUnavailable:
                 # Logged by the outage state; the claims went back.
                 self._stop.wait(self.conf.placement.outage_retry_interval)
                 continue
@@ -203,7 +204,7 @@ class SyncWorker:
         if failures:
             outbox.unclaim(self.db, self.host)
             self.outage.failed(failures[0])
-            raise client_mod.PlacementUnavailable(reason=str(failures[0]))
+            raise errors.PlacementUnavailable(reason=str(failures[0]))
         self.outage.succeeded()
         return len(heads) + released
 
@@ -214,7 +215,7 @@ class SyncWorker:
         try:
             return self.placement.drain(
                 self.conf.placement.push_batch_size)
-        except client_mod.PlacementUnavailable as exc:
+        except errors.PlacementUnavailable as exc:
             self.outage.failed(exc)
             raise
 
@@ -233,7 +234,7 @@ class SyncWorker:
         by_uuid = {head.node_uuid: head for head in heads}
         try:
             outcomes, rest = self.pusher.push_batch(list(by_uuid))
-        except client_mod.PlacementUnavailable as exc:
+        except errors.PlacementUnavailable as exc:
             return [exc]
         self._finish([(by_uuid[uuid], covered[uuid], outcome)
                       for uuid, outcome in outcomes.items()])
@@ -249,7 +250,7 @@ class SyncWorker:
                   covered: list[int]) -> str | Exception:
         try:
             outcome = self.pusher.push(head.node_uuid)
-        except client_mod.PlacementUnavailable as exc:
+        except errors.PlacementUnavailable as exc:
             return exc
         self._finish([(head, covered, outcome)])
         return outcome
@@ -288,7 +289,7 @@ class Reconcile:
             drifted = audit.drift(worker.pusher, deep=False)
             if worker.pusher.claims_allocations:
                 consumer_audit.claim_missing_unreserved(worker.pusher)
-        except client_mod.PlacementUnavailable as exc:
+        except errors.PlacementUnavailable as exc:
             worker.outage.failed(exc)
             return
         uuids = sorted({d.node_uuid for d in drifted

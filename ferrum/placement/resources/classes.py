@@ -6,6 +6,7 @@ deleted."""
 from __future__ import annotations
 
 from ferrum.placement import client as client_mod
+from ferrum.placement import errors
 
 
 def ensure(client: client_mod.PlacementClient, name: str) -> None:
@@ -25,7 +26,7 @@ def delete(client: client_mod.PlacementClient, name: str) -> bool:
     still uses it."""
     try:
         client.delete('/resource_classes/%s' % name)
-    except client_mod.PlacementRefused as exc:
+    except errors.PlacementRefused as exc:
         if exc.status in (400, 409):
             return False
         raise

@@ -5,7 +5,7 @@ allocation candidates and the reshaper.
 
 Every write carries the provider generation the caller read, and returns
 the new one; a generation that moved meanwhile is a
-:class:`~ferrum.placement.client.PlacementConflict` the caller retries
+:class:`~ferrum.placement.errors.PlacementConflict` the caller retries
 (:mod:`ferrum.placement.resources.retry`).
 """
 

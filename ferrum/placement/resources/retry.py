@@ -17,6 +17,7 @@ from typing import TypeVar
 from oslo_config import cfg
 
 from ferrum.placement import client as client_mod
+from ferrum.placement import errors
 
 T = TypeVar('T')
 
@@ -28,7 +29,7 @@ def attempts(conf: cfg.ConfigOpts) -> int:
 
 
 def is_concurrent_update(exc: Exception) -> bool:
-    return (isinstance(exc, client_mod.PlacementConflict)
+    return (isinstance(exc, errors.PlacementConflict)
             and exc.error_code == client_mod.CONCURRENT_UPDATE)
 
 

@@ -20,6 +20,7 @@ from ferrum.placement import audit
 from ferrum.placement import client as client_mod
 from ferrum.placement import consumer_audit
 from ferrum.placement import consumers
+from ferrum.placement import errors
 from ferrum.placement import outbox
 from ferrum.placement import sync
 from ferrum.placement.resources import providers
@@ -183,7 +184,7 @@ def api_now(api):
 def unreachable(method, url, body):
     """A ``PlacementClient`` observer: every request meets a refused
     connection, as the client reports it (nothing is sent)."""
-    raise client_mod.PlacementUnavailable(
+    raise errors.PlacementUnavailable(
         reason='ConnectFailure: %s %s: connection refused' % (method, url))
 
 
@@ -261,7 +262,7 @@ class Nova(threading.Thread):
             try:
                 offered = providers.allocation_candidates(self.client, 
                     self.resource_class)
-            except client_mod.PlacementRefused as exc:
+            except errors.PlacementRefused as exc:
                 self.errors.append(exc)
                 return
             if not offered:
@@ -273,7 +274,7 @@ class Nova(threading.Thread):
             try:
                 put_consumer(self.client, consumer, node,
                              self.resource_class, self.project, 'nova-user')
-            except client_mod.PlacementConflict:
+            except errors.PlacementConflict:
                 self.refused += 1
                 continue
             self.held[consumer] = node

@@ -10,6 +10,7 @@ from ferrum.objects import node as node_obj
 from ferrum.placement import client as client_mod
 from ferrum.placement import consumer_audit
 from ferrum.placement import consumers
+from ferrum.placement import errors
 from tests.functional.placement.scenario import AVAILABLE
 from tests.functional.placement.scenario import auditor
 from tests.functional.placement.scenario import holders
@@ -34,7 +35,7 @@ def test_nothing_waits_for_placement_while_it_is_known_away(
             return
         if threading.current_thread() is me:
             on_my_thread.append((method, url))
-        raise client_mod.PlacementUnavailable(reason='timed out')
+        raise errors.PlacementUnavailable(reason='timed out')
 
     backend.placement.client.observers.append(blackhole)
     blackholed.set()
@@ -74,7 +75,7 @@ def test_a_refused_release_does_not_fail_the_delete(backend, db, pclient,
     def refuse(method, url, body):
         # Each try of the release, as if the consumer kept changing.
         if writes(allocation.uuid, method, url, body):
-            raise client_mod.PlacementConflict(
+            raise errors.PlacementConflict(
                 method=method, url=url, status=409,
                 error_code=client_mod.CONCURRENT_UPDATE,
                 detail='kept changing')

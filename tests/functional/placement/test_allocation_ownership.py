@@ -13,9 +13,9 @@ from ferrum.common import exception
 from ferrum.conductor import service
 from ferrum.objects import allocation as allocation_obj
 from ferrum.placement import audit
-from ferrum.placement import client as client_mod
 from ferrum.placement import consumer_audit
 from ferrum.placement import consumers
+from ferrum.placement import errors
 from ferrum.placement import sync
 from ferrum.placement import worker
 from tests.functional.conductor.flows import settled
@@ -128,7 +128,7 @@ def test_a_switch_from_the_database_backend_keeps_nodes_in_use_fenced(
         assert audit.drift(auditor(pconf, db, pclient, True), deep=True) == []
         second.ctx.placement.pusher.push(node.uuid, verify=True)
         assert reserved(pclient, node.uuid) == 1
-        with pytest.raises(client_mod.PlacementConflict):
+        with pytest.raises(errors.PlacementConflict):
             foreign_claim(pclient, node.uuid)
         found = consumer_audit.drift(auditor(pconf, db, pclient))
         assert [(d.kind, d.consumer) for d in found] == [

@@ -45,7 +45,7 @@ def _nova(client, stop, held, tried, errors):
     while not stop.is_set():
         try:
             offered = providers.allocation_candidates(client, RC)
-        except client_mod.PlacementUnavailable as exc:
+        except errors.PlacementUnavailable as exc:
             errors.append(exc)
             return
         if not offered:
@@ -55,7 +55,7 @@ def _nova(client, stop, held, tried, errors):
         try:
             put_consumer(client, consumer, random.choice(offered), RC,
                          'nova', 'nova')
-        except client_mod.PlacementConflict:
+        except errors.PlacementConflict:
             continue  # someone was faster: ask again, as nova retries
         held.append(consumer)
 

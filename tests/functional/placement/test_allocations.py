@@ -11,9 +11,9 @@ from ferrum.common import exception
 from ferrum.conductor import service
 from ferrum.objects import allocation as allocation_obj
 from ferrum.objects import node as node_obj
-from ferrum.placement import client as client_mod
 from ferrum.placement import consumer_audit
 from ferrum.placement import consumers
+from ferrum.placement import errors
 from tests.functional.conductor.flows import settled
 from tests.functional.placement.deployment import command_config
 from tests.functional.placement.scenario import RC
@@ -34,7 +34,7 @@ from tests.polling import wait_for
 
 def test_placement_backend_needs_placement(conf, db):
     conf.set_override('backend', 'placement', group='allocation')
-    with pytest.raises(client_mod.ConfigInvalid) as caught:
+    with pytest.raises(errors.ConfigInvalid) as caught:
         service.ConductorService(conf, db=db).start(start_periodics=False)
     assert '[allocation] backend = placement' in str(caught.value)
     assert '[placement]' in str(caught.value)

@@ -14,6 +14,7 @@ from ferrum.objects import base
 from ferrum.objects import node as node_obj
 from ferrum.placement import audit
 from ferrum.placement import client as client_mod
+from ferrum.placement import errors
 from ferrum.placement import outbox
 from ferrum.placement import service
 from ferrum.placement import sync
@@ -165,7 +166,7 @@ class _BrokenReshaper(client_mod.PlacementClient):
 
     def reshape(self, inventories):
         self.requests['POST'] = self.requests.get('POST', 0) + 1
-        raise client_mod.PlacementUnavailable(
+        raise errors.PlacementUnavailable(
             reason='POST /reshaper answered 500')
 
 

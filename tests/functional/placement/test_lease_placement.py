@@ -13,7 +13,7 @@ from ferrum.leases import engine
 from ferrum.objects import lease as lease_obj
 from ferrum.objects import node as node_obj
 from ferrum.placement import audit
-from ferrum.placement import client as client_mod
+from ferrum.placement import errors
 from ferrum.placement import reservations
 from ferrum.placement import worker
 from ferrum.placement.resources import providers
@@ -252,7 +252,7 @@ def left_behind(client, consumer):
     body = {consumer: {'allocations': {str(uuid.uuid4()): {
         'resources': {RC: 1}}}, 'consumer_generation': None,
         'project_id': PROJECT, 'user_id': 'ferrum'}}
-    with pytest.raises(client_mod.PlacementRefused) as caught:
+    with pytest.raises(errors.PlacementRefused) as caught:
         client.post('/allocations', body)
     assert caught.value.status == 400
     assert consumer_body(client, consumer) == {'allocations': {}}
@@ -331,9 +331,9 @@ def test_the_end_order_with_a_foreign_consumer_of_the_class(
             assert set(inventories) == {RC}
     assert _untouched(pclient, foreign) == before  # never written
     # Placement refuses the other order, as Blazar learnt (1813252).
-    with pytest.raises(client_mod.PlacementConflict):
+    with pytest.raises(errors.PlacementConflict):
         pclient.delete('/resource_classes/%s' % name)
-    with pytest.raises(client_mod.PlacementConflict):
+    with pytest.raises(errors.PlacementConflict):
         pclient.delete('/resource_providers/%s/inventories/%s'
                        % (offered, name))
     # The foreign consumer lets go: the reconcile removes the inventory,

@@ -6,6 +6,7 @@ it (nothing reaches Placement)."""
 import pytest
 
 from ferrum.placement import client as client_mod
+from ferrum.placement import errors
 
 
 def test_observers_see_each_request_before_it_is_sent(pconf):
@@ -22,11 +23,11 @@ def test_observers_see_each_request_before_it_is_sent(pconf):
 def test_an_observer_that_raises_stops_the_request(pconf, pclient):
     def away(method, url, body):
         if method == 'POST':
-            raise client_mod.PlacementUnavailable(reason='staged')
+            raise errors.PlacementUnavailable(reason='staged')
 
     client = client_mod.PlacementClient(pconf)
     client.observers.append(away)
-    with pytest.raises(client_mod.PlacementUnavailable, match='staged'):
+    with pytest.raises(errors.PlacementUnavailable, match='staged'):
         client.post('/resource_classes', {'name': 'CUSTOM_NEVER_SENT'})
     assert client.requests == {'GET': 1}  # the version check alone
     assert pclient.get('/resource_classes/CUSTOM_NEVER_SENT',

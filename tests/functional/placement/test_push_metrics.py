@@ -8,6 +8,7 @@ import pytest
 from ferrum.common import metrics
 from ferrum.objects import node as node_obj
 from ferrum.placement import client as client_mod
+from ferrum.placement import errors
 from ferrum.placement import outbox
 from ferrum.placement import service
 from ferrum.placement import worker
@@ -46,6 +47,6 @@ def test_a_round_without_placement_is_timed_as_unavailable(pconf, db):
     pconf.set_override('endpoint', 'http://127.0.0.1:9',
                        group='placement')
     before = rounds('unavailable')
-    with pytest.raises(client_mod.PlacementUnavailable):
+    with pytest.raises(errors.PlacementUnavailable):
         _worker(pconf, db).drain_once()
     assert rounds('unavailable') == before + 1

@@ -14,6 +14,7 @@ from ferrum.objects import node as node_obj
 from ferrum.objects import trait as trait_obj
 from ferrum.placement import audit
 from ferrum.placement import client as client_mod
+from ferrum.placement import errors
 from ferrum.placement import mapping
 from ferrum.placement import outbox
 from ferrum.placement import records
@@ -277,7 +278,7 @@ def test_bad_configuration_stops_start_up(conf, db, options, named):
     for key, value in options.items():
         conf.set_override(key, value, group='placement')
     svc = service.ConductorService(conf, db=db)
-    with pytest.raises(client_mod.ConfigInvalid) as raised:
+    with pytest.raises(errors.ConfigInvalid) as raised:
         svc.start(start_periodics=False)
     assert named in str(raised.value)
 
@@ -311,6 +312,6 @@ def test_an_old_placement_is_refused_naming_both_versions(conf):
     configure(conf, url)
     with interceptor.RequestsInterceptor(lambda: old_placement, url=url):
         client = client_mod.PlacementClient(conf)
-        with pytest.raises(client_mod.PlacementTooOld) as raised:
+        with pytest.raises(errors.PlacementTooOld) as raised:
             client.get('/resource_providers')
     assert 'up to 1.25; ferrum needs 1.28' in str(raised.value)

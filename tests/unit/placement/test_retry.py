@@ -5,11 +5,12 @@ is retried, what reaches the caller."""
 import pytest
 
 from ferrum.placement import client as client_mod
+from ferrum.placement import errors
 from ferrum.placement.resources import retry
 
 
 def _conflict(code=client_mod.CONCURRENT_UPDATE):
-    return client_mod.PlacementConflict(
+    return errors.PlacementConflict(
         method='POST', url='/allocations', status=409, error_code=code,
         detail='generation moved')
 
@@ -41,7 +42,7 @@ def test_the_last_conflict_reaches_the_caller_after_the_budget():
         calls.append(number)
         raise _conflict()
 
-    with pytest.raises(client_mod.PlacementConflict):
+    with pytest.raises(errors.PlacementConflict):
         retry.on_conflict(call, 3)
     assert calls == [1, 2, 3]
 
@@ -53,7 +54,7 @@ def test_another_refusal_is_not_retried():
         calls.append(number)
         raise _conflict('placement.undefined_code')
 
-    with pytest.raises(client_mod.PlacementConflict):
+    with pytest.raises(errors.PlacementConflict):
         retry.on_conflict(call, 5)
     assert calls == [1]
 
