@@ -197,7 +197,7 @@ def machine(api_url: str = 'http://127.0.0.1:6385', size_mib: int = 128,
     :param api_url: ferrum's API (``http://127.0.0.1:<port>``).
     :param size_mib: the sparse disk's size.
     :param options: more spec keys (``forward_ports``, ``lookup_timeout``,
-        ``agent_token``, ``agent_args``, ``poweroff``; see
+        ``agent_token``, ``agent_args``, ``poweroff``, ``standby``; see
         :mod:`agent_test_driver.sandbox`).
     """
     require_agent_tools()

@@ -24,6 +24,13 @@ qcow2 copy. For each node it measures:
   node up), and ``ferrum_s``, the rest: ferrum's own share (the API, the
   steps around the write, noticing each command's end).
 
+The machines stand by before each deploy (``agent_test_driver.sandbox.
+stand_by``): off, with the guards up and the agent loaded, as a machine
+whose firmware takes no time; the power on presses the button, and
+``agent_boot_s`` is the agent's own start. ``--cold`` starts each sandbox
+at the power on instead (its guards, an interpreter and the agent's
+imports inside ``power_on_s``), as the functional tests do.
+
 Prints one JSON line per image format with p50, p95 and max of each.
 Run with ``.venv/bin/python tools/bench/agent_deploy.py`` (``make test``
 builds the agent's virtualenv first).
@@ -38,11 +45,14 @@ import re
 import statistics
 import sys
 import tempfile
+import threading
 import time
 from typing import Any
 
 _CHECKOUT = pathlib.Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(_CHECKOUT))
+
+from agent_test_driver import sandbox  # noqa: E402
 
 from tests.agent import images as images_mod  # noqa: E402
 from tests.functional.agent import nodes  # noqa: E402
@@ -144,7 +154,8 @@ def _deploy_all(ferrum: Ferrum, machines: list[Any], made: Any,
             if state['provision_state'] == 'active':
                 took[uuid] = time.monotonic() - requested[uuid]
             elif state['provision_state'] == 'deploy failed':
-                raise SystemExit('node %s: %s' % (uuid, state['last_error']))
+                raise SystemExit('node %s: %s; its agent log ends:\n%s' % (
+                    uuid, state['last_error'], _box.agent_log()[-6000:]))
         time.sleep(0.02)
     stuck = [(box, node) for box, node in machines if node['uuid'] not in took]
     if stuck:
@@ -174,11 +185,33 @@ def _deploy_all(ferrum: Ferrum, machines: list[Any], made: Any,
                                   for uuid in took])}
 
 
+def _stand_by(machines: list[Any]) -> None:
+    """Every machine on standby (at once: each takes seconds)."""
+    failures: list[BaseException] = []
+
+    def one(box: Any) -> None:
+        try:
+            sandbox.stand_by(box.spec)
+        except sandbox.SandboxError as exc:
+            failures.append(exc)
+
+    threads = [threading.Thread(target=one, args=(box,))
+               for box, _node in machines]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    if failures:
+        raise SystemExit('a machine did not stand by: %s' % failures[0])
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument('--nodes', type=int, default=4)
     parser.add_argument('--size-mib', type=int, default=32,
                         help='the image\'s size')
+    parser.add_argument('--cold', action='store_true',
+                        help='no standby: each power on starts a sandbox')
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix='ferrum-bench-') as tmp, \
             contextlib.ExitStack() as stack:
@@ -190,8 +223,9 @@ def main() -> None:
             conductor={'deploy_callback_timeout': '600'}))
         ferrum.start()
         stack.callback(ferrum.stop)
-        machines = [stack.enter_context(nodes.enrolled(ferrum, served))
-                    for _ in range(args.nodes)]
+        machines = [stack.enter_context(nodes.enrolled(
+            ferrum, served, standby=not args.cold))
+            for _ in range(args.nodes)]
         for _box, node in machines:
             ferrum.api('PATCH', '/v1/nodes/%s' % node['uuid'], json=[
                 {'op': 'replace', 'path': '/automated_clean', 'value': False}])
@@ -199,9 +233,12 @@ def main() -> None:
         for _box, node in machines:
             ferrum.wait_state(node['uuid'], 'available')
         for name in ('disk.raw', 'disk.qcow2'):
+            if not args.cold:
+                _stand_by(machines)
             result = _deploy_all(ferrum, machines, made, served, name)
             print(json.dumps(dict({'benchmark': 'agent_deploy',
                                    'nodes': args.nodes,
+                                   'boot': 'cold' if args.cold else 'standby',
                                    'heartbeat_timeout': 300}, **result)),
                   flush=True)
             for _box, node in machines:

@@ -22,7 +22,9 @@ establish stops it with exit status 3 before the agent starts:
   on ``PATH``.
 
 What was established is written to ``guards.json`` in the state
-directory, then ``ready`` once the agent runs.
+directory, then ``ready`` once the agent runs. With ``standby`` in the
+spec the agent, checked and loaded, waits for the power button (the FIFO
+``button`` in the state directory; see ``ipa_loopdisk``) before it runs.
 """
 
 import contextlib
@@ -37,6 +39,11 @@ from typing import Any, NoReturn
 
 #: The agent's API port inside the sandbox's own loopback.
 LISTEN_PORT = 9999
+#: The power button of a machine standing by: a FIFO in the state
+#: directory (:mod:`agent_test_driver.sandbox`).
+BUTTON = 'button'
+#: Where the agent keeps its generated TLS certificate and key.
+_IPA_RUN = '/run/ironic-python-agent'
 _SHIMS = ('poweroff', 'reboot', 'halt', 'shutdown', 'hwclock', 'efibootmgr')
 
 
@@ -139,6 +146,20 @@ def write_shims(state_dir: str, poweroff: str) -> str:
     return folder
 
 
+def private_dirs(state_dir: str) -> str:
+    """The agent's own ``/run/ironic-python-agent`` (its TLS certificate
+    and key) and temporary directory (a qcow2 image is downloaded to
+    ``$TMPDIR/<image id>``): several agents on one host would otherwise
+    write the same files. Returns the temporary directory."""
+    own_run = os.path.join(state_dir, 'run')
+    own_tmp = os.path.join(state_dir, 'tmp')
+    for folder in (own_run, own_tmp):
+        os.makedirs(folder, exist_ok=True)
+    os.makedirs(_IPA_RUN, exist_ok=True)
+    run('mount', '--bind', own_run, _IPA_RUN)
+    return own_tmp
+
+
 def start_agent(spec: dict[str, Any], conf: str, env: dict[str, str]
                 ) -> tuple['subprocess.Popen[bytes]', dict[str, Any]]:
     """The agent, started behind the hardware manager's own check in the
@@ -151,9 +172,17 @@ def start_agent(spec: dict[str, Any], conf: str, env: dict[str, str]
     report_path = os.path.join(spec['state_dir'], 'manager.json')
     with contextlib.suppress(FileNotFoundError):
         os.unlink(report_path)
+    standby: list[str] = []
+    if spec.get('standby'):
+        button = os.path.join(spec['state_dir'], BUTTON)
+        for stale in (button, button + '.waiting'):
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(stale)
+        os.mkfifo(button, 0o600)
+        standby = ['--standby', button]
     agent = subprocess.Popen(
         [os.path.join(spec['ipa_venv'], 'bin', 'python'), '-m',
-         'ipa_loopdisk', '--report', report_path, '--']
+         'ipa_loopdisk', '--report', report_path, *standby, '--']
         + agent_command(spec, conf)[1:], env=env)
     # Polled, not slept on: the report, or the process's exit, ends it.
     while not os.path.exists(report_path):
@@ -225,9 +254,10 @@ def main(argv: list[str]) -> int:
     covered = cover_disks(spec['disk'], spec.get('cover_source', '/dev/null'),
                           list(spec.get('extra_host_disks', [])))
     shims = write_shims(state, spec.get('poweroff', 'log'))
+    tmp = private_dirs(state)
     env = {'PATH': '%s:%s/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:'
                    '/usr/bin:/sbin:/bin' % (shims, spec['ipa_venv']),
-           'HOME': state, 'LANG': 'C.UTF-8',
+           'HOME': state, 'LANG': 'C.UTF-8', 'TMPDIR': tmp,
            'IPA_TEST_DISK': spec['disk'], 'IPA_TEST_MAC': spec['mac']}
     conf = os.path.join(state, 'ipa.conf')
     open(conf, 'w').close()

@@ -15,10 +15,17 @@ hints name the spec's loop device (``properties.root_device = {"name":
 others). With ``driver_info['agent_test_boot'] = 'boot_device'`` a power
 on with the boot device ``disk`` boots "the instance" instead: the node
 is on and no agent runs (the default, ``agent``, boots the agent always).
+
+With ``standby`` in the spec, a machine powered off whose next power on
+boots the agent goes back on standby in the background
+(:func:`agent_test_driver.sandbox.stand_by`): that power on presses the
+button of an agent already loaded. A power off of a machine that is off
+does nothing, so its standby (ready or starting) stays.
 """
 
 import logging
 import os
+import threading
 from typing import TYPE_CHECKING, Any
 
 from agent_test_driver import sandbox
@@ -80,8 +87,29 @@ def machine_is_on(spec: dict[str, Any]) -> bool:
     return sandbox.is_running(spec) or os.path.exists(_instance_marker(spec))
 
 
+def _boots_instance(task: 'Task') -> bool:
+    """Whether a power on boots the instance (no agent)."""
+    return bool(task.node.driver_info.get('agent_test_boot') == 'boot_device'
+                and task.driver.management.get_boot_device(task).get(
+                    'boot_device') == 'disk')
+
+
+def _stand_by(uuid: str, spec: dict[str, Any]) -> None:
+    try:
+        sandbox.stand_by(spec)
+    except sandbox.SandboxError as exc:
+        # The next power on starts a sandbox the long way.
+        LOG.warning('Agent test machine of node %s did not stand by: %s',
+                    uuid, exc)
+
+
 def machine_off(task: 'Task', spec: dict[str, Any]) -> None:
-    """Stop the sandbox (and the instance): the machine is off."""
+    """Stop the sandbox (and the instance): the machine is off; then, with
+    ``standby`` and an agent to boot next, put it on standby in the
+    background. A machine already off keeps its standby (the power off
+    that starts a deploy comes before the boot device is set)."""
+    if spec.get('standby') and not machine_is_on(spec):
+        return
     try:
         sandbox.stop(spec)
     except sandbox.SandboxError as exc:
@@ -91,6 +119,9 @@ def machine_off(task: 'Task', spec: dict[str, Any]) -> None:
     if os.path.exists(_instance_marker(spec)):
         os.unlink(_instance_marker(spec))
     LOG.info('Agent test machine of node %s is off', task.node.uuid)
+    if spec.get('standby') and not _boots_instance(task):
+        threading.Thread(target=_stand_by, args=(task.node.uuid, spec),
+                         daemon=True).start()
 
 
 def machine_on(task: 'Task', spec: dict[str, Any],
@@ -98,9 +129,7 @@ def machine_on(task: 'Task', spec: dict[str, Any],
     """Boot the machine: start the sandboxed agent (or the instance)."""
     if machine_is_on(spec):
         return
-    if (task.node.driver_info.get('agent_test_boot') == 'boot_device'
-            and task.driver.management.get_boot_device(task).get(
-                'boot_device') == 'disk'):
+    if _boots_instance(task):
         open(_instance_marker(spec), 'w').close()
         LOG.info('Agent test machine of node %s booted its instance',
                  task.node.uuid)

@@ -303,6 +303,42 @@ def test_power_interface_starts_and_stops_the_sandbox():
     assert not os.path.exists(box.directory)
 
 
+def test_a_machine_on_standby_is_off_until_its_power_on():
+    """Standing by, the guards are all up and the agent loaded, yet the
+    machine is off and the agent has not started; the power on presses
+    its button, and a power off of a machine that is off keeps it."""
+    from agent_test_driver import power
+
+    from ferrum.common import states
+    iface = power.AgentTestPower()
+    with machine(standby=True) as box, StubIronic(box.mac, box.loop) as stub:
+        box.set_api_url(stub.url)
+        task = _task(box.spec_path, box.root_device)
+        spec = sandbox.load_spec(box.spec_path)
+        sandbox.stand_by(spec)
+        assert sandbox.standing_by(spec)
+        assert box.guards()['manager']['disks'] == [box.loop]
+        assert iface.get_power_state(task) == states.POWER_OFF
+        iface.set_power_state(task, states.POWER_OFF)
+        assert sandbox.standing_by(spec)
+        assert 'Starting ironic-python-agent' not in box.agent_log()
+        assert stub.requests == []
+        pid = sandbox.init_pids(spec)
+        iface.set_power_state(task, states.POWER_ON)
+        assert iface.get_power_state(task) == states.POWER_ON
+        assert sandbox.init_pids(spec) == pid  # the same sandbox, pressed
+        assert not sandbox.standing_by(spec)
+        heartbeat = wait_for(lambda: stub.heartbeats and stub.heartbeats[0],
+                             timeout=60, what='the first heartbeat')
+        assert heartbeat['agent_token'] == stub.token
+        # Off: back on standby in the background, a fresh sandbox.
+        iface.set_power_state(task, states.POWER_OFF)
+        wait_for(lambda: sandbox.standing_by(spec), timeout=60,
+                 what='the machine back on standby')
+        assert sandbox.init_pids(spec) != pid
+        assert iface.get_power_state(task) == states.POWER_OFF
+
+
 def _run_step(box: machines.Machine, ca: str, token: str, name: str,
               params: dict[str, Any]) -> dict[str, Any]:
     """An asynchronous command, then ``GET /v1/commands/<id>?wait=true``

@@ -9,6 +9,12 @@ run ironic-python-agent in this same process, with ``ARGS`` as its
 command line: the check sees exactly the environment the agent runs in, and a
 boot pays for one interpreter and one import of the agent, not two (about
 1.5 s of each agent start on these machines).
+
+``--report FILE --standby BUTTON -- ARGS...`` is a machine plugged in but
+off: after the check it imports the agent, creates ``BUTTON.waiting`` and
+blocks on the FIFO ``BUTTON`` until the host writes to it (the power
+button); only then does the agent run. Its boot after the button is the
+agent's own start, not the interpreter's nor the imports'.
 """
 
 import json
@@ -27,8 +33,21 @@ def check() -> dict[str, object]:
         return {'refused': str(exc)}
 
 
-def run_agent(report_path: str, agent_args: list[str]) -> int:
-    """Check, write the report, then be the agent; its exit status."""
+def stand_by(button: str) -> None:
+    """Wait for the power button: a write to the FIFO ``button``.
+
+    ``button.waiting`` tells the host this process holds the FIFO open
+    (its open blocks until the host opens it to write).
+    """
+    open(button + '.waiting', 'w').close()
+    with open(button, 'rb') as fifo:
+        fifo.read(1)
+
+
+def run_agent(report_path: str, agent_args: list[str],
+              button: str | None = None) -> int:
+    """Check, write the report, then be the agent (once ``button`` is
+    pressed, with one); its exit status."""
     report = check()
     partial = report_path + '.partial'
     with open(partial, 'w') as out:
@@ -38,19 +57,26 @@ def run_agent(report_path: str, agent_args: list[str]) -> int:
         return 1
     from ironic_python_agent.cmd import agent
 
+    if button is not None:
+        stand_by(button)
     sys.argv = ['ironic-python-agent'] + agent_args
     agent.run()
     return 0
 
 
 def main(argv: list[str]) -> int:
-    """The report alone, or ``--report FILE -- ARGS...`` (see above)."""
+    """The report alone, or ``--report FILE [--standby BUTTON] --
+    ARGS...`` (see above)."""
     if argv[:1] == ['--report']:
-        if len(argv) < 3 or argv[2] != '--':
-            print('usage: python -m ipa_loopdisk [--report FILE -- ARGS...]',
-                  file=sys.stderr)
+        button = None
+        rest = argv[2:]
+        if rest[:1] == ['--standby'] and len(rest) >= 2:
+            button, rest = rest[1], rest[2:]
+        if len(argv) < 3 or rest[:1] != ['--']:
+            print('usage: python -m ipa_loopdisk [--report FILE '
+                  '[--standby BUTTON] -- ARGS...]', file=sys.stderr)
             return 2
-        return run_agent(argv[1], argv[3:])
+        return run_agent(argv[1], rest[1:], button)
     report = check()
     if 'refused' in report:
         return 1
