@@ -22,9 +22,7 @@ from ferrum.allocation import placement_backend
 from ferrum.conductor import context as context_mod
 from ferrum.conf import allocation as allocation_conf
 from ferrum.conf import placement as placement_conf
-from ferrum.db import api as db_api
 from ferrum.objects import allocation as allocation_obj
-from ferrum.placement import consumers
 from ferrum.placement import errors
 
 Claim = context_mod.Claim
@@ -62,8 +60,7 @@ class DatabaseBackend(context_mod.AllocationBackend):
         return ''  # nothing but the database refuses a node
 
 
-def choose(conf: cfg.ConfigOpts,
-           db: db_api.Database) -> context_mod.AllocationBackend:
+def choose(conf: cfg.ConfigOpts) -> context_mod.AllocationBackend:
     """The backend ``[allocation] backend`` names: the conductor's one
     choice, at start-up.
 
@@ -77,7 +74,4 @@ def choose(conf: cfg.ConfigOpts,
             'Placement, but [placement] auth_type is not set: configure '
             '[placement] (auth_type and its options), or set [allocation] '
             'backend = database.'))
-    # Deleting an allocation queues its consumer's release in the same
-    # transaction from now on.
-    consumers.install(db)
     return placement_backend.PlacementBackend()

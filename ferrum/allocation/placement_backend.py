@@ -35,7 +35,7 @@ Outages. Placement unreachable during a claim fails the allocation at once
 release, in case the claim reached Placement before the answer was lost.
 Releases are queued in the transaction that deletes an allocation and
 done at once when Placement answers, later by the sync worker
-(:mod:`ferrum.placement.consumers`). While the sync worker knows
+(:mod:`ferrum.placement.releases`). While the sync worker knows
 Placement is away, claims fail and releases are queued without a call
 (no timeout waited for on the API's path).
 """
@@ -48,8 +48,9 @@ from collections.abc import Callable, Collection
 from ferrum.common import exception
 from ferrum.conductor import context as context_mod
 from ferrum.objects import allocation as allocation_obj
-from ferrum.placement import consumers
+from ferrum.placement import claims
 from ferrum.placement import errors
+from ferrum.placement import releases
 from ferrum.placement import service
 
 LOG = logging.getLogger(__name__)
@@ -75,7 +76,7 @@ def place(ctx: context_mod.ConductorContext, consumer: str, node_uuid: str,
           resource_class: str | None, owner: str | None) -> bool:
     """Claim ``node_uuid``'s unit for new consumer ``consumer`` (taken
     from a running lease's consumer when one holds the node: see
-    :func:`consumers.claim`); False when Placement refused the node.
+    :func:`claims.claim`); False when Placement refused the node.
 
     A lost answer is never retried (it fails the allocation), so a
     consumer of that uuid that exists already is not ours to take:
@@ -87,7 +88,7 @@ def place(ctx: context_mod.ConductorContext, consumer: str, node_uuid: str,
     placement = _placement(ctx)
     placement.check_up()
     try:
-        consumers.claim(placement.pusher, consumer, node_uuid,
+        claims.claim(placement.pusher, consumer, node_uuid,
                         resource_class, owner)
     except errors.ConsumerTaken as exc:
         # The user named is the consumer's, not the lease consumer's.
@@ -133,7 +134,7 @@ def _forget_or_queue(ctx: context_mod.ConductorContext,
     try:
         forget(ctx, consumer)
     except errors.PlacementUnavailable:
-        consumers.record(ctx.db, [consumer])
+        releases.record(ctx.db, [consumer])
 
 
 def _taken_over(ctx: context_mod.ConductorContext,
@@ -158,13 +159,13 @@ def _taken_over(ctx: context_mod.ConductorContext,
 
 def forget(ctx: context_mod.ConductorContext, consumer: str) -> None:
     """Remove the claim of an allocation that holds no node (if it is
-    ferrum's: see :func:`consumers.release`).
+    ferrum's: see :func:`claims.release`).
 
     :raises PlacementUnavailable: Placement is away.
     """
     placement = _placement(ctx)
     placement.check_up()
-    consumers.release(placement.pusher, consumer)
+    claims.release(placement.pusher, consumer)
 
 
 def outage_error(exc: Exception) -> str:
@@ -188,7 +189,7 @@ def backfill_claim(ctx: context_mod.ConductorContext,
 
     The node is in use, so its provider is reserved and nobody can claim
     it: it is unreserved for the claim and reserved again at once
-    (:func:`consumers.claim_in_use`). The allocation was written first,
+    (:func:`claims.claim_in_use`). The allocation was written first,
     under the node's lock, so a crash anywhere leaves an active node
     with an allocation: reserved by the sync thread's push or the
     reconcile, its consumer reported missing by the audit.
@@ -204,7 +205,7 @@ def backfill_claim(ctx: context_mod.ConductorContext,
 
     try:
         placement.check_up()
-        if consumers.claim_in_use(placement.pusher, node_uuid, claim_once):
+        if claims.claim_in_use(placement.pusher, node_uuid, claim_once):
             return
         reason = ('Placement refused to give node %s to its consumer '
                   '(another consumer holds it)' % node_uuid)
@@ -251,7 +252,7 @@ class PlacementBackend(context_mod.AllocationBackend):
 
     def queue_release(self, ctx: Context,
                       allocation_ids: Collection[int]) -> None:
-        consumers.record(ctx.db, allocation_obj.uuids_by_id(
+        releases.record(ctx.db, allocation_obj.uuids_by_id(
             ctx.db, list(allocation_ids)).values())
 
     def released(self, ctx: Context,

@@ -25,10 +25,8 @@ from ferrum.api import routes
 from ferrum.api.handlers import metrics as metrics_handler
 from ferrum.common import exception
 from ferrum.conductor import rpcapi
-from ferrum.conf import placement as placement_conf
 from ferrum.db import api as db_api
 from ferrum.objects import base
-from ferrum.placement import outbox
 from ferrum.rpc import registry
 
 
@@ -112,9 +110,6 @@ def create_app(conf: cfg.ConfigOpts, db: db_api.Database,
     :param service_metrics: a conductor runs in this process: /metrics
         serves its service metrics too.
     """
-    if placement_conf.enabled(conf):
-        # Node changes the API makes itself (traits) are queued too.
-        outbox.install(db)
     app = flask.Flask('ferrum.api')
     app.config['FERRUM_CONF'] = conf
     app.config['FERRUM_DB'] = db

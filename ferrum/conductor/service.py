@@ -110,7 +110,7 @@ class ConductorService:
         drivers.check_configuration(self.conf)
         driver_calls.instrument(drivers)
         client = placement_sync.check_config(self.conf)
-        allocations = backends.choose(self.conf, db)
+        allocations = backends.choose(self.conf)
         placement: service.PlacementService | None = None
         outage: placement_sync.Outage | None = None
         if client is not None:

@@ -37,6 +37,8 @@ from oslo_db.sqlalchemy import engines
 from oslo_db.sqlalchemy import exc_filters
 
 from ferrum.common import exception
+from ferrum.conf import allocation as allocation_conf
+from ferrum.conf import placement as placement_conf
 from ferrum.db import disconnects
 
 _WRITE = 'ferrum_write'
@@ -88,20 +90,30 @@ class Database:
         self._read_lock = (self._write_lock
                            if isinstance(self.engine.pool, sa.pool.StaticPool)
                            else contextlib.nullcontext())
-        #: The node columns whose writes queue a push to Placement
-        #: (:mod:`ferrum.objects.placement_queue`); empty, the default,
-        #: queues nothing. Set by :func:`ferrum.placement.outbox.install`.
-        self.pushed_columns: frozenset[str] = frozenset()
-        #: Whether deleting an allocation queues the release of its
-        #: Placement consumer. Set by
-        #: :func:`ferrum.placement.consumers.install`.
-        self.queues_releases = False
+        # Read at each write (queues_pushes, queues_releases), as
+        # Ironic's objects read CONF: no program has to turn a queue on.
+        self._conf = conf
         #: Whether node changes are recorded in their history
         #: (``[conductor] node_history``; see :mod:`ferrum.objects.event`).
         self.records_history = _records_history(conf)
         #: The conductor named in the history entries this process
         #: records (set by the conductor service; None in an API).
         self.history_host: str | None = None
+
+    @property
+    def queues_pushes(self) -> bool:
+        """Whether a write of a column a node's Placement provider depends
+        on queues a push (``[placement]`` is configured;
+        :mod:`ferrum.objects.placement_queue`)."""
+        return _option(lambda: placement_conf.enabled(self._conf))
+
+    @property
+    def queues_releases(self) -> bool:
+        """Whether deleting an allocation queues the release of its
+        Placement consumer (``[allocation] backend = placement``, with
+        ``[placement]``)."""
+        return self.queues_pushes and _option(
+            lambda: allocation_conf.through_placement(self._conf))
 
     @contextlib.contextmanager
     def writer(self) -> Iterator[sa.Connection]:
@@ -189,6 +201,15 @@ class Database:
 
     def dispose(self) -> None:
         self.engine.dispose()
+
+
+def _option(read: Callable[[], bool]) -> bool:
+    """An option's answer; False in a tool's configuration without its
+    group."""
+    try:
+        return read()
+    except cfg.NoSuchOptError:
+        return False
 
 
 def _records_history(conf: cfg.ConfigOpts) -> bool:

@@ -310,7 +310,7 @@ class PlacementProvider(Base):
 class PlacementRelease(Base):
     """A Placement consumer to delete: an allocation's, written in the
     transaction that deleted the allocation (see
-    :mod:`ferrum.placement.consumers`); deleted once Placement let go."""
+    :mod:`ferrum.placement.releases`); deleted once Placement let go."""
 
     __tablename__ = 'placement_releases'
 

@@ -21,12 +21,10 @@ writes (sixteen calls in ``node``, ``trait``, ``allocation`` and
 ``allocation_release``). A write of other node columns (the lock, the
 lessee, ``extra``) queues nothing, as the hooks did: the lease engine
 queues the pushes its lessee changes need itself
-(:func:`ferrum.leases.placement.queue_push`). Nothing is queued
-until the process turns a queue on (:attr:`ferrum.db.api.Database.
-pushed_columns`, :attr:`~ferrum.db.api.Database.queues_releases`, set by
-:func:`ferrum.placement.outbox.install` and
-:func:`ferrum.placement.consumers.install`): without ``[placement]``
-nothing reads them.
+(:func:`ferrum.leases.placement.queue_push`). What is queued follows the
+configuration, read at each write (:attr:`ferrum.db.api.Database.
+queues_pushes`, :attr:`~ferrum.db.api.Database.queues_releases`): without
+``[placement]`` nothing is queued, since nothing would read it.
 """
 
 from __future__ import annotations
@@ -55,14 +53,19 @@ _ALLOCATIONS_AND_NODES = sa.select(
     sa.bindparam(_NOW, type_=sa.DateTime)).select_from(
         _ALLOCATIONS.outerjoin(_NODES, _NODES.c.id == _ALLOCATIONS.c.node_id))
 _RELEASE_COLUMNS = ['consumer_uuid', 'node_uuid', 'created_at']
+#: Node columns the provider depends on: a change to any of them is queued
+#: (:mod:`ferrum.placement.mapping` builds the provider from them).
+COLUMNS = frozenset({'uuid', 'provision_state', 'maintenance', 'power_state',
+                     'instance_uuid', 'allocation_id', 'retired',
+                     'resource_class'})
 
 
 def pushes(db: db_api.Database, columns: Collection[str] | None) -> bool:
     """Whether a write of ``columns`` (None: the whole row, as an insert
     or a delete) is queued for a push."""
-    if not db.pushed_columns:
+    if not db.queues_pushes:
         return False
-    return columns is None or not db.pushed_columns.isdisjoint(columns)
+    return columns is None or not COLUMNS.isdisjoint(columns)
 
 
 def nodes_changed(db: db_api.Database, node_ids: Collection[int],
@@ -78,11 +81,19 @@ def nodes_changed(db: db_api.Database, node_ids: Collection[int],
 def uuids_changed(db: db_api.Database, node_uuids: Iterable[str],
                   columns: Collection[str] | None = None) -> None:
     """:func:`nodes_changed` by node uuid (a node just created, or gone)."""
+    if pushes(db, columns):
+        push(db, node_uuids)
+
+
+def push(db: db_api.Database, node_uuids: Iterable[str]) -> int:
+    """Queue a push of these nodes whatever changed (the reconcile's way
+    to repair drift; joins the caller's transaction); how many."""
     now = base.utcnow()
     rows = [{'node_uuid': uuid, 'created_at': now} for uuid in node_uuids]
-    if rows and pushes(db, columns):
+    if rows:
         with db.writer() as conn:
             conn.execute(sa.insert(OUTBOX), rows)
+    return len(rows)
 
 
 def allocations_deleting(db: db_api.Database, where: sa.ColumnElement[bool],

@@ -16,8 +16,10 @@ consumer.
   state and periodic reconcile;
 - :mod:`~ferrum.placement.service`: the conductor's Placement handle
   (``ctx.placement``);
-- :mod:`~ferrum.placement.consumers`: allocations' consumers, claimed and
-  released (the release queue);
+- :mod:`~ferrum.placement.claims`: allocations' consumers, claimed and
+  released; :mod:`~ferrum.placement.releases`, the queue of releases
+  still to send;
+- :mod:`~ferrum.placement.errors`: every error of this package;
 - :mod:`~ferrum.placement.reservations`: a lease in Placement, its
   reservation class and its consumer;
 - :mod:`~ferrum.placement.audit`, :mod:`~ferrum.placement.consumer_audit`

@@ -37,10 +37,10 @@ from ferrum.objects import lease_class
 from ferrum.objects import lease_node
 from ferrum.objects import node as node_obj
 from ferrum.placement import audit
-from ferrum.placement import consumers
+from ferrum.placement import claims
 from ferrum.placement import errors
 from ferrum.placement import sync
-from ferrum.placement.resources import consumers as resource_consumers
+from ferrum.placement.resources import consumers
 from ferrum.placement.resources import providers
 
 LOG = logging.getLogger(__name__)
@@ -109,7 +109,7 @@ def drift(pusher: sync.Pusher) -> list[audit.Drift]:
             if consumer in live:
                 # An allocation in flight, one moving, or a lease's.
                 continue
-            ours = resource_consumers.read(client, consumer).user == user
+            ours = consumers.read(client, consumer).user == user
             if ours:
                 found.append(audit.Drift(
                     node, ORPHAN, 'ferrum consumer %s holds the node '
@@ -133,7 +133,7 @@ def heal(pusher: sync.Pusher, found: list[audit.Drift]) -> dict[str, str]:
             continue
         if item.kind == ORPHAN:
             outcomes[consumer] = (
-                'released' if consumers.release(pusher, consumer)
+                'released' if claims.release(pusher, consumer)
                 else 'not ours')
             continue
         mine = held.get(node_uuid)
@@ -147,15 +147,15 @@ def heal(pusher: sync.Pusher, found: list[audit.Drift]) -> dict[str, str]:
 def _claim(pusher: sync.Pusher, consumer: str, node_uuid: str,
            mine: _Held) -> str:
     """Claim a missing consumer as the allocation claimed it
-    (:func:`consumers.claim`: a node a running lease holds is taken from
+    (:func:`claims.claim`: a node a running lease holds is taken from
     the lease's consumer in the same request); its node is in use
-    (reserved) unless ``available``, hence :func:`consumers.claim_in_use`.
+    (reserved) unless ``available``, hence :func:`claims.claim_in_use`.
     """
     refusal: list[str] = []
 
     def claim_once() -> bool:
         try:
-            consumers.claim(pusher, consumer, node_uuid,
+            claims.claim(pusher, consumer, node_uuid,
                             mine.resource_class, mine.owner)
             return True
         except (errors.PlacementRefused, errors.Busy,
@@ -163,7 +163,7 @@ def _claim(pusher: sync.Pusher, consumer: str, node_uuid: str,
             refusal[:] = [str(exc)]
             return False
 
-    if consumers.claim_in_use(pusher, node_uuid, claim_once):
+    if claims.claim_in_use(pusher, node_uuid, claim_once):
         return 'claimed'
     return 'refused: %s' % ''.join(refusal)
 
@@ -198,7 +198,7 @@ def claim_missing_unreserved(pusher: sync.Pusher) -> int:
                          'others': ', '.join(sorted(holders))})
             continue
         try:
-            consumers.claim_alone(pusher, row.uuid, row.node_uuid,
+            claims.claim_alone(pusher, row.uuid, row.node_uuid,
                                   row.resource_class, row.owner)
         except (errors.PlacementRefused,
                 errors.ConsumerTaken) as exc:
@@ -209,7 +209,7 @@ def claim_missing_unreserved(pusher: sync.Pusher) -> int:
             continue
         if not allocation_consumers.is_active(db, row.uuid):
             # Deleted meanwhile: its release may be done.
-            consumers.release(pusher, row.uuid, lease_aware=False)
+            claims.release(pusher, row.uuid, lease_aware=False)
             continue
         LOG.warning('Node %(node)s: created the missing Placement consumer '
                     'of allocation %(alloc)s', {'node': row.node_uuid,

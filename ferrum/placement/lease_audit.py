@@ -52,7 +52,7 @@ from ferrum.placement import errors
 from ferrum.placement import reservations
 from ferrum.placement import sync
 from ferrum.placement.resources import classes
-from ferrum.placement.resources import consumers as resource_consumers
+from ferrum.placement.resources import consumers
 from ferrum.placement.resources import providers
 
 CONSUMER_MISSING = 'lease-consumer-missing'
@@ -180,7 +180,7 @@ def _classes(leases: dict[str, lease_class.ClassedLease],
 def _consumer(db: db_api.Database, client: client_mod.PlacementClient,
               user: str, lease: lease_class.ClassedLease,
               expected: _Want) -> Iterator[audit.Drift]:
-    current = resource_consumers.read(client, lease.uuid)
+    current = consumers.read(client, lease.uuid)
     held = set(current.allocations)
     if current.foreign(user):
         return  # another service's consumer of that uuid
@@ -215,7 +215,7 @@ def heal_consumers(pusher: sync.Pusher,
     for uuid in uuids:
         lease = leases.get(uuid)
         want = expected.get(uuid, _NOTHING)
-        held = set(resource_consumers.read(client, uuid).allocations)
+        held = set(consumers.read(client, uuid).allocations)
         wanted = {node: rc for node, rc in want.allowed.items()
                   if node in want.required or node in held}
         if lease is None or lease.status in statuses.TRANSITIONAL:
@@ -228,7 +228,7 @@ def heal_consumers(pusher: sync.Pusher,
     return outcomes
 
 
-def _claim(writer: resource_consumers.Writer, user: str,
+def _claim(writer: consumers.Writer, user: str,
            lease: lease_class.ClassedLease,
            wanted: dict[str, str]) -> str:
     """Make the lease's consumer hold ``wanted``; the nodes Placement

@@ -28,15 +28,14 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from ferrum.common import states
+from ferrum.objects import placement_queue
 
 #: The trait on every provider ferrum manages, and only on those.
 MANAGED = 'CUSTOM_FERRUM_MANAGED'
 #: Traits that mark a provider as another service's (nova sets OWNER_NOVA).
 OWNER_PREFIX = 'OWNER_'
 #: Node columns the provider depends on: a change to any of them is queued.
-COLUMNS = frozenset({'uuid', 'provision_state', 'maintenance', 'power_state',
-                     'instance_uuid', 'allocation_id', 'retired',
-                     'resource_class'})
+COLUMNS = placement_queue.COLUMNS
 
 _NOT_ALNUM = re.compile('[^A-Z0-9]+')
 
@@ -65,7 +64,7 @@ def reserved(node: Mapping[str, Any], claims: bool = False) -> bool:
     deployment, and a node in use whose consumer is missing (an
     allocation made with the database backend, a crash between a
     backfill's two writes) is still fenced. When the allocation goes, its
-    release pushes the provider first (:mod:`ferrum.placement.consumers`),
+    release pushes the provider first (:mod:`ferrum.placement.releases`),
     so a node still cleaning is reserved before its unit is free.
     """
     if (claims and node['allocation_id'] is not None

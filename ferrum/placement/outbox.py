@@ -6,9 +6,9 @@ Recording. The objects layer queues a row per node in the transaction of
 every write of a column the provider depends on
 (:data:`ferrum.placement.mapping.COLUMNS`) and of every change of the
 node's traits (:mod:`ferrum.objects.placement_queue`, which says why that
-covers every write). :func:`install` turns that on for this process's
-database; it is called only when ``[placement]`` is configured, and
-otherwise nothing is queued at all.
+covers every write), whenever ``[placement]`` is configured
+(:attr:`ferrum.db.api.Database.queues_pushes`); otherwise nothing is
+queued at all.
 
 Claiming. A node's rows are pushed by whoever holds its *oldest* row: a
 conditional UPDATE sets ``claimed_by`` on it only while nobody holds it (or
@@ -31,22 +31,10 @@ import sqlalchemy as sa
 from ferrum.db import api as db_api
 from ferrum.objects import base
 from ferrum.objects import placement_queue
-from ferrum.placement import mapping
 
 LOG = logging.getLogger(__name__)
 
 TABLE = placement_queue.OUTBOX
-
-
-# ---- recording --------------------------------------------------------------
-
-def install(db: db_api.Database) -> None:
-    """Queue node changes from now on (idempotent)."""
-    db.pushed_columns = mapping.COLUMNS
-
-
-def uninstall(db: db_api.Database) -> None:
-    db.pushed_columns = frozenset()
 
 
 # ---- the queue --------------------------------------------------------------
@@ -58,12 +46,7 @@ class Head(NamedTuple):
 
 def enqueue(db: db_api.Database, node_uuids: Iterable[str]) -> int:
     """Queue a push of these nodes (the reconcile's way to repair drift)."""
-    now = base.utcnow()
-    rows = [{'node_uuid': u, 'created_at': now} for u in node_uuids]
-    if rows:
-        with db.writer() as conn:
-            conn.execute(sa.insert(TABLE), rows)
-    return len(rows)
+    return placement_queue.push(db, node_uuids)
 
 
 def heads(db: db_api.Database, stale_before: datetime.datetime,

@@ -3,35 +3,26 @@
 
 It holds the one client, the pusher (:mod:`ferrum.placement.sync`) and
 the sync thread's outage state, and releases the consumers queued in
-``placement_releases`` (:mod:`ferrum.placement.consumers`).
+``placement_releases`` (:mod:`ferrum.placement.releases`).
 """
 
 from __future__ import annotations
 
-import datetime
 import logging
 from collections.abc import Iterable
-from typing import NamedTuple, Protocol
+from typing import Protocol
 
-import sqlalchemy as sa
 from oslo_config import cfg
 
 from ferrum.db import api as db_api
 from ferrum.objects import allocation_consumers
-from ferrum.objects import base
+from ferrum.placement import claims
 from ferrum.placement import client as client_mod
-from ferrum.placement import consumers
 from ferrum.placement import errors
+from ferrum.placement import releases
 from ferrum.placement import sync
 
 LOG = logging.getLogger(__name__)
-#: The queue of consumers to release (``placement_releases``).
-TABLE = consumers.TABLE
-
-
-class _Queued(NamedTuple):
-    ids: list[int]
-    node_uuids: set[str]
 
 
 class OutageState(Protocol):
@@ -95,29 +86,10 @@ class PlacementService:
         if self.outage is not None:
             self.outage.failed(exc)
 
-    def _queued(self, consumer_uuids: list[str] | None,
-                limit: int) -> dict[str, _Queued]:
-        query = sa.select(TABLE).order_by(TABLE.c.id).limit(limit)
-        if consumer_uuids is not None:
-            query = query.where(TABLE.c.consumer_uuid.in_(consumer_uuids))
-        else:
-            # Fresh rows are the deleting path's to release at once.
-            query = query.where(TABLE.c.created_at < base.utcnow()
-                                - datetime.timedelta(seconds=consumers.GRACE))
-        found: dict[str, _Queued] = {}
-        with self.db.reader() as conn:
-            for row in conn.execute(query):
-                entry = found.setdefault(row.consumer_uuid,
-                                         _Queued([], set()))
-                entry.ids.append(row.id)
-                if row.node_uuid:
-                    entry.node_uuids.add(row.node_uuid)
-        return found
-
     def _live(self, consumer_uuids: list[str]) -> set[str]:
         return allocation_consumers.live_uuids(self.db, consumer_uuids)
 
-    def _release(self, queued: dict[str, _Queued]) -> None:
+    def _release(self, queued: dict[str, releases.Queued]) -> None:
         """Release the queued consumers, each after pushing its node.
 
         :raises PlacementUnavailable: the rows not yet done stay queued.
@@ -131,16 +103,14 @@ class PlacementService:
                     # Reserved first (a node still cleaning), then free.
                     self.pusher.push(node_uuid, delete=False)
                 try:
-                    consumers.release(self.pusher, consumer)
+                    claims.release(self.pusher, consumer)
                 except errors.PlacementRefused as exc:
                     # Trying again would meet the same refusal each round;
                     # the audit reports the consumer (consumer-orphan).
                     LOG.warning('Placement consumer %(consumer)s: release '
                                 'refused, left to the audit: %(error)s',
                                 {'consumer': consumer, 'error': exc})
-            with self.db.writer() as conn:
-                conn.execute(sa.delete(TABLE).where(TABLE.c.id.in_(
-                    entry.ids)))
+            releases.done(self.db, entry.ids)
 
     def release_now(self, consumer_uuids: Iterable[str]) -> bool:
         """Release consumers just recorded, once their transaction
@@ -154,7 +124,7 @@ class PlacementService:
             return True
         try:
             self.check_up()
-            self._release(self._queued(wanted, 100))
+            self._release(releases.queued(self.db, wanted, 100))
         except errors.PlacementUnavailable as exc:
             LOG.warning('Placement consumers %(consumers)s: release queued '
                         'while Placement is away: %(error)s',
@@ -171,6 +141,6 @@ class PlacementService:
         :raises PlacementUnavailable: Placement is away; the rest stay
             queued.
         """
-        queued = self._queued(None, limit)
+        queued = releases.queued(self.db, None, limit)
         self._release(queued)
         return len(queued)

@@ -16,10 +16,10 @@ from oslo_config import cfg
 
 from ferrum.conf import placement as placement_conf
 from ferrum.db import api as db_api
-from ferrum.placement import consumers
 from ferrum.placement import lease_audit
 from ferrum.placement import outbox
 from ferrum.placement import records
+from ferrum.placement import releases
 
 #: Most nodes listed under "problems"; the count is always exact.
 MAX_PROBLEMS = 100
@@ -39,7 +39,7 @@ def summary(conf: cfg.ConfigOpts, db: db_api.Database) -> dict[str, Any]:
         'enabled': placement_conf.enabled(conf),
         # Consumers of deleted allocations not yet released (the placement
         # allocation backend, while Placement is away).
-        'consumer_releases': consumers.backlog(db),
+        'consumer_releases': releases.backlog(db),
         # Classes of leases that are over, not yet deleted from Placement.
         'lease_classes': lease_audit.classes_to_delete(db),
         'backlog': {'changes': queued.size, 'nodes': queued.nodes,

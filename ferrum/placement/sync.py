@@ -367,7 +367,7 @@ class Pusher:
     def unreserve(self, node_uuid: str) -> None:
         """Write the provider of ``node_uuid`` with ``reserved`` 0 whatever
         the rule says, for the claim of a node in use that follows at
-        once (:func:`ferrum.placement.consumers.claim_in_use`); the next
+        once (:func:`ferrum.placement.claims.claim_in_use`); the next
         push writes the rule's value back.
 
         :raises PlacementUnavailable: Placement is away.

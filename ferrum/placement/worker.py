@@ -15,7 +15,7 @@ other processes too (the API), so no in-process signal would see them all.
 
 Consumers. Each round first releases the Placement consumers of deleted
 allocations that could not be released at once (the placement allocation
-backend, :mod:`ferrum.placement.consumers`).
+backend, :mod:`ferrum.placement.releases`).
 
 Outages. Placement down, failing or refusing the credentials is one state
 of the whole worker, not of each node: the first failure logs one warning
@@ -210,7 +210,7 @@ class SyncWorker:
 
     def _release_consumers(self) -> int:
         """Release the queued consumers of deleted allocations (see
-        :mod:`ferrum.placement.consumers`; none unless the placement
+        :mod:`ferrum.placement.releases`; none unless the placement
         allocation backend queued some)."""
         try:
             return self.placement.drain(
@@ -317,9 +317,8 @@ def check_config(conf: cfg.ConfigOpts) -> client_mod.PlacementClient | None:
 def start(conf: cfg.ConfigOpts, db: db_api.Database, host: str,
           placement: service.PlacementService,
           outage: Outage | None = None) -> SyncWorker:
-    """Record node changes from now on, and start draining them with the
-    conductor's Placement handle (see :class:`SyncWorker`)."""
-    outbox.install(db)
+    """Start draining the queued node changes with the conductor's
+    Placement handle (see :class:`SyncWorker`)."""
     worker = SyncWorker(conf, db, host, placement, outage)
     worker.start()
     return worker

@@ -89,7 +89,6 @@ from ferrum.leases import engine
 from ferrum.objects import lease as lease_obj
 from ferrum.objects import node as node_obj
 from ferrum.placement import client as client_mod
-from ferrum.placement import outbox
 
 SIZES = (1, 10, 100)
 _UUID = re.compile('[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-'
@@ -183,8 +182,6 @@ class Site:
         self.db = db_api.Database(conf, url=url or 'sqlite:///%s' % (
             os.path.join(conf.state_path, 'ferrum.sqlite')))
         migration.upgrade(self.db.engine)
-        if self.placed:
-            outbox.install(self.db)
         _enroll(self.db, nodes)
         self.conductor = service.ConductorService(
             conf, db=self.db, extra_periodics=[engine.LeaseEngine()])

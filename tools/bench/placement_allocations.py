@@ -67,7 +67,6 @@ from ferrum.objects import trait as trait_obj  # noqa: E402
 from ferrum.placement import audit  # noqa: E402
 from ferrum.placement import consumer_audit  # noqa: E402
 from ferrum.placement import mapping  # noqa: E402
-from ferrum.placement import outbox  # noqa: E402
 from ferrum.placement.resources import providers  # noqa: E402
 
 RC = 'CUSTOM_BENCH'
@@ -269,7 +268,6 @@ def main() -> int:
         conf = _conf(tmp, url)
         db = db_api.Database(conf, url=args.url)
         migration.upgrade(db.engine)
-        outbox.install(db)  # the nodes' changes queued for the sync
         for _ in range(args.nodes):
             node = node_obj.Node.create(db, {
                 'driver': 'fake-hardware', 'resource_class': 'bench',

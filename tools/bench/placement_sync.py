@@ -285,7 +285,6 @@ def _run(args):
             conf.set_override(key, value, group='placement')
         db = db_api.Database(conf, url=args.url)
         migration.upgrade(db.engine)
-        outbox.install(db)
         uuids = [node_obj.Node.create(db, {
             'driver': 'fake-hardware', 'resource_class': 'bench',
             'power_interface': 'fake', 'management_interface': 'fake',

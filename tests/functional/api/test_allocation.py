@@ -12,7 +12,6 @@ from ferrum.conductor import service
 from ferrum.objects import allocation as allocation_obj
 from ferrum.objects import node as node_obj
 from ferrum.objects import trait as trait_obj
-from ferrum.placement import consumers
 from ferrum.placement import outbox
 from tests.functional.conductor.flows import busy_workers
 from tests.functional.conductor.flows import settled
@@ -398,7 +397,6 @@ def backend_client(request, conf, db):
         conf.set_override('backend', 'placement', group='allocation')
     svc = service.ConductorService(conf, db=db)
     svc.start(start_periodics=False)
-    request.addfinalizer(lambda: consumers.uninstall(db))
     request.addfinalizer(svc.stop)
     for _ in range(2):
         node = svc.manager.create_node({

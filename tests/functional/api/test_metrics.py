@@ -221,8 +221,8 @@ def test_the_fleet_is_read_in_three_statements_and_cached(conf, db):
 
 def test_outbox_backlog_and_the_oldest_rows_age(conf, db):
     from ferrum.objects import base
-    from ferrum.placement import outbox
-    outbox.install(db)
+    # [placement] on: node writes are queued.
+    conf.set_override('auth_type', 'admin_token', group='placement')
     for _ in range(2):
         node_obj.Node.create(db, dict(FAKE, provision_state='enroll'))
     table = models.PlacementOutbox.__table__

@@ -16,7 +16,6 @@ import pytest
 
 from ferrum.conductor import service
 from ferrum.placement import client as client_mod
-from ferrum.placement import consumers
 from tests.clocks import Clock
 from tests.functional.placement.deployment import PlacementProcess
 from tests.functional.placement.deployment import configure
@@ -91,7 +90,6 @@ def backend(pconf, db, clock):
     svc.start(start_periodics=False)
     yield svc
     svc.stop()
-    consumers.uninstall(db)
 
 
 @pytest.fixture
@@ -133,7 +131,6 @@ def gconf(conf, db, placement_process):
     conf.set_override('outage_retry_interval', 1, group='placement')
     conf.set_override('backend', 'placement', group='allocation')
     yield conf
-    consumers.uninstall(db)
 
 
 @pytest.fixture

@@ -17,9 +17,9 @@ from ferrum.objects import conductor as conductor_obj
 from ferrum.objects import lease as lease_obj
 from ferrum.objects import node as node_obj
 from ferrum.placement import audit
+from ferrum.placement import claims
 from ferrum.placement import client as client_mod
 from ferrum.placement import consumer_audit
-from ferrum.placement import consumers
 from ferrum.placement import errors
 from ferrum.placement import outbox
 from ferrum.placement import sync
@@ -221,7 +221,7 @@ def foreign_claim(client, node_uuid, consumer=None):
 
 def stray_claim(conf, db, client, consumer, node_uuid):
     """A consumer of ferrum's (its user) that no allocation made."""
-    consumers.claim_alone(sync.Pusher(conf, db, client), consumer,
+    claims.claim_alone(sync.Pusher(conf, db, client), consumer,
                           node_uuid, 'bm', None)
 
 

@@ -9,8 +9,8 @@ import threading
 from ferrum.objects import node as node_obj
 from ferrum.placement import client as client_mod
 from ferrum.placement import consumer_audit
-from ferrum.placement import consumers
 from ferrum.placement import errors
+from ferrum.placement import releases
 from tests.functional.placement.scenario import AVAILABLE
 from tests.functional.placement.scenario import auditor
 from tests.functional.placement.scenario import holders
@@ -53,10 +53,10 @@ def test_nothing_waits_for_placement_while_it_is_known_away(
     assert 'Placement could not be reached' in failed.last_error
     assert 'sync thread' in failed.last_error
     manager.destroy_allocation(kept.uuid)
-    assert consumers.backlog(db) >= 1  # kept's release, queued
+    assert releases.backlog(db) >= 1  # kept's release, queued
     assert on_my_thread == []
     blackholed.clear()
-    wait_for(lambda: consumers.backlog(db) == 0, timeout=30,
+    wait_for(lambda: releases.backlog(db) == 0, timeout=30,
              what='the queued releases to drain')
     assert backend.placement.outage.down is None
     assert holders(pclient, node.uuid) == set()
@@ -83,7 +83,7 @@ def test_a_refused_release_does_not_fail_the_delete(backend, db, pclient,
     observers = backend.placement.client.observers
     observers.append(refuse)
     backend.manager.destroy_allocation(allocation.uuid)
-    assert consumers.backlog(db) == 0
+    assert releases.backlog(db) == 0
     observers.remove(refuse)
     found = consumer_audit.drift(auditor(pconf, db, pclient))
     assert [(d.kind, d.consumer) for d in found] == [

@@ -13,9 +13,10 @@ from ferrum.common import exception
 from ferrum.conductor import service
 from ferrum.objects import allocation as allocation_obj
 from ferrum.placement import audit
+from ferrum.placement import claims
 from ferrum.placement import consumer_audit
-from ferrum.placement import consumers
 from ferrum.placement import errors
+from ferrum.placement import releases
 from ferrum.placement import sync
 from ferrum.placement import worker
 from tests.functional.conductor.flows import settled
@@ -56,11 +57,11 @@ def test_a_uuid_that_is_another_service_s_consumer_is_refused(
     assert holders(pclient, free.uuid) == set()
     backend.manager.destroy_allocation(allocation.uuid)
     assert holders(pclient, taken.uuid) == {nova}
-    assert consumers.backlog(db) == 0
+    assert releases.backlog(db) == 0
     # Nor does a release queued later (an outage's) remove it.
-    consumers.record(db, [nova])
+    releases.record(db, [nova])
     assert backend.manager.ctx.placement.release_now([nova])
-    assert consumers.backlog(db) == 0
+    assert releases.backlog(db) == 0
     assert holders(pclient, taken.uuid) == {nova}
 
 
@@ -92,7 +93,7 @@ def test_release_leaves_another_user_s_consumer(backend, db, pclient,
                                                 pconf):
     (node,) = nodes(db, 1)
     nova = foreign_claim(pclient, node.uuid)
-    assert not consumers.release(sync.Pusher(pconf, db, pclient), nova,
+    assert not claims.release(sync.Pusher(pconf, db, pclient), nova,
                                  lease_aware=False)
     assert holders(pclient, node.uuid) == {nova}
     orphan = audit.Drift(node.uuid, consumer_audit.ORPHAN, 'forced',
@@ -143,7 +144,6 @@ def test_a_switch_from_the_database_backend_keeps_nodes_in_use_fenced(
         assert holders(pclient, node.uuid) == set()
     finally:
         second.stop()
-        consumers.uninstall(db)
 
 
 def test_a_backfill_that_fails_unexpectedly_leaves_the_node_fenced(
@@ -233,4 +233,3 @@ def test_the_reconcile_claims_a_switched_allocation_of_an_available_node(
             (consumer_audit.DOUBLE, nova)]
     finally:
         second.stop()
-        consumers.uninstall(db)

@@ -21,7 +21,7 @@ from ferrum.objects import allocation as allocation_obj
 from ferrum.objects import conductor as conductor_obj
 from ferrum.objects import node as node_obj
 from ferrum.placement import client as client_mod
-from ferrum.placement import consumers
+from ferrum.placement import releases
 from ferrum.placement import status
 from ferrum.placement.resources import providers
 from tests.functional.placement.deployment import killed_conductor_config
@@ -127,11 +127,11 @@ def test_placement_killed_mid_run(gbackend, db, gconf, placement_process):
     assert time.monotonic() - started < 5  # fails fast, never hangs
     assert 'Placement could not be reached' in failed.last_error
     manager.destroy_allocation(kept.uuid)  # ferrum's side goes on
-    assert consumers.backlog(db) >= 1  # kept's consumer, queued
+    assert releases.backlog(db) >= 1  # kept's consumer, queued
     assert status.summary(gconf, db)['consumer_releases'] >= 1
     placement_process.start()
     client = client_mod.PlacementClient(gconf)
-    wait_for(lambda: consumers.backlog(db) == 0, timeout=60,
+    wait_for(lambda: releases.backlog(db) == 0, timeout=60,
              what='the queued releases to drain')
     assert consumer_body(client, kept.uuid)['allocations'] == {}
     assert consumer_body(client, failed.uuid)['allocations'] == {}

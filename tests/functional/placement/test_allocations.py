@@ -12,8 +12,8 @@ from ferrum.conductor import service
 from ferrum.objects import allocation as allocation_obj
 from ferrum.objects import node as node_obj
 from ferrum.placement import consumer_audit
-from ferrum.placement import consumers
 from ferrum.placement import errors
+from ferrum.placement import releases
 from tests.functional.conductor.flows import settled
 from tests.functional.placement.deployment import command_config
 from tests.functional.placement.scenario import RC
@@ -86,7 +86,7 @@ def test_delete_releases_the_consumer_at_once(backend, db, pclient, pconf):
         {'resource_class': 'bm'}, [])
     backend.manager.destroy_allocation(allocation.uuid)
     assert holders(pclient, node.uuid) == set()
-    assert consumers.backlog(db) == 0
+    assert releases.backlog(db) == 0
     converged(db)
     assert reserved(pclient, node.uuid) == 0
     no_drift(pconf, db, pclient)
@@ -250,8 +250,8 @@ def test_queued_releases_are_drained_by_the_sync_worker(backend, db,
     (node,) = nodes(db, 1)
     stray = str(uuid.uuid4())
     stray_claim(pconf, db, pclient, stray, node.uuid)
-    consumers.record(db, [stray])
-    wait_for(lambda: consumers.backlog(db) == 0,
+    releases.record(db, [stray])
+    wait_for(lambda: releases.backlog(db) == 0,
              what='the release queue to drain')
     assert holders(pclient, node.uuid) == set()
 
@@ -273,13 +273,12 @@ def test_postgresql_one_statement_release_queues_the_consumer(
             svc.manager.set_maintenance(node.uuid, True, 'broken')
         svc.manager.destroy_allocation(allocation.uuid)
         assert holders(pclient, node.uuid) == set()
-        assert consumers.backlog(pg_db) == 0
+        assert releases.backlog(pg_db) == 0
         converged(pg_db)
         assert reserved(pclient, node.uuid) == int(state == 'maintenance')
         no_drift(pconf, pg_db, pclient)
     finally:
         svc.stop()
-        consumers.uninstall(pg_db)
 
 
 def test_audit_command_checks_and_heals_consumers(backend, db, pclient,

@@ -7,7 +7,7 @@ import sqlalchemy as sa
 
 from ferrum.allocation import backends
 from ferrum.allocation import placement_backend
-from ferrum.placement import consumers
+from ferrum.placement import releases
 from tests.functional.placement.scenario import consumer_body
 from tests.functional.placement.scenario import nodes
 
@@ -15,7 +15,7 @@ from tests.functional.placement.scenario import nodes
 def _queued_releases(db):
     with db.reader() as conn:
         return conn.execute(sa.select(sa.func.count()).select_from(
-            consumers.TABLE)).scalar()
+            releases.TABLE)).scalar()
 
 
 def test_the_database_backend_claims_nothing_in_placement(synced, db,

@@ -33,7 +33,6 @@ def _claim_all(db, host, at):
 
 
 def test_a_dead_conductor_s_claims_are_taken_over(pconf, db, pclient):
-    outbox.install(db)
     node = node_obj.Node.create(db, {'driver': 'fake-hardware'})
     handle = placement_service.PlacementService(
         pconf, db, client_mod.PlacementClient(pconf))

@@ -24,8 +24,8 @@ from ferrum.objects import conductor as conductor_obj
 from ferrum.objects import lease as lease_obj
 from ferrum.placement import client as client_mod
 from ferrum.placement import consumer_audit
-from ferrum.placement import consumers
 from ferrum.placement import lease_audit
+from ferrum.placement import releases
 from ferrum.placement import reservations
 from ferrum.placement import sync
 from ferrum.placement.resources import classes
@@ -47,7 +47,7 @@ _CONDUCTOR = '''
 import sys, threading
 from ferrum import conf as ferrum_conf
 from ferrum.conductor import service
-from ferrum.placement import consumers
+from ferrum.placement import claims
 from ferrum.placement import reservations
 from ferrum.leases import engine
 from ferrum.objects import allocation as allocation_obj
@@ -76,7 +76,7 @@ elif step == 'claim':  # the start: claimed in Placement, not yet active
 elif step == 'move':  # the node moved in Placement, not in the database
     patch(allocation_obj.Allocation, 'claim', after=False)
 elif step == 'give-back':  # deleted in the database, not in Placement
-    patch(consumers, 'release', after=False)
+    patch(claims, 'release', after=False)
 elif step == 'release':  # the end: released in Placement, nodes not back
     patch(reservations, 'release_all', after=True)
 elif step == 'ended':  # ended, its class not yet deleted
@@ -121,7 +121,6 @@ def survivor(tmp_path, conf, db, site, placement_process):
     svc.config_file = str(path)
     yield svc
     svc.stop()
-    consumers.uninstall(db)
 
 
 def _book(svc, db):
@@ -163,7 +162,7 @@ def _settle(svc, db, lease_uuid, done):
         return done(lease_obj.Lease.get(db, lease_uuid))
     wait_for(step, timeout=60, interval=0.1,
              what='the lease\'s step to be completed')
-    wait_for(lambda: consumers.backlog(db) == 0, timeout=30,
+    wait_for(lambda: releases.backlog(db) == 0, timeout=30,
              what='the queued consumer releases')
 
 
@@ -247,7 +246,7 @@ def test_sigkill_during_a_give_back_under_the_lease(survivor, db, tmp_path):
     assert set(resources(client, used.uuid)) == {used.node_uuid}
     # The release queued with the deletion: the survivor's sync thread
     # gives the node back to the lease's consumer.
-    wait_for(lambda: consumers.backlog(db) == 0, timeout=30,
+    wait_for(lambda: releases.backlog(db) == 0, timeout=30,
              what='the queued release of the allocation\'s consumer')
     converged(db, timeout=30)
     _running_as_booked(survivor.conf, db, client, lease_uuid)

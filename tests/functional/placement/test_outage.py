@@ -97,8 +97,6 @@ def test_conductor_sigkill_with_pending_changes(tmp_path, conf, db,
                  what='the conductor to start its sync')
         placement_process.kill()
         # Changes made while the conductor cannot push them...
-        from ferrum.placement import outbox as outbox_mod
-        outbox_mod.install(db)
         nodes = [node_obj.Node.create(db, {
             'driver': 'fake-hardware', 'resource_class': 'bm',
             'provision_state': states.AVAILABLE,

@@ -9,7 +9,6 @@ from ferrum.common import metrics
 from ferrum.objects import node as node_obj
 from ferrum.placement import client as client_mod
 from ferrum.placement import errors
-from ferrum.placement import outbox
 from ferrum.placement import service
 from ferrum.placement import worker
 
@@ -28,7 +27,6 @@ def _worker(pconf, db):
 
 
 def test_a_round_of_pushes_is_timed(pconf, db):
-    outbox.install(db)
     for _ in range(2):
         node_obj.Node.create(db, {
             'driver': 'fake-hardware', 'resource_class': 'bm',
@@ -39,7 +37,6 @@ def test_a_round_of_pushes_is_timed(pconf, db):
 
 
 def test_a_round_without_placement_is_timed_as_unavailable(pconf, db):
-    outbox.install(db)
     node_obj.Node.create(db, {'driver': 'fake-hardware',
                               'resource_class': 'bm',
                               'provision_state': 'available'})

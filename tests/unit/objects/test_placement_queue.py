@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: Apache-2.0
 """What the objects layer queues for Placement, in the writing transaction:
 a push for a write of a column the provider depends on, a release for a
-deleted allocation, and nothing while the process has not turned it on."""
+deleted allocation, and nothing without ``[placement]`` (the
+configuration is read at each write)."""
 
 import sqlalchemy as sa
 
@@ -11,8 +12,6 @@ from ferrum.objects import allocation_release
 from ferrum.objects import node as node_obj
 from ferrum.objects import placement_queue
 from ferrum.objects import trait as trait_obj
-from ferrum.placement import consumers
-from ferrum.placement import outbox
 
 
 def _node(db, **values):
@@ -34,7 +33,12 @@ def _releases(db):
             placement_queue.RELEASES.c.node_uuid)).all())
 
 
-def test_nothing_is_queued_until_turned_on(db):
+def _placement_on(conf, backend='database'):
+    conf.set_override('auth_type', 'admin_token', group='placement')
+    conf.set_override('backend', backend, group='allocation')
+
+
+def test_nothing_is_queued_without_placement(db):
     node = _node(db)
     node.provision_state = 'manageable'
     node.save()
@@ -42,9 +46,9 @@ def test_nothing_is_queued_until_turned_on(db):
     assert _pushes(db) == [] and _releases(db) == []
 
 
-def test_a_write_the_provider_depends_on_is_queued_others_are_not(db):
+def test_a_write_the_provider_depends_on_is_queued_others_are_not(conf, db):
     node = _node(db)
-    outbox.install(db)
+    _placement_on(conf)
     locked = node_obj.Node.reserve(db, 'host-1', node.uuid)
     locked.description = 'not in the provider'
     locked.save()
@@ -58,8 +62,8 @@ def test_a_write_the_provider_depends_on_is_queued_others_are_not(db):
     assert _pushes(db) == [node.uuid, node.uuid]
 
 
-def test_a_conductors_recovery_queues_the_nodes_it_fails(db):
-    outbox.install(db)
+def test_a_conductors_recovery_queues_the_nodes_it_fails(conf, db):
+    _placement_on(conf)
     node = _node(db, provision_state='deploying')
     node_obj.Node.reserve(db, 'dead-host', node.uuid)
     assert _pushes(db) == [node.uuid]  # its creation
@@ -68,8 +72,8 @@ def test_a_conductors_recovery_queues_the_nodes_it_fails(db):
     assert _pushes(db) == [node.uuid, node.uuid]
 
 
-def test_deleted_allocations_queue_their_consumers(db):
-    consumers.install(db)
+def test_deleted_allocations_queue_their_consumers(conf, db):
+    _placement_on(conf, backend='placement')
     held = _node(db)
     with_node = allocation_obj.Allocation.create(db, {})
     node = node_obj.Node.reserve(db, 'host-1', held.uuid)

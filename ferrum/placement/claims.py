@@ -1,25 +1,12 @@
 # SPDX-License-Identifier: Apache-2.0
-"""Placement consumers to release: the allocations' side of the outbox.
+"""Placement claims of ferrum's allocations: made, made in use, released.
 
 With ``[allocation] backend = placement`` every allocation is a consumer
-in Placement whose uuid is the allocation's. When an allocation goes, its
-consumer must go too, whichever way it went: an explicit delete, a
-tear-down, an ``instance_uuid`` PATCH, the node's deletion, a lease's end.
-
-Recording. The objects layer queues a ``placement_releases`` row per
-allocation in the transaction of every deletion of allocations
-(:mod:`ferrum.objects.placement_queue`, which says why that covers every
-deletion); :func:`install` turns that on for this process's database.
-Code that fails an allocation whose claim may have reached Placement
-(the answer was lost in an outage) calls :func:`record` in its own
-transaction.
-
-Releasing. The path that deleted the allocation releases its consumer at
-once after the commit (:meth:`ferrum.placement.service.PlacementService.
-release_now`), so both sides agree before the API answers; when Placement
-cannot be reached the row stays, and the conductor's sync worker drains
-it (``PlacementService.drain``, rows older than :data:`GRACE`) once
-Placement answers.
+in Placement whose uuid is the allocation's, holding its node's one unit
+(:func:`claim`; :func:`claim_in_use` for a node already in use). A node a
+running lease holds is taken from the lease's consumer, and given back to
+it at the release (:func:`release`), in one request each. The queue of
+releases still to send is :mod:`ferrum.placement.releases`.
 A consumer is released only while no live allocation (``allocating`` or
 ``active``) of that uuid exists, so a row recorded too eagerly (a
 statement that matched nothing, or was refused) does no harm.
@@ -28,49 +15,22 @@ statement that matched nothing, or was refused) does no harm.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Iterable, Mapping
-
-import sqlalchemy as sa
+from collections.abc import Callable, Mapping
 
 from ferrum.db import api as db_api
 from ferrum.objects import lease_class
 from ferrum.objects import lease_node
-from ferrum.objects import placement_queue
 from ferrum.placement import errors
 from ferrum.placement import mapping
 from ferrum.placement import outbox
 from ferrum.placement import reservations
 from ferrum.placement import sync
-from ferrum.placement.resources import consumers as resource_consumers
+from ferrum.placement.resources import consumers
 from ferrum.placement.resources import providers
 from ferrum.placement.resources import retry
 
 LOG = logging.getLogger(__name__)
 
-TABLE = placement_queue.RELEASES
-#: Seconds the sync worker leaves a queued release to the path that
-#: queued it (which releases at once after its commit), so that the two
-#: do not send the same release.
-GRACE = 2.0
-
-
-# ---- recording --------------------------------------------------------------
-
-def install(db: db_api.Database) -> None:
-    """Queue deleted allocations' consumers from now on (idempotent)."""
-    db.queues_releases = True
-
-
-def uninstall(db: db_api.Database) -> None:
-    db.queues_releases = False
-
-
-def record(db: db_api.Database, consumer_uuids: Iterable[str]) -> None:
-    """Queue these consumers' release (joins the caller's transaction)."""
-    placement_queue.release(db, [(uuid, None) for uuid in consumer_uuids])
-
-
-# ---- claiming ---------------------------------------------------------------
 
 def claim_alone(pusher: sync.Pusher, consumer: str, node_uuid: str,
                 resource_class: str | None, owner: str | None) -> None:
@@ -83,12 +43,12 @@ def claim_alone(pusher: sync.Pusher, consumer: str, node_uuid: str,
     """
     group = pusher.conf.allocation
     project = owner or group.default_project
-    holding = resource_consumers.Holding(
+    holding = consumers.Holding(
         {node_uuid: {mapping.resource_class_name(resource_class or ''): 1}},
         project, group.default_user)
 
-    def build(current: Mapping[str, resource_consumers.Consumer]
-              ) -> dict[str, resource_consumers.Holding]:
+    def build(current: Mapping[str, consumers.Consumer]
+              ) -> dict[str, consumers.Holding]:
         if not current[consumer].empty:
             raise errors.ConsumerTaken(consumer,
                                              current[consumer].user)
@@ -197,7 +157,7 @@ def release(pusher: sync.Pusher, consumer: str, lease_aware: bool = True
     db = pusher.db
     reserving: list[str] = []
     if lease_aware:
-        current = resource_consumers.read(pusher.client, consumer)
+        current = consumers.read(pusher.client, consumer)
         if current.empty:
             return True
         lease = _live_lease(db, current) if current.user == user else None
@@ -216,7 +176,7 @@ def release(pusher: sync.Pusher, consumer: str, lease_aware: bool = True
                      in current.allocations.items()
                      if any(reservations.lease_of(rc) is not None
                             for rc in resources)]
-    if not resource_consumers.empty(pusher.writer, [consumer],
+    if not consumers.empty(pusher.writer, [consumer],
                                     user).foreign:
         if reserving:
             # The reservation inventory of a lease that stopped running
@@ -240,7 +200,7 @@ def _late_give_back(pusher: sync.Pusher, lease_uuid: str, user: str) -> None:
         LOG.info('Lease %(lease)s: it ended while a node was given back '
                  'to its Placement consumer; releasing that consumer',
                  {'lease': lease_uuid})
-        resource_consumers.empty(pusher.writer, [lease_uuid], user)
+        consumers.empty(pusher.writer, [lease_uuid], user)
 
 
 def _running(db: db_api.Database, lease_uuid: str) -> str | None:
@@ -248,7 +208,7 @@ def _running(db: db_api.Database, lease_uuid: str) -> str | None:
     return lease_class.project_while_in(db, lease_uuid, lease_node.RUNNING)
 
 
-def _live_lease(db: db_api.Database, current: resource_consumers.Consumer
+def _live_lease(db: db_api.Database, current: consumers.Consumer
                ) -> tuple[str, str] | None:
     """(uuid, project) of the running lease whose class ``current`` (a
     consumer as read) holds, if any."""
@@ -262,7 +222,3 @@ def _live_lease(db: db_api.Database, current: resource_consumers.Consumer
     return None
 
 
-def backlog(db: db_api.Database) -> int:
-    with db.reader() as conn:
-        return int(conn.execute(sa.select(sa.func.count()).select_from(
-            TABLE)).scalar() or 0)
