@@ -59,8 +59,10 @@ Context = context_mod.ConductorContext
 
 
 def _placement(ctx: context_mod.ConductorContext) -> service.PlacementService:
-    if ctx.placement is None:  # pragma: no cover - callers check
-        raise RuntimeError('the placement allocation backend is off')
+    # choose() picks this backend only with [placement] configured.
+    if not isinstance(ctx.placement, service.PlacementService):
+        raise RuntimeError(  # pragma: no cover - choose() checks
+            'the placement allocation backend needs [placement]')
     return ctx.placement
 
 

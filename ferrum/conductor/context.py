@@ -152,7 +152,8 @@ class ConductorContext:
     :ivar clock: returns "now" as naive UTC; tests inject their own.
     :ivar sleep: waits so many seconds; tests inject their own.
     :ivar inflight: the locks and allocations live threads work on.
-    :ivar placement: the Placement handle, None without ``[placement]``.
+    :ivar placement: the Placement handle; without ``[placement]``, its
+        null object (:class:`ferrum.placement.service.Off`).
     """
 
     conf: cfg.ConfigOpts
@@ -167,7 +168,8 @@ class ConductorContext:
     sleep: Callable[[float], None] = time.sleep
     inflight: inflight_mod.InFlight = dataclasses.field(
         default_factory=inflight_mod.InFlight)
-    placement: service.PlacementService | None = None
+    placement: service.Handle = dataclasses.field(
+        default_factory=service.Off)
 
     def each_node(self, purpose: str, func: Callable[[Any], None], *,
                   columns: Iterable[str] = (),

@@ -129,7 +129,7 @@ class ConductorService:
             drivers=drivers, runner=runner.Runner(),
             workers=workers.WorkerPool(self.conf.conductor.workers_pool_size),
             allocations=allocations, clock=self._clock, sleep=self._sleep,
-            placement=placement)
+            placement=service.Off() if placement is None else placement)
         conductor_obj.set_hardware_interfaces(db, me.id, drivers.advertised())
         cleared = recovery.fail_and_release(db, ctx.host, 'restarted')
         if cleared:

@@ -57,7 +57,6 @@ from ferrum.common import state_machine
 from ferrum.common import states
 from ferrum.conductor import context as context_mod
 from ferrum.conductor import provisioning
-from ferrum.leases import placement
 from ferrum.leases import start
 from ferrum.leases import wipe
 from ferrum.objects import conductor as conductor_obj
@@ -110,8 +109,8 @@ def run(ctx: context_mod.ConductorContext) -> None:
             _TABLE.c.conductor_affinity == me])):
         end_all(ctx, batch)
     _before_end(ctx, now)
-    placement.create_classes(ctx)
-    placement.delete_classes(ctx)
+    ctx.placement.create_classes()
+    ctx.placement.delete_classes()
 
 
 def _batches(leases: Sequence[lease_obj.Lease]
@@ -195,7 +194,7 @@ def end_all(ctx: context_mod.ConductorContext,
     # the project's next lease gave them back.
     lease_end.revoke(ctx.db, [lease.id for lease in leases], ctx.clock())
     rows = lease_booking.node_rows_of(ctx.db, [lease.id for lease in leases])
-    placed = {lease.id: lease.placement_class for lease in leases}
+    steps = {lease.id: ctx.placement.leases_for(lease) for lease in leases}
     waiting: dict[int, list[str]] = {}
     ready: list[lease_booking.LeaseNodeRow] = []
     # Free but not cleaned yet: they pass on to the project's next lease
@@ -204,13 +203,11 @@ def end_all(ctx: context_mod.ConductorContext,
     never_given = []
     for lease in leases:
         waits = waiting[lease.id] = []
-        if lease.placement_class:
-            released = placement.end_waits_for(ctx, lease,
-                                               rows[lease.id])
-            if released is not None:
-                # Nothing goes back before Placement let go of it.
-                waits.append(released)
-                continue
+        released = steps[lease.id].end_waits_for(rows[lease.id])
+        if released is not None:
+            # Nothing goes back before Placement let go of it.
+            waits.append(released)
+            continue
         for row in rows[lease.id]:
             if not _was_given(row, lease.project):
                 # Never given to the lessee (its start failed): nothing to
@@ -235,14 +232,13 @@ def end_all(ctx: context_mod.ConductorContext,
         gone = [row for row in ready + unwiped if row.id in back]
         for lease in leases:
             # Their reservation inventory goes with them.
-            placement.queue_push(ctx, lease, [
-                row.node_uuid for row in gone if row.lease_id == lease.id])
+            steps[lease.id].push(
+                row.node_uuid for row in gone if row.lease_id == lease.id)
         wiping = {row.lease_id for row in to_wipe}
         done = lease_obj.Lease.finish(
             ctx.db, [lease for lease in leases if not waiting[lease.id]
                      and lease.id not in wiping], 'done', ctx.conductor_id)
-    placement.hand_over(ctx, [row for row in gone
-                              if placed.get(row.lease_id)])
+    ctx.placement.hand_over(leases, gone)
     # After the commit: a cleaning takes the node's lock and a worker.
     for row, wait in wipe.start_all(
             ctx, {lease.id: lease for lease in leases}, to_wipe):

@@ -6,8 +6,9 @@ Each node gets ``lessee`` = the lease's project, if it is free
 and still matches the lease (:func:`ferrum.leases.selection.misfits`).
 A node still held by someone else, no longer matching, or gone, is
 handled by ``[lease] busy_node_policy``: replaced by a free matching node
-(``substitute``) or the start fails (``fail``, or no substitute). A lease
-in Placement then claims its nodes there (:mod:`ferrum.leases.placement`).
+(``substitute``) or the start fails (``fail``, or no substitute). The
+lease's steps in Placement then claim its nodes there, for a lease with a
+class (``ctx.placement.leases_for``, :mod:`ferrum.placement.leases`).
 
 All or nothing: the lease goes ``active`` only in the UPDATE that finds it
 holding every node it booked (:data:`ferrum.objects.lease_node.HOLDS_ALL`).
@@ -15,19 +16,17 @@ Every step is idempotent, so a start cut short is run again.
 """
 
 import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 
 from ferrum.common import exception
 from ferrum.common import plural
 from ferrum.common import states
 from ferrum.conductor import context as context_mod
-from ferrum.leases import placement
 from ferrum.leases import selection
 from ferrum.objects import lease as lease_obj
 from ferrum.objects import lease_booking
 from ferrum.objects import lease_node
 from ferrum.objects import node as node_obj
-from ferrum.placement import errors
 
 LOG = logging.getLogger(__name__)
 #: Substitutes tried per busy node.
@@ -61,8 +60,8 @@ def start(ctx: context_mod.ConductorContext, lease: lease_obj.Lease,
 
     def then() -> None:
         activated.append(activate(ctx, lease, rows))
-    placed = lease.placement_class
-    whole = not (placed or unfit or vacant)
+    steps = ctx.placement.leases_for(lease)
+    whole = not (steps.claims or unfit or vacant)
     busy: Sequence[lease_booking.LeaseNodeRow | lease_booking.Vacancy]
     busy = lease_node.hold_nodes(
         ctx.db, lease.id,
@@ -75,20 +74,21 @@ def start(ctx: context_mod.ConductorContext, lease: lease_obj.Lease,
     policy = ctx.conf.lease.busy_node_policy
     if busy and policy == 'substitute':
         busy = [row for row in busy if not _substitute(ctx, lease, row)]
-    if not busy and placed:
-        try:
-            busy = placement.claim_rounds(
-                ctx, lease, _SUBSTITUTES + 1, policy == 'substitute',
-                lambda row: _substitute(ctx, lease, row))
-        except placement.Unavailable as exc:
+    if not busy:
+        claimed = steps.claim(_SUBSTITUTES + 1, policy == 'substitute',
+                              lambda row: _substitute(ctx, lease, row))
+        if claimed.waits is not None:
             lease.record_error('Starting: waiting for Placement, which '
-                               'holds the nodes for the lease: %s' % exc)
+                               'holds the nodes for the lease: %s'
+                               % claimed.waits)
             LOG.warning('Lease %(lease)s: start waits for Placement: '
-                        '%(error)s', {'lease': lease.uuid, 'error': exc})
+                        '%(error)s',
+                        {'lease': lease.uuid, 'error': claimed.waits})
             return
-        except errors.Collision as exc:
-            _fail(ctx, lease, [], policy, error=str(exc))
+        if claimed.failure is not None:
+            _fail(ctx, lease, [], policy, error=claimed.failure)
             return
+        busy = claimed.busy
     if busy:
         _fail(ctx, lease, busy, policy, misfits)
         return
@@ -108,9 +108,8 @@ def activate(ctx: context_mod.ConductorContext, lease: lease_obj.Lease,
         done = lease.transition('done', None, fence=True,
                                 where=[lease_node.HOLDS_ALL],
                                 last_error=None)
-        if done and lease.placement_class:
-            placement.queue_push(ctx, lease, [
-                row.node_uuid for row in rows or lease.node_rows()])
+        if done:
+            ctx.placement.leases_for(lease).push(_node_uuids(lease, rows))
     if not done:
         held = lease_node.held_count(ctx.db, lease.id)
         if held < lease.count:
@@ -126,6 +125,15 @@ def activate(ctx: context_mod.ConductorContext, lease: lease_obj.Lease,
     return done
 
 
+def _node_uuids(lease: lease_obj.Lease,
+                rows: Sequence[lease_booking.LeaseNodeRow] | None
+                ) -> Iterator[str]:
+    """The uuids of the lease's nodes, read only when iterated: steps with
+    nothing to push never read them."""
+    for row in rows or lease.node_rows():
+        yield row.node_uuid
+
+
 def _fail(ctx: context_mod.ConductorContext, lease: lease_obj.Lease,
           busy: Sequence[lease_booking.LeaseNodeRow | lease_booking.Vacancy],
           policy: str,
@@ -135,13 +143,12 @@ def _fail(ctx: context_mod.ConductorContext, lease: lease_obj.Lease,
     (``misfits``: why those that no longer match the lease do not)."""
     reasons = '; '.join(_why_busy(ctx, row, lease.project, misfits or {})
                         for row in busy)
-    if lease.placement_class:
-        try:
-            placement.release_start(ctx, lease)
-        except (placement.Unavailable, placement.Refused) as exc:
-            lease.record_error('Starting: failed, waiting for Placement to '
-                               'release the lease\'s claim: %s' % exc)
-            return
+    steps = ctx.placement.leases_for(lease)
+    waits = steps.release_start()
+    if waits is not None:
+        lease.record_error('Starting: failed, waiting for Placement to '
+                           'release the lease\'s claim: %s' % waits)
+        return
     rows = lease.node_rows()
     for row in rows:
         lease_node.unhold_node(ctx.db, row, lease.project)
@@ -157,8 +164,7 @@ def _fail(ctx: context_mod.ConductorContext, lease: lease_obj.Lease,
         failed = lease.transition('fail', None, fence=True,
                                   last_error=error)
         if failed:
-            placement.queue_push(ctx, lease,
-                                 [row.node_uuid for row in rows])
+            steps.push(row.node_uuid for row in rows)
     if failed:
         LOG.error('Lease %(lease)s: %(error)s',
                   {'lease': lease.uuid, 'error': error})
@@ -177,7 +183,8 @@ def _substitute(ctx: context_mod.ConductorContext, lease: lease_obj.Lease,
                                    _SUBSTITUTES, exclude=tried)
         # A node free in ferrum's database may be another consumer's in
         # Placement: it would only cost the start a claim round.
-        for node_id, node_uuid in placement.unheld(ctx, lease, found):
+        for node_id, node_uuid in ctx.placement.leases_for(lease).unheld(
+                found):
             if lease_node.substitute(ctx.db, row, node_id, lease.project,
                                      now):
                 LOG.warning('Lease %(lease)s: node %(busy)s was busy at '

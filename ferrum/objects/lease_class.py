@@ -7,7 +7,7 @@ that a flavor can name. Two columns of the lease row track it:
 ``placement_class`` (the lease wants one, until it is deleted after the
 lease is over) and ``class_created`` (it exists in Placement, so the API
 shows ``reservation_class``). The class sweeps
-(:mod:`ferrum.leases.placement`) and the lease audit write them here for
+(:mod:`ferrum.placement.leases`) and the lease audit write them here for
 many leases at once; :meth:`ferrum.objects.lease.Lease.class_was_created`
 marks one. The reads here are the audits' and the consumers' view of
 those leases.

@@ -21,7 +21,7 @@ writes (sixteen calls in ``node``, ``trait``, ``allocation`` and
 ``allocation_release``). A write of other node columns (the lock, the
 lessee, ``extra``) queues nothing, as the hooks did: the lease engine
 queues the pushes its lessee changes need itself
-(:func:`ferrum.leases.placement.queue_push`). What is queued follows the
+(:meth:`ferrum.placement.leases.Steps.push`). What is queued follows the
 configuration, read at each write (:attr:`ferrum.db.api.Database.
 queues_pushes`, :attr:`~ferrum.db.api.Database.queues_releases`): without
 ``[placement]`` nothing is queued, since nothing would read it.

@@ -1,24 +1,33 @@
 # SPDX-License-Identifier: Apache-2.0
-"""The conductor's Placement handle: one per conductor, ``ctx.placement``.
+"""The conductor's Placement handle: one per conductor, ``ctx.placement``,
+chosen once at start-up and never None.
 
-It holds the one client, the pusher (:mod:`ferrum.placement.sync`) and
-the sync thread's outage state, and releases the consumers queued in
-``placement_releases`` (:mod:`ferrum.placement.releases`).
+- :class:`PlacementService`, with ``[placement]``: it holds the one
+  client, the pusher (:mod:`ferrum.placement.sync`) and the sync thread's
+  outage state, releases the consumers queued in ``placement_releases``
+  (:mod:`ferrum.placement.releases`), and gives each lease its steps
+  (:mod:`ferrum.placement.leases`).
+- :class:`Off`, without: the same lease surface, doing nothing (as
+  Ironic's ``no-bios`` interface), so that no caller asks whether
+  Placement is on.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import Protocol
 
 from oslo_config import cfg
 
 from ferrum.db import api as db_api
 from ferrum.objects import allocation_consumers
+from ferrum.objects import lease as lease_obj
+from ferrum.objects import lease_booking
 from ferrum.placement import claims
 from ferrum.placement import client as client_mod
 from ferrum.placement import errors
+from ferrum.placement import leases
 from ferrum.placement import releases
 from ferrum.placement import sync
 
@@ -32,6 +41,52 @@ class OutageState(Protocol):
     down: str | None
 
     def failed(self, exc: Exception) -> bool: ...
+
+
+class Handle(Protocol):
+    """What the lease engine asks of ``ctx.placement``, on or off."""
+
+    def leases_for(self, lease: lease_obj.Lease) -> leases.Steps:
+        """The lease's steps in Placement (:mod:`ferrum.placement.leases`):
+        nothing to do for a lease without a class."""
+
+    def hand_over(self, ended: Sequence[lease_obj.Lease],
+                  rows: Sequence[lease_booking.LeaseNodeRow]) -> None:
+        """Claim for the project's next lease the nodes the ``ended``
+        leases handed over to it (:func:`leases.hand_over`)."""
+
+    def create_classes(self) -> None:
+        """Create the classes of pending leases booked while Placement
+        was away (:func:`leases.create_classes`)."""
+
+    def delete_classes(self) -> None:
+        """Delete the classes of leases that are over
+        (:func:`leases.delete_classes`)."""
+
+
+class Off:
+    """``ctx.placement`` without ``[placement]``: nothing is in Placement.
+
+    A lease created while another conductor had ``[placement]`` still
+    has a class; its steps wait (:class:`leases.Unconfigured`) rather
+    than act on half of it.
+    """
+
+    claims_allocations = False
+
+    def leases_for(self, lease: lease_obj.Lease) -> leases.Steps:
+        return (leases.Unconfigured(lease) if lease.placement_class
+                else leases.NONE)
+
+    def hand_over(self, ended: Sequence[lease_obj.Lease],
+                  rows: Sequence[lease_booking.LeaseNodeRow]) -> None:
+        pass  # no lease's consumer holds anything
+
+    def create_classes(self) -> None:
+        pass  # a class waits for a conductor with [placement]
+
+    def delete_classes(self) -> None:
+        pass
 
 
 class PlacementService:
@@ -79,6 +134,20 @@ class PlacementService:
                 'this conductor\'s Placement sync thread found it %s and '
                 'tries again every [placement] outage_retry_interval '
                 'seconds' % outage.down))
+
+    def leases_for(self, lease: lease_obj.Lease) -> leases.Steps:
+        return (leases.InPlacement(self, lease) if lease.placement_class
+                else leases.NONE)
+
+    def hand_over(self, ended: Sequence[lease_obj.Lease],
+                  rows: Sequence[lease_booking.LeaseNodeRow]) -> None:
+        leases.hand_over(self, ended, rows)
+
+    def create_classes(self) -> None:
+        leases.create_classes(self)
+
+    def delete_classes(self) -> None:
+        leases.delete_classes(self)
 
     def failed(self, exc: Exception) -> None:
         """Tell the sync thread Placement is away (later claims then fail

@@ -64,8 +64,8 @@ LAYERS = {
     'rpc': {'common', 'conductor', 'conf', 'db', 'objects'},
     # Above the conductor: its engine drives conductor verbs, and the
     # programs that start a conductor hand it the engine's periodic task.
-    'leases': {'allocation', 'common', 'conductor', 'placement', 'objects',
-               'periodic'},
+    # Not placement: the engine reaches it through ctx.placement.
+    'leases': {'allocation', 'common', 'conductor', 'objects', 'periodic'},
     'api': {'common', 'conductor', 'conf', 'db', 'drivers', 'placement',
             'leases', 'objects', 'rpc'},
     'cmd': {'api', 'common', 'conductor', 'conf', 'db', 'drivers',

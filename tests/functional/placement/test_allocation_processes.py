@@ -21,6 +21,7 @@ from ferrum.objects import allocation as allocation_obj
 from ferrum.objects import conductor as conductor_obj
 from ferrum.objects import node as node_obj
 from ferrum.placement import client as client_mod
+from ferrum.placement import errors
 from ferrum.placement import releases
 from ferrum.placement import status
 from ferrum.placement.resources import providers
@@ -35,7 +36,7 @@ from tests.functional.placement.scenario import put_consumer
 from tests.polling import wait_for
 
 
-def _nova(client, stop, held, tried, errors):
+def _nova(client, stop, held, tried, failures):
     """nova's claim: candidates, then PUT with consumer_generation null.
 
     Every consumer tried is in ``tried``: on a loaded machine a PUT whose
@@ -46,7 +47,7 @@ def _nova(client, stop, held, tried, errors):
         try:
             offered = providers.allocation_candidates(client, RC)
         except errors.PlacementUnavailable as exc:
-            errors.append(exc)
+            failures.append(exc)
             return
         if not offered:
             return

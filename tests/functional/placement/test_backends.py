@@ -8,6 +8,7 @@ import sqlalchemy as sa
 from ferrum.allocation import backends
 from ferrum.allocation import placement_backend
 from ferrum.placement import releases
+from ferrum.placement import service
 from tests.functional.placement.scenario import consumer_body
 from tests.functional.placement.scenario import nodes
 
@@ -23,7 +24,7 @@ def test_the_database_backend_claims_nothing_in_placement(synced, db,
     ctx = synced.ctx
     assert isinstance(ctx.allocations, backends.DatabaseBackend)
     # The handle is there for the leases and the sync all the same.
-    assert ctx.placement is not None
+    assert isinstance(ctx.placement, service.PlacementService)
     assert not ctx.placement.claims_allocations
     nodes(db, 2)
     allocation = synced.manager.create_allocation(
@@ -37,7 +38,8 @@ def test_the_database_backend_claims_nothing_in_placement(synced, db,
 def test_the_placement_backend_shares_the_sync_threads_outage(backend):
     ctx = backend.ctx
     assert isinstance(ctx.allocations, placement_backend.PlacementBackend)
-    assert ctx.placement is not None and ctx.placement.claims_allocations
+    assert isinstance(ctx.placement, service.PlacementService)
+    assert ctx.placement.claims_allocations
     # One outage state, given to both at construction: claims fail fast
     # from the moment the sync thread finds Placement away.
     assert ctx.placement.outage is backend.placement.outage

@@ -9,7 +9,6 @@ import uuid
 import pytest
 
 from ferrum.leases import engine
-from ferrum.leases import placement as lease_placement
 from ferrum.objects import lease as lease_obj
 from ferrum.placement import audit
 from ferrum.placement import consumer_audit
@@ -145,7 +144,7 @@ def test_classes_missing_and_orphan_are_healed(backend, api, db, pclient,
     nodes(db, 2)
     pending = book(api, 1)
     over = book(api, 1)
-    lease_placement.create_classes(backend.ctx)  # the engine's sweep
+    backend.ctx.placement.create_classes()  # the engine's sweep
     api.delete('/v1/leases/%s' % over)  # pending: cancelled at once
     assert lease_obj.Lease.get(db, over).status == 'cancelled'
     # Deleted behind ferrum's back, after the sweep created it.

@@ -6,7 +6,6 @@ import datetime
 import pytest
 
 from ferrum.leases import engine
-from ferrum.leases import placement as lease_placement
 from ferrum.objects import lease as lease_obj
 from ferrum.placement import reservations
 from tests.functional.leases.sites import iso
@@ -185,8 +184,8 @@ def test_a_class_placement_refuses_holds_back_no_later_lease(
     with db.writer() as conn:
         conn.execute(lease_obj.TABLE.update().where(
             lease_obj.TABLE.c.uuid == uuids[0]).values(uuid=refused))
-    with caplog.at_level('WARNING', logger='ferrum.leases.placement'):
-        lease_placement.create_classes(backend.ctx)
+    with caplog.at_level('WARNING', logger='ferrum.placement.leases'):
+        backend.ctx.placement.create_classes()
     assert reservations.class_name(uuids[1]) in classes(pclient)
     assert reservations.class_name(refused) not in classes(pclient)
     assert not lease_obj.Lease.get(db, first).class_created
