@@ -52,6 +52,11 @@ class DatabaseBackend(context_mod.AllocationBackend):
                       allocation_ids: Collection[int]) -> None:
         pass
 
+    def claims_of(self, ctx: Context, *,
+                  allocation_ids: Collection[int] = (),
+                  node_id: int | None = None) -> list[str]:
+        return []
+
     def released(self, ctx: Context,
                  allocation_uuids: Collection[str]) -> None:
         pass

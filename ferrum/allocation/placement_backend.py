@@ -257,6 +257,17 @@ class PlacementBackend(context_mod.AllocationBackend):
         releases.record(ctx.db, allocation_obj.uuids_by_id(
             ctx.db, list(allocation_ids)).values())
 
+    def claims_of(self, ctx: Context, *,
+                  allocation_ids: Collection[int] = (),
+                  node_id: int | None = None) -> list[str]:
+        # An allocation's consumer is named by its uuid.
+        uuids = list(allocation_obj.uuids_by_id(
+            ctx.db, list(allocation_ids)).values())
+        if node_id is not None:
+            held = allocation_obj.Allocation.get_by_node(ctx.db, node_id)
+            uuids += [] if held is None else [held.uuid]
+        return uuids
+
     def released(self, ctx: Context,
                  allocation_uuids: Collection[str]) -> None:
         # Their release rows were written with the deletion; Placement

@@ -24,7 +24,6 @@ from ferrum.common import exception
 from ferrum.common import states
 from ferrum.conductor import context as context_mod
 from ferrum.conductor import task_manager
-from ferrum.objects import allocation as allocation_obj
 from ferrum.objects import allocation_release
 
 LOG = logging.getLogger(__name__)
@@ -86,9 +85,8 @@ def detach(task: task_manager.Task) -> None:
     if node.allocation_id is None:
         return
     allocation_id = node.allocation_id
-    # Only a backend with consumers elsewhere needs the uuid (a read).
-    uuids = (allocation_obj.uuids_by_id(task.ctx.db, [allocation_id])
-             if task.ctx.allocations.in_placement else {})
+    claims = task.ctx.allocations.claims_of(task.ctx,
+                                            allocation_ids=[allocation_id])
     node.instance_info = allocation_release.released_node_values(
         node.instance_info)['instance_info']
     node.allocation_id = None
@@ -100,4 +98,4 @@ def detach(task: task_manager.Task) -> None:
     LOG.info('Node %(node)s: its allocation %(alloc)d was deleted '
              '(%(purpose)s)', {'node': node.uuid, 'alloc': allocation_id,
                                'purpose': task.purpose})
-    task.ctx.allocations.released(task.ctx, list(uuids.values()))
+    task.ctx.allocations.released(task.ctx, claims)

@@ -19,6 +19,7 @@ only evaluated under ``[DEFAULT] auth_strategy = keystone``; see
 
 import logging
 import time
+from typing import Any
 
 import yaml
 from oslo_config import cfg
@@ -119,11 +120,21 @@ def _node_update(field: str, check: str, what: str) -> (
                  ('PATCH', _NODE))
 
 
-#: The node fields each behind a ``baremetal:node:get:<field>`` rule: a
-#: caller that fails it sees the field redacted (the strings are the view's,
-#: ``views/node.py`` ``REDACTED``).
-REDACTED_NODE_FIELDS = ('last_error', 'reservation', 'driver_internal_info',
-                        'driver_info')
+#: The node fields each behind a ``baremetal:node:get:<field>`` rule, and
+#: what a caller that fails it sees instead: Ironic's strings to the letter
+#: (clients and operators match on them).
+REDACTED_NODE_FIELDS: dict[str, Any] = {
+    'last_error': ('** Value Redacted - Requires '
+                   'baremetal:node:get:last_error permission. **'),
+    'reservation': ('** Redacted - requires '
+                    'baremetal:node:get:reservation permission. **'),
+    'driver_internal_info': {'content': (
+        '** Redacted - Requires baremetal:node:get:driver_internal_info '
+        'permission. **')},
+    'driver_info': {'content': (
+        '** Redacted - requires baremetal:node:get:driver_info '
+        'permission. **')},
+}
 
 
 def _nodes() -> list[policy.DocumentedRuleDefault]:

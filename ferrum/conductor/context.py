@@ -125,11 +125,21 @@ class AllocationBackend(Protocol):
         joins the caller's transaction (the one failing or deleting
         them)."""
 
+    def claims_of(self, ctx: 'ConductorContext', *,
+                  allocation_ids: Collection[int] = (),
+                  node_id: int | None = None) -> list[str]:
+        """The claims to hand to :meth:`released` once the allocations
+        ``allocation_ids``, or the one of node ``node_id``, are deleted;
+        read before the deletion, which leaves nothing to read them from
+        ([] from a backend with no claims elsewhere, which reads
+        nothing)."""
+
     def released(self, ctx: 'ConductorContext',
                  allocation_uuids: Collection[str]) -> None:
-        """Release the claims of allocations just deleted, once their
-        transaction committed; what cannot be released now stays queued
-        and is released later."""
+        """Release the claims of allocations just deleted (as
+        :meth:`claims_of` named them), once their transaction committed;
+        what cannot be released now stays queued and is released
+        later."""
 
     def refused_note(self, refused: int) -> str:
         """What to add to a failed allocation's ``last_error`` about the

@@ -28,7 +28,6 @@ from ferrum.common import exception
 from ferrum.common import states
 from ferrum.conductor import context as context_mod
 from ferrum.conductor import task_manager
-from ferrum.objects import allocation as allocation_obj
 from ferrum.objects import lease_node
 from ferrum.objects import node as node_obj
 
@@ -118,8 +117,7 @@ def destroy_node(ctx: context_mod.ConductorContext,
                               load_driver=False) as task:
         node = task.node
         check_deletable(ctx, node)
-        held = (allocation_obj.Allocation.get_by_node(ctx.db, node.id)
-                if ctx.allocations.in_placement else None)
+        claims = ctx.allocations.claims_of(ctx, node_id=node.id)
         with ctx.db.writer() as conn:
             # In the deleting transaction: a lease created meanwhile is
             # either seen here or finds the node gone.
@@ -128,5 +126,4 @@ def destroy_node(ctx: context_mod.ConductorContext,
         task.forget()
     LOG.info('Node %(node)s deleted, with %(count)d allocation(s)',
              {'node': node.uuid, 'count': allocations})
-    if held is not None:
-        ctx.allocations.released(ctx, [held.uuid])
+    ctx.allocations.released(ctx, claims)

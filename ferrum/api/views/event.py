@@ -8,7 +8,7 @@ import dataclasses
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from ferrum.api.views import node as node_view
+from ferrum.api import policy
 
 FIELDS = ('id', 'uuid', 'created_at', 'event_type', 'severity', 'event',
           'node_uuid', 'allocation_uuid', 'lease_uuid', 'owner', 'lessee',
@@ -47,7 +47,7 @@ def render(row: Mapping[str, Any], readable: Readable) -> dict[str, Any]:
     if row['node_uuid'] and row['event_type'] != _ALLOCATION:
         owner, lessee = row['owner'], row['lessee']
         if row['severity'] == 'ERROR' and not readable.errors(owner, lessee):
-            result['event'] = node_view.REDACTED['last_error']
+            result['event'] = policy.REDACTED_NODE_FIELDS['last_error']
         if row['user_id'] and not readable.users(owner, lessee):
             result['user'] = None
     elif (row['user_id'] and readable.project is not None

@@ -15,6 +15,7 @@ from typing import Any
 
 from ferrum.api import listing
 from ferrum.api import microversion
+from ferrum.api import policy
 from ferrum.api.views import unserved
 from ferrum.common import hash_ring
 from ferrum.common import states
@@ -60,20 +61,6 @@ CONSTANTS: dict[str, Any] = {
        for kind, name in unserved.INTERFACES.items()},
 }
 SECRET_MASK = '******'
-#: What a caller without ``baremetal:node:get:<field>`` sees instead,
-#: Ironic's strings to the letter (clients and operators match on them).
-REDACTED: dict[str, Any] = {
-    'last_error': ('** Value Redacted - Requires '
-                   'baremetal:node:get:last_error permission. **'),
-    'reservation': ('** Redacted - requires '
-                    'baremetal:node:get:reservation permission. **'),
-    'driver_internal_info': {'content': (
-        '** Redacted - Requires baremetal:node:get:driver_internal_info '
-        'permission. **')},
-    'driver_info': {'content': (
-        '** Redacted - requires baremetal:node:get:driver_info '
-        'permission. **')},
-}
 _TIMESTAMPS = frozenset({'created_at', 'updated_at', 'provision_updated_at',
                          'inspection_started_at', 'inspection_finished_at'})
 
@@ -101,7 +88,8 @@ class Context:
     traits: Mapping[int, list[str]]
     #: allocation id -> allocation UUID.
     allocations: Mapping[int, str]
-    #: The fields of REDACTED the caller may not see on a node.
+    #: The fields of policy.REDACTED_NODE_FIELDS the caller may not see
+    #: on a node.
     hidden: Callable[[node_obj.Node], frozenset[str]] = (
         lambda _node: frozenset())
 
@@ -190,5 +178,5 @@ def render(node: node_obj.Node, fields: Collection[str],
 
 
 def _redacted(name: str) -> Any:
-    value = REDACTED[name]
+    value = policy.REDACTED_NODE_FIELDS[name]
     return dict(value) if isinstance(value, dict) else value
