@@ -24,7 +24,7 @@ from ferrum.common import exception
 from ferrum.common import states
 from ferrum.conductor import context as context_mod
 from ferrum.conductor import task_manager
-from ferrum.objects import allocation_release
+from ferrum.objects.allocation import releases as allocation_releases
 
 LOG = logging.getLogger(__name__)
 
@@ -50,7 +50,7 @@ def check_releasable(node: Mapping[str, Any]) -> None:
 def destroy(ctx: context_mod.ConductorContext, ident: int | str) -> None:
     """Delete an allocation and release its node.
 
-    One transaction (see ``allocation_release.destroy_releasing_node``);
+    One transaction (see ``allocation_releases.destroy_releasing_node``);
     while a task holds the node's lock it is retried as
     ``[conductor]node_locked_retry_*`` say, read at each call.
 
@@ -60,7 +60,7 @@ def destroy(ctx: context_mod.ConductorContext, ident: int | str) -> None:
     """
     conf = ctx.conf.conductor
     for attempt in range(conf.node_locked_retry_attempts):
-        released = allocation_release.destroy_releasing_node(
+        released = allocation_releases.destroy_releasing_node(
             ctx.db, ident, check_releasable)
         if released.locked_by is None:
             LOG.info('Allocation %(alloc)s deleted; node %(node)s released',
@@ -87,13 +87,13 @@ def detach(task: task_manager.Task) -> None:
     allocation_id = node.allocation_id
     claims = task.ctx.allocations.claims_of(task.ctx,
                                             allocation_ids=[allocation_id])
-    node.instance_info = allocation_release.released_node_values(
+    node.instance_info = allocation_releases.released_node_values(
         node.instance_info)['instance_info']
     node.allocation_id = None
     node.instance_uuid = None
     with task.ctx.db.writer():
         # Already gone or not, the node still needs its fields reset.
-        allocation_release.delete(task.ctx.db, allocation_id, node.uuid)
+        allocation_releases.delete(task.ctx.db, allocation_id, node.uuid)
         node.save()
     LOG.info('Node %(node)s: its allocation %(alloc)d was deleted '
              '(%(purpose)s)', {'node': node.uuid, 'alloc': allocation_id,

@@ -10,7 +10,7 @@ are refused because a node that failed mid-deploy may still hold the
 previous tenant's data: it goes through tear-down or cleaning first.
 
 Nor while a lease that has not ended booked it (pending, starting or
-active, see :data:`ferrum.objects.lease_node.BOOKING`), maintenance or
+active, see :data:`ferrum.objects.lease.holds.BOOKING`), maintenance or
 not: the lease would go active short of the nodes it booked, breaking its
 all-or-nothing promise. Blazar refuses to delete a host with
 reservations for the same reason.
@@ -28,8 +28,8 @@ from ferrum.common import exception
 from ferrum.common import states
 from ferrum.conductor import context as context_mod
 from ferrum.conductor import task_manager
-from ferrum.objects import lease_node
 from ferrum.objects import node as node_obj
+from ferrum.objects.lease import holds as lease_holds
 
 LOG = logging.getLogger(__name__)
 
@@ -121,7 +121,7 @@ def destroy_node(ctx: context_mod.ConductorContext,
         with ctx.db.writer() as conn:
             # In the deleting transaction: a lease created meanwhile is
             # either seen here or finds the node gone.
-            _refuse_booked(ctx, node, lease_node.booked_by(conn, node.id))
+            _refuse_booked(ctx, node, lease_holds.booked_by(conn, node.id))
             allocations = node.destroy()
         task.forget()
     LOG.info('Node %(node)s deleted, with %(count)d allocation(s)',

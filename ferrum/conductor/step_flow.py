@@ -20,8 +20,8 @@ from typing import Any
 from ferrum.conductor import driver_errors
 from ferrum.conductor import task_manager
 from ferrum.drivers import base
-from ferrum.objects import lease_end
 from ferrum.objects import node_history
+from ferrum.objects.lease import ends as lease_ends
 
 LOG = logging.getLogger(__name__)
 #: The history entry type of a step started.
@@ -128,7 +128,7 @@ def _lease_of(flow: Flow, task: task_manager.Task) -> dict[str, str]:
     shows which erase steps ran for which lease, to its project too."""
     if flow.kind != 'clean':
         return {}
-    found = lease_end.cleaning_for(task.ctx.db, task.node.id)
+    found = lease_ends.cleaning_for(task.ctx.db, task.node.id)
     return {} if found is None else {'lease_uuid': found[0],
                                      'lessee': found[1]}
 

@@ -30,7 +30,7 @@ node it booked.
 
 **End**, per node: first the project loses its rights, in the claim's
 transaction (the node's lessee is cleared,
-:func:`ferrum.objects.lease_end.revoke_in`: a lessee that keeps
+:func:`ferrum.objects.lease.ends.revoke_in`: a lessee that keeps
 the node from coming back, by protecting it, putting it in maintenance or
 redeploying it, keeps no rights meanwhile), then the lease's allocations
 are released and deployed nodes undeployed (so they are cleaned), the
@@ -61,8 +61,8 @@ from ferrum.leases import start
 from ferrum.leases import wipe
 from ferrum.objects import conductor as conductor_obj
 from ferrum.objects import lease as lease_obj
-from ferrum.objects import lease_booking
-from ferrum.objects import lease_end
+from ferrum.objects.lease import ends as lease_ends
+from ferrum.objects.lease import nodes as lease_nodes
 from ferrum.periodic import decorators
 
 LOG = logging.getLogger(__name__)
@@ -91,7 +91,7 @@ def run(ctx: context_mod.ConductorContext) -> None:
     _adopt_orphans(ctx)
     now = ctx.clock()
     for batch in _claim(ctx, [_TABLE.c.end_at <= now], 'end',
-                        functools.partial(lease_end.revoke_in, now=now,
+                        functools.partial(lease_ends.revoke_in, now=now,
                                           db=ctx.db)):
         for lease in batch:
             LOG.info('Lease %(lease)s: ending (its end %(end)s is reached)',
@@ -174,7 +174,7 @@ def _adopt_orphans(ctx: context_mod.ConductorContext) -> None:
 def _start_all(ctx: context_mod.ConductorContext,
                leases: Sequence[lease_obj.Lease]) -> None:
     for batch in _batches(leases):
-        rows = lease_booking.node_rows_of(ctx.db,
+        rows = lease_nodes.node_rows_of(ctx.db,
                                           [lease.id for lease in batch])
         for lease in batch:
             start.start(ctx, lease, rows[lease.id])
@@ -192,14 +192,14 @@ def end_all(ctx: context_mod.ConductorContext,
     """
     # The claim took the rights away; again, in case a failed start of
     # the project's next lease gave them back.
-    lease_end.revoke(ctx.db, [lease.id for lease in leases], ctx.clock())
-    rows = lease_booking.node_rows_of(ctx.db, [lease.id for lease in leases])
+    lease_ends.revoke(ctx.db, [lease.id for lease in leases], ctx.clock())
+    rows = lease_nodes.node_rows_of(ctx.db, [lease.id for lease in leases])
     steps = {lease.id: ctx.placement.leases_for(lease) for lease in leases}
     waiting: dict[int, list[str]] = {}
-    ready: list[lease_booking.LeaseNodeRow] = []
+    ready: list[lease_nodes.LeaseNodeRow] = []
     # Free but not cleaned yet: they pass on to the project's next lease
     # as they are, or are cleaned.
-    unwiped: list[lease_booking.LeaseNodeRow] = []
+    unwiped: list[lease_nodes.LeaseNodeRow] = []
     never_given = []
     for lease in leases:
         waits = waiting[lease.id] = []
@@ -222,8 +222,8 @@ def end_all(ctx: context_mod.ConductorContext,
                 except exception.FerrumException as exc:
                     waits.append('node %s: %s' % (row.node_uuid, exc))
     with ctx.db.writer():
-        lease_end.drop_rows(ctx.db, never_given)
-        back = lease_end.give_back_all(ctx.db, ready, ctx.clock(), unwiped)
+        lease_ends.drop_rows(ctx.db, never_given)
+        back = lease_ends.give_back_all(ctx.db, ready, ctx.clock(), unwiped)
         for row in ready:
             if row.id not in back:
                 waiting[row.lease_id].append(
@@ -253,15 +253,15 @@ def end_all(ctx: context_mod.ConductorContext,
                                % '; '.join(waiting[lease.id]))
 
 
-def _was_given(row: lease_booking.LeaseNodeRow, project: str) -> bool:
+def _was_given(row: lease_nodes.LeaseNodeRow, project: str) -> bool:
     """The lease's start gave the node to ``project``: it is still its
     lessee (the project's next lease has it too), or the end took it away
-    (:func:`lease_end.revoke`) and nobody set another lessee since."""
+    (:func:`lease_ends.revoke`) and nobody set another lessee since."""
     return bool(row.lessee == project
                 or (row.given and row.lessee is None))
 
 
-def _is_free(row: lease_booking.LeaseNodeRow) -> bool:
+def _is_free(row: lease_nodes.LeaseNodeRow) -> bool:
     """Available and unused: the node can go back at once."""
     return (row.provision_state == states.AVAILABLE
             and not row.maintenance and row.reservation is None
@@ -269,7 +269,7 @@ def _is_free(row: lease_booking.LeaseNodeRow) -> bool:
 
 
 def _end_node(ctx: context_mod.ConductorContext, lease: lease_obj.Lease,
-              row: lease_booking.LeaseNodeRow) -> str:
+              row: lease_nodes.LeaseNodeRow) -> str:
     """One step towards giving the node back; what the lease waits for."""
     uuid, state = row.node_uuid, row.provision_state
     if row.reservation:
@@ -289,12 +289,12 @@ def _end_node(ctx: context_mod.ConductorContext, lease: lease_obj.Lease,
         provisioning.do_provisioning_action(ctx, row.node_id, 'undeploy',
                                             wait=False)
         # Its tear-down cleans it: no other cleaning once it is back.
-        lease_end.mark_wiped(ctx.db, [row.id])
+        lease_ends.mark_wiped(ctx.db, [row.id])
         return 'node %s, being undeployed and cleaned' % uuid
     if state == states.MANAGEABLE:
         provisioning.do_provisioning_action(ctx, row.node_id, 'provide',
                                             wait=False)
-        lease_end.mark_wiped(ctx.db, [row.id])
+        lease_ends.mark_wiped(ctx.db, [row.id])
         return 'node %s, being cleaned' % uuid
     return 'node %s, in provision state "%s"' % (uuid, state)
 

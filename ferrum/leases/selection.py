@@ -28,9 +28,9 @@ from ferrum.common import plural
 from ferrum.common import states
 from ferrum.objects import base
 from ferrum.objects import lease as lease_obj
-from ferrum.objects import lease_booking
 from ferrum.objects import node as node_obj
 from ferrum.objects import trait as trait_obj
+from ferrum.objects.lease import nodes as lease_nodes
 
 _NODES = node_obj.TABLE
 _TRAITS = trait_obj.TABLE
@@ -137,7 +137,7 @@ def _statements(shape: _Shape) -> _Statements:
             free_now_clause(), 'are free now',
             'in use now (deployed, allocated, busy or not available)'))
     found.append(candidates.Filter(
-        ~lease_booking.held_clause(_bind('b_start', type_=sa.DateTime),
+        ~lease_nodes.held_clause(_bind('b_start', type_=sa.DateTime),
                                _bind('b_block_end', type_=sa.DateTime)),
         'are free over the window', 'booked by other leases over the window '
         '(cleaning margin included)'))

@@ -11,7 +11,7 @@ lease's steps in Placement then claim its nodes there, for a lease with a
 class (``ctx.placement.leases_for``, :mod:`ferrum.placement.leases`).
 
 All or nothing: the lease goes ``active`` only in the UPDATE that finds it
-holding every node it booked (:data:`ferrum.objects.lease_node.HOLDS_ALL`).
+holding every node it booked (:data:`ferrum.objects.lease.holds.HOLDS_ALL`).
 Every step is idempotent, so a start cut short is run again.
 """
 
@@ -24,9 +24,9 @@ from ferrum.common import states
 from ferrum.conductor import context as context_mod
 from ferrum.leases import selection
 from ferrum.objects import lease as lease_obj
-from ferrum.objects import lease_booking
-from ferrum.objects import lease_node
 from ferrum.objects import node as node_obj
+from ferrum.objects.lease import holds as lease_holds
+from ferrum.objects.lease import nodes as lease_nodes
 
 LOG = logging.getLogger(__name__)
 #: Substitutes tried per busy node.
@@ -34,13 +34,13 @@ _SUBSTITUTES = 3
 
 
 def start(ctx: context_mod.ConductorContext, lease: lease_obj.Lease,
-          rows: Sequence[lease_booking.LeaseNodeRow] | None = None) -> None:
+          rows: Sequence[lease_nodes.LeaseNodeRow] | None = None) -> None:
     """Give the lease its nodes (see the module docstring); idempotent.
 
     A node that no longer matches the lease (in maintenance, retired,
     another resource class, owner or traits), or is gone, is busy too:
     the lease never goes active with fewer nodes than it booked
-    (:data:`ferrum.objects.lease_node.HOLDS_ALL`).
+    (:data:`ferrum.objects.lease.holds.HOLDS_ALL`).
 
     :param rows: the lease's holding rows, if already read.
     """
@@ -54,7 +54,7 @@ def start(ctx: context_mod.ConductorContext, lease: lease_obj.Lease,
     # Rows go with their node: a node deleted behind the deletion's check
     # leaves the lease short, with nothing to name.
     vacant = [
-        lease_node.vacancy(lease)
+        lease_holds.vacancy(lease)
         for _ in range(max(0, lease.count - len(rows)))]
     activated: list[bool] = []
 
@@ -62,14 +62,14 @@ def start(ctx: context_mod.ConductorContext, lease: lease_obj.Lease,
         activated.append(activate(ctx, lease, rows))
     steps = ctx.placement.leases_for(lease)
     whole = not (steps.claims or unfit or vacant)
-    busy: Sequence[lease_booking.LeaseNodeRow | lease_booking.Vacancy]
-    busy = lease_node.hold_nodes(
+    busy: Sequence[lease_nodes.LeaseNodeRow | lease_nodes.Vacancy]
+    busy = lease_holds.hold_nodes(
         ctx.db, lease.id,
         [row for row in rows if row.node_id not in misfits],
         lease.project, then=then if whole else None)
     for row in unfit:
         # A start run before may have given it to the lessee.
-        lease_node.unhold_node(ctx.db, row, lease.project)
+        lease_holds.unhold_node(ctx.db, row, lease.project)
     busy = [*busy, *unfit, *vacant]
     policy = ctx.conf.lease.busy_node_policy
     if busy and policy == 'substitute':
@@ -101,17 +101,17 @@ def start(ctx: context_mod.ConductorContext, lease: lease_obj.Lease,
 
 
 def activate(ctx: context_mod.ConductorContext, lease: lease_obj.Lease,
-              rows: Sequence[lease_booking.LeaseNodeRow] | None = None
+              rows: Sequence[lease_nodes.LeaseNodeRow] | None = None
               ) -> bool:
     """Make the lease active, if it holds every node it booked."""
     with ctx.db.writer():
         done = lease.transition('done', None, fence=True,
-                                where=[lease_node.HOLDS_ALL],
+                                where=[lease_holds.HOLDS_ALL],
                                 last_error=None)
         if done:
             ctx.placement.leases_for(lease).push(_node_uuids(lease, rows))
     if not done:
-        held = lease_node.held_count(ctx.db, lease.id)
+        held = lease_holds.held_count(ctx.db, lease.id)
         if held < lease.count:
             # A node lost after the start's checks: the next run finds
             # it and applies the busy-node policy.
@@ -126,7 +126,7 @@ def activate(ctx: context_mod.ConductorContext, lease: lease_obj.Lease,
 
 
 def _node_uuids(lease: lease_obj.Lease,
-                rows: Sequence[lease_booking.LeaseNodeRow] | None
+                rows: Sequence[lease_nodes.LeaseNodeRow] | None
                 ) -> Iterator[str]:
     """The uuids of the lease's nodes, read only when iterated: steps with
     nothing to push never read them."""
@@ -135,7 +135,7 @@ def _node_uuids(lease: lease_obj.Lease,
 
 
 def _fail(ctx: context_mod.ConductorContext, lease: lease_obj.Lease,
-          busy: Sequence[lease_booking.LeaseNodeRow | lease_booking.Vacancy],
+          busy: Sequence[lease_nodes.LeaseNodeRow | lease_nodes.Vacancy],
           policy: str,
           misfits: Mapping[int, Sequence[str]] | None = None,
           error: str | None = None) -> None:
@@ -151,7 +151,7 @@ def _fail(ctx: context_mod.ConductorContext, lease: lease_obj.Lease,
         return
     rows = lease.node_rows()
     for row in rows:
-        lease_node.unhold_node(ctx.db, row, lease.project)
+        lease_holds.unhold_node(ctx.db, row, lease.project)
     error = error or (
         'The lease could not start: %d of its %s cannot go to it (%s), '
         'and [lease] busy_node_policy is "%s"%s. Delete the lease, or free '
@@ -171,11 +171,11 @@ def _fail(ctx: context_mod.ConductorContext, lease: lease_obj.Lease,
 
 
 def _substitute(ctx: context_mod.ConductorContext, lease: lease_obj.Lease,
-                row: lease_booking.LeaseNodeRow | lease_booking.Vacancy
+                row: lease_nodes.LeaseNodeRow | lease_nodes.Vacancy
                 ) -> bool:
     now = ctx.clock()
     tried = [r.node_id for r in lease.node_rows(holding_only=False)]
-    busy = (row.node_uuid if isinstance(row, lease_booking.LeaseNodeRow)
+    busy = (row.node_uuid if isinstance(row, lease_nodes.LeaseNodeRow)
             else '(deleted)')
     for _pick in range(_SUBSTITUTES):
         with ctx.db.reader() as conn:
@@ -185,7 +185,7 @@ def _substitute(ctx: context_mod.ConductorContext, lease: lease_obj.Lease,
         # Placement: it would only cost the start a claim round.
         for node_id, node_uuid in ctx.placement.leases_for(lease).unheld(
                 found):
-            if lease_node.substitute(ctx.db, row, node_id, lease.project,
+            if lease_holds.substitute(ctx.db, row, node_id, lease.project,
                                      now):
                 LOG.warning('Lease %(lease)s: node %(busy)s was busy at '
                             'the start; node %(node)s replaces it',
@@ -200,10 +200,10 @@ def _substitute(ctx: context_mod.ConductorContext, lease: lease_obj.Lease,
 
 
 def _why_busy(ctx: context_mod.ConductorContext,
-              row: lease_booking.LeaseNodeRow | lease_booking.Vacancy,
+              row: lease_nodes.LeaseNodeRow | lease_nodes.Vacancy,
               project: str, misfits: Mapping[int, Sequence[str]]) -> str:
     """Why the node of ``row`` cannot go to the lease, in words."""
-    if isinstance(row, lease_booking.Vacancy):
+    if isinstance(row, lease_nodes.Vacancy):
         return 'a node was deleted after the lease was booked'
     try:
         node = node_obj.Node.get(ctx.db, row.node_id)

@@ -35,14 +35,14 @@ from ferrum.conductor import context as context_mod
 from ferrum.conductor import provisioning
 from ferrum.conductor import task_manager
 from ferrum.objects import lease as lease_obj
-from ferrum.objects import lease_booking
-from ferrum.objects import lease_end
 from ferrum.objects import node_history
+from ferrum.objects.lease import ends as lease_ends
+from ferrum.objects.lease import nodes as lease_nodes
 
 LOG = logging.getLogger(__name__)
 
 
-def needed(conf: cfg.ConfigOpts, row: lease_booking.LeaseNodeRow) -> bool:
+def needed(conf: cfg.ConfigOpts, row: lease_nodes.LeaseNodeRow) -> bool:
     """The node must be cleaned before it goes back: the end has not
     started its cleaning yet, and automated cleaning is on for it (as
     :func:`ferrum.drivers.base.automated_clean_enabled` decides, from the
@@ -56,8 +56,8 @@ def needed(conf: cfg.ConfigOpts, row: lease_booking.LeaseNodeRow) -> bool:
 
 def start_all(ctx: context_mod.ConductorContext,
               leases: Mapping[int, lease_obj.Lease],
-              rows: Sequence[lease_booking.LeaseNodeRow]
-              ) -> list[tuple[lease_booking.LeaseNodeRow, str]]:
+              rows: Sequence[lease_nodes.LeaseNodeRow]
+              ) -> list[tuple[lease_nodes.LeaseNodeRow, str]]:
     """Start cleaning the free nodes of ``rows`` (of ``leases``, by id),
     then mark the rows whose cleaning started, in one transaction.
 
@@ -78,12 +78,12 @@ def start_all(ctx: context_mod.ConductorContext,
             # Locked, or no worker free: the node is as it was, and the
             # next pass tries again.
             waits.append((row, 'node %s: %s' % (row.node_uuid, exc)))
-    lease_end.mark_wiped(ctx.db, started)
+    lease_ends.mark_wiped(ctx.db, started)
     return waits
 
 
 def _start(ctx: context_mod.ConductorContext, lease: lease_obj.Lease,
-           row: lease_booking.LeaseNodeRow) -> bool:
+           row: lease_nodes.LeaseNodeRow) -> bool:
     """Start cleaning the node of ``row``, if it is still free."""
     with task_manager.acquire(ctx, row.node_id,
                               purpose='cleaning for the end of a lease'
@@ -94,7 +94,7 @@ def _start(ctx: context_mod.ConductorContext, lease: lease_obj.Lease,
             return False
         # Written with the move to cleaning: the feed names the lease
         # before the steps its end runs (each names it too,
-        # lease_end.cleaning_for).
+        # lease_ends.cleaning_for).
         node.note(node_history.note(
             node_history.LEASE, 'Cleaning for the end of lease %s of '
             'project %s' % (lease.uuid, lease.project),

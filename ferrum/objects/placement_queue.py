@@ -18,7 +18,7 @@ Explicit calls, not an engine-wide statement hook: every write of
 :mod:`ferrum.objects` (a house rule in ``tests/unit/test_house_rules.py``
 keeps them out of every other package), so the calls sit beside the
 writes (sixteen calls in ``node``, ``trait``, ``allocation`` and
-``allocation_release``). A write of other node columns (the lock, the
+``allocation.releases``). A write of other node columns (the lock, the
 lessee, ``extra``) queues nothing, as the hooks did: the lease engine
 queues the pushes its lessee changes need itself
 (:meth:`ferrum.placement.leases.Steps.push`). What is queued follows the

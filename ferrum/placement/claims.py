@@ -18,8 +18,8 @@ import logging
 from collections.abc import Callable, Mapping
 
 from ferrum.db import api as db_api
-from ferrum.objects import lease_class
-from ferrum.objects import lease_node
+from ferrum.objects.lease import classes as lease_classes
+from ferrum.objects.lease import holds as lease_holds
 from ferrum.placement import errors
 from ferrum.placement import mapping
 from ferrum.placement import outbox
@@ -74,7 +74,7 @@ def claim(pusher: sync.Pusher, consumer: str, node_uuid: str,
         holds its unit, it is reserved, or it has no provider or no such
         class yet: the sync is behind); or the consumers kept changing.
     """
-    holder = lease_node.placement_holder_of(pusher.db, node_uuid)
+    holder = lease_holds.placement_holder_of(pusher.db, node_uuid)
     if holder is None or not holder.running:
         claim_alone(pusher, consumer, node_uuid, resource_class, owner)
         return
@@ -205,7 +205,7 @@ def _late_give_back(pusher: sync.Pusher, lease_uuid: str, user: str) -> None:
 
 def _running(db: db_api.Database, lease_uuid: str) -> str | None:
     """The project of lease ``lease_uuid`` if it is running."""
-    return lease_class.project_while_in(db, lease_uuid, lease_node.RUNNING)
+    return lease_classes.project_while_in(db, lease_uuid, lease_holds.RUNNING)
 
 
 def _live_lease(db: db_api.Database, current: consumers.Consumer

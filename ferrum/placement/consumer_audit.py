@@ -32,10 +32,10 @@ from typing import NamedTuple
 from ferrum.common import lease_statuses
 from ferrum.common import states
 from ferrum.db import api as db_api
-from ferrum.objects import allocation_consumers
-from ferrum.objects import lease_class
-from ferrum.objects import lease_node
 from ferrum.objects import node as node_obj
+from ferrum.objects.allocation import consumers as allocation_consumers
+from ferrum.objects.lease import classes as lease_classes
+from ferrum.objects.lease import holds as lease_holds
 from ferrum.placement import audit
 from ferrum.placement import claims
 from ferrum.placement import errors
@@ -60,7 +60,7 @@ def _ending(db: db_api.Database) -> set[int]:
     """The nodes of leases ``ending`` in Placement: the end released their
     allocations' consumers with the lease's, before the allocations go."""
     with db.reader() as conn:
-        holders = lease_node.placement_holders(conn, None)
+        holders = lease_holds.placement_holders(conn, None)
     return {node_id for node_id, holder in holders.items()
             if holder.status == lease_statuses.ENDING}
 
@@ -82,7 +82,7 @@ def _state(db: db_api.Database) -> tuple[list[str], dict[str, _Held],
                 for row in allocation_consumers.active_on_nodes(db)
                 if row.node_id not in ending}
         live = allocation_consumers.live_uuids(db, None)
-        live.update(lease_class.classed_uuids(db))
+        live.update(lease_classes.classed_uuids(db))
     return nodes, held, live
 
 

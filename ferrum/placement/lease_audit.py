@@ -41,11 +41,11 @@ from typing import NamedTuple
 
 from ferrum.common import lease_statuses as statuses
 from ferrum.db import api as db_api
-from ferrum.objects import allocation_consumers
 from ferrum.objects import base
-from ferrum.objects import lease_class
-from ferrum.objects import lease_node
 from ferrum.objects import node as node_obj
+from ferrum.objects.allocation import consumers as allocation_consumers
+from ferrum.objects.lease import classes as lease_classes
+from ferrum.objects.lease import holds as lease_holds
 from ferrum.placement import audit
 from ferrum.placement import client as client_mod
 from ferrum.placement import errors
@@ -89,7 +89,7 @@ def _expected(pusher: sync.Pusher) -> dict[str, _Want]:
     ``claims_allocations``)."""
     db = pusher.db
     with db.reader() as conn:
-        holders = lease_node.placement_holders(conn, None)
+        holders = lease_holds.placement_holders(conn, None)
         if not holders:
             return {}
         rows = node_obj.Node.list_columns(
@@ -120,7 +120,7 @@ def classes_to_delete(db: db_api.Database) -> int:
     (the status view's ``lease_classes``): each engine run deletes them
     once no inventory uses them, so a count that stays up means nodes
     that do not come back, or a Placement that refuses."""
-    return lease_class.over_with_class(db)
+    return lease_classes.over_with_class(db)
 
 
 def drift(pusher: sync.Pusher) -> list[audit.Drift]:
@@ -134,7 +134,7 @@ def drift(pusher: sync.Pusher) -> list[audit.Drift]:
         lease_uuid = reservations.lease_of(name)
         if lease_uuid is not None:
             named[lease_uuid] = name
-    leases = lease_class.classed_or_named(db, named)
+    leases = lease_classes.classed_or_named(db, named)
     found = list(_classes(leases, named))
     expected = _expected(pusher)
     user = pusher.conf.allocation.default_user
@@ -146,7 +146,7 @@ def drift(pusher: sync.Pusher) -> list[audit.Drift]:
     return found
 
 
-def _classes(leases: dict[str, lease_class.ClassedLease],
+def _classes(leases: dict[str, lease_classes.ClassedLease],
              named: dict[str, str]) -> Iterator[audit.Drift]:
     for uuid, name in sorted(named.items()):
         lease = leases.get(uuid)
@@ -178,7 +178,7 @@ def _classes(leases: dict[str, lease_class.ClassedLease],
 
 
 def _consumer(db: db_api.Database, client: client_mod.PlacementClient,
-              user: str, lease: lease_class.ClassedLease,
+              user: str, lease: lease_classes.ClassedLease,
               expected: _Want) -> Iterator[audit.Drift]:
     current = consumers.read(client, lease.uuid)
     held = set(current.allocations)
@@ -208,7 +208,7 @@ def heal_consumers(pusher: sync.Pusher,
     if not uuids:
         return {}
     db, client, writer = pusher.db, pusher.client, pusher.writer
-    leases = lease_class.classed_or_named(db, uuids)
+    leases = lease_classes.classed_or_named(db, uuids)
     expected = _expected(pusher)
     user = pusher.conf.allocation.default_user
     outcomes = {}
@@ -229,7 +229,7 @@ def heal_consumers(pusher: sync.Pusher,
 
 
 def _claim(writer: consumers.Writer, user: str,
-           lease: lease_class.ClassedLease,
+           lease: lease_classes.ClassedLease,
            wanted: dict[str, str]) -> str:
     """Make the lease's consumer hold ``wanted``; the nodes Placement
     refuses (another consumer holds them) are left out and reported."""
@@ -266,7 +266,7 @@ def heal_classes(pusher: sync.Pusher,
     outcomes = {}
     gone = []
     made = []
-    leases = lease_class.classed_or_named(
+    leases = lease_classes.classed_or_named(
         db, [item.lease_uuid for item in found
              if item.lease_uuid is not None])
     for item in found:
@@ -284,6 +284,6 @@ def heal_classes(pusher: sync.Pusher,
                 outcomes[name] = 'deleted'
             else:
                 outcomes[name] = 'still in use by an inventory'
-    lease_class.forget(db, gone)
-    lease_class.created(db, made)
+    lease_classes.forget(db, gone)
+    lease_classes.created(db, made)
     return outcomes

@@ -45,9 +45,9 @@ from ferrum.common import lease_statuses as statuses
 from ferrum.db import api as db_api
 from ferrum.objects import allocation as allocation_obj
 from ferrum.objects import lease as lease_obj
-from ferrum.objects import lease_booking
-from ferrum.objects import lease_class
-from ferrum.objects import lease_node
+from ferrum.objects.lease import classes as lease_classes
+from ferrum.objects.lease import holds as lease_holds
+from ferrum.objects.lease import nodes as lease_nodes
 from ferrum.placement import client as client_mod
 from ferrum.placement import errors
 from ferrum.placement import mapping
@@ -60,7 +60,7 @@ LOG = logging.getLogger(__name__)
 _TABLE = lease_obj.TABLE
 #: Classes created or deleted per run, at most.
 _SWEEP = 100
-Row = lease_booking.LeaseNodeRow
+Row = lease_nodes.LeaseNodeRow
 
 
 class Service(Protocol):
@@ -189,7 +189,7 @@ class InPlacement(Steps):
             if not busy or not substitute:
                 return busy
             for row in busy:
-                lease_node.unhold_node(db, row, self.lease.project)
+                lease_holds.unhold_node(db, row, self.lease.project)
             if [row for row in busy if not replace(row)]:
                 return busy
         return busy
@@ -217,7 +217,7 @@ class InPlacement(Steps):
         # holding it. A node the project's previous lease still has comes
         # with its hand-over (see hand_over), not now: that lease's
         # consumer holds it.
-        others = lease_node.held_by_others(service.db, lease.id,
+        others = lease_holds.held_by_others(service.db, lease.id,
                                            lease.project,
                                            [row.node_id for row in rows])
         held = {row.node_uuid: reservations.held_by_lease(
@@ -336,7 +336,7 @@ def hand_over(service: Service, leases: Iterable[lease_obj.Lease],
     if not rows:
         return
     with service.db.reader() as conn:
-        holders = lease_node.placement_holders(
+        holders = lease_holds.placement_holders(
             conn, [row.node_id for row in rows])
     wanted: dict[str, dict[str, str]] = {}
     for row in rows:
@@ -387,7 +387,7 @@ def create_classes(service: Service) -> None:
     except errors.PlacementUnavailable as exc:
         LOG.debug('Lease classes wait for Placement: %s', exc)
     finally:
-        lease_class.created(service.db, made)
+        lease_classes.created(service.db, made)
 
 
 def delete_classes(service: Service) -> None:
@@ -418,4 +418,4 @@ def delete_classes(service: Service) -> None:
                              'class': reservations.class_name(lease.uuid)})
     except errors.PlacementUnavailable as exc:
         LOG.debug('Lease classes wait for Placement: %s', exc)
-    lease_class.forget(service.db, gone)
+    lease_classes.forget(service.db, gone)

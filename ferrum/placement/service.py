@@ -21,9 +21,9 @@ from typing import Protocol
 from oslo_config import cfg
 
 from ferrum.db import api as db_api
-from ferrum.objects import allocation_consumers
 from ferrum.objects import lease as lease_obj
-from ferrum.objects import lease_booking
+from ferrum.objects.allocation import consumers as allocation_consumers
+from ferrum.objects.lease import nodes as lease_nodes
 from ferrum.placement import claims
 from ferrum.placement import client as client_mod
 from ferrum.placement import errors
@@ -51,7 +51,7 @@ class Handle(Protocol):
         nothing to do for a lease without a class."""
 
     def hand_over(self, ended: Sequence[lease_obj.Lease],
-                  rows: Sequence[lease_booking.LeaseNodeRow]) -> None:
+                  rows: Sequence[lease_nodes.LeaseNodeRow]) -> None:
         """Claim for the project's next lease the nodes the ``ended``
         leases handed over to it (:func:`leases.hand_over`)."""
 
@@ -79,7 +79,7 @@ class Off:
                 else leases.NONE)
 
     def hand_over(self, ended: Sequence[lease_obj.Lease],
-                  rows: Sequence[lease_booking.LeaseNodeRow]) -> None:
+                  rows: Sequence[lease_nodes.LeaseNodeRow]) -> None:
         pass  # no lease's consumer holds anything
 
     def create_classes(self) -> None:
@@ -140,7 +140,7 @@ class PlacementService:
                 else leases.NONE)
 
     def hand_over(self, ended: Sequence[lease_obj.Lease],
-                  rows: Sequence[lease_booking.LeaseNodeRow]) -> None:
+                  rows: Sequence[lease_nodes.LeaseNodeRow]) -> None:
         leases.hand_over(self, ended, rows)
 
     def create_classes(self) -> None:

@@ -36,9 +36,9 @@ from oslo_config import cfg
 from ferrum.common import lease_statuses
 from ferrum.conf import allocation as allocation_conf
 from ferrum.db import api as db_api
-from ferrum.objects import lease_node
 from ferrum.objects import node as node_obj
 from ferrum.objects import trait as trait_obj
+from ferrum.objects.lease import holds as lease_holds
 from ferrum.placement import client as client_mod
 from ferrum.placement import errors
 from ferrum.placement import mapping
@@ -66,7 +66,7 @@ REFUSED = 'refused'
 
 
 
-def _holder(held: lease_node.PlacementHolder | None
+def _holder(held: lease_holds.PlacementHolder | None
             ) -> mapping.Holder | None:
     if held is None:
         return None
@@ -139,7 +139,7 @@ class Pusher:
                                               filters)
             ids = [row.id for row in rows]
             traits = trait_obj.get_for_nodes(self.db, ids)
-            holders = lease_node.placement_holders(
+            holders = lease_holds.placement_holders(
                 conn, None if node_uuids is None else ids)
         return {row.uuid: mapping.provider_of(
             dict(row._mapping), traits[row.id], self.claims_allocations,

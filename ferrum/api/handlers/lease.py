@@ -32,7 +32,7 @@ from ferrum.leases import windows
 from ferrum.objects import allocation as allocation_obj
 from ferrum.objects import base
 from ferrum.objects import lease as lease_obj
-from ferrum.objects import lease_booking
+from ferrum.objects.lease import nodes as lease_nodes
 
 _SORT_COLUMNS = {'id': 'id', 'uuid': 'uuid', 'name': 'name',
                  'project': 'project', 'status': 'status',
@@ -114,7 +114,7 @@ def node_calendar(node_ident: str) -> dict[str, Any]:
     if end <= start:
         raise exception.InvalidParameterValue(
             reason='end must come after start.')
-    rows = lease_booking.calendar(services.db(), node.id, start, end)
+    rows = lease_nodes.calendar(services.db(), node.id, start, end)
     gaps = windows.free_gaps(((r['start_at'], r['block_end']) for r in rows),
                              start, end)
     return {

@@ -19,9 +19,9 @@ from ferrum.leases import engine
 from ferrum.leases import selection
 from ferrum.objects import base
 from ferrum.objects import lease as lease_obj
-from ferrum.objects import lease_end
 from ferrum.objects import node as node_obj
 from ferrum.objects import node_history
+from ferrum.objects.lease import ends as lease_ends
 from tests.functional.conductor.flows import resume
 from tests.functional.conductor.flows import settled
 from tests.functional.leases.sites import FAKE
@@ -128,7 +128,7 @@ def test_a_node_in_two_rows_goes_back_once(site):
     engine.run(site.conductor.ctx)
     assert node_obj.Node.get(site.db, node.id).lessee == 'tenant'
     rows = first.node_rows() + second.node_rows()
-    assert lease_end.give_back_all(site.db, rows, site.clock()) == {
+    assert lease_ends.give_back_all(site.db, rows, site.clock()) == {
         rows[0].id}
     assert node_obj.Node.get(site.db, node.id).lessee is None
     assert [row.id for row in first.node_rows() + second.node_rows()
@@ -320,7 +320,7 @@ def test_a_revoke_names_the_lease_revoked_for_in_a_mixed_batch(site):
     assert node_obj.Node.get(site.db, node.id).lessee == 'pb'
     ids = [lease_obj.Lease.get(site.db, lease['uuid']).id
            for lease in (first, second)]
-    lease_end.revoke(site.db, ids, site.clock())
+    lease_ends.revoke(site.db, ids, site.clock())
     assert node_obj.Node.get(site.db, node.id).lessee is None
     last = node_history.list_for(site.db, node.id, None)[-1]
     assert last['event'] == ('Lease %s ended: project pb is no longer the '
@@ -364,7 +364,7 @@ def test_a_revoke_raced_by_a_commit_names_the_batchs_lease(site):
     set_lessee(None)  # cleared by an earlier run of the end
     lease_id = lease_obj.Lease.get(site.db, lease['uuid']).id
     with site.db.writer() as conn:
-        lease_end.revoke_in(
+        lease_ends.revoke_in(
             _CommitsAfterFirst(conn, lambda: set_lessee('tenant')),
             [lease_id], site.clock(), site.db)
     assert node_obj.Node.get(site.db, node.id).lessee is None

@@ -11,8 +11,8 @@ import sqlalchemy as sa
 from ferrum.common import states
 from ferrum.leases import engine
 from ferrum.objects import lease as lease_obj
-from ferrum.objects import lease_end
 from ferrum.objects import node as node_obj
+from ferrum.objects.lease import ends as lease_ends
 from tests.functional.conductor.flows import resume
 from tests.functional.conductor.flows import settled
 
@@ -243,7 +243,7 @@ def test_a_conductor_killed_before_marking_the_row_cleans_again(
     def killed(db, row_ids):
         raise _Killed()
     with monkeypatch.context() as patched:
-        patched.setattr(lease_end, 'mark_wiped', killed)
+        patched.setattr(lease_ends, 'mark_wiped', killed)
         with pytest.raises(_Killed):
             engine.run(site.conductor.ctx)
     settled(site.db, node.id, states.AVAILABLE)

@@ -15,9 +15,9 @@ from ferrum.leases import engine
 from ferrum.leases import selection
 from ferrum.leases import start
 from ferrum.objects import lease as lease_obj
-from ferrum.objects import lease_node
 from ferrum.objects import node as node_obj
 from ferrum.objects import trait as trait_obj
+from ferrum.objects.lease import holds as lease_holds
 from tests.functional.leases.sites import fault
 from tests.functional.leases.sites import run_and_clean
 
@@ -257,7 +257,7 @@ def test_a_lease_short_of_nodes_does_not_go_active(site):
     booked = _book(site, 2)
     (lease,) = lease_obj.Lease.claim(site.db, [lease_obj.Lease.get(
         site.db, booked['uuid']).id], 'start', ctx.conductor_id, [])
-    assert lease_node.hold_nodes(site.db, lease.id, lease.node_rows(),
+    assert lease_holds.hold_nodes(site.db, lease.id, lease.node_rows(),
                                  'p') == []
     node_obj.Node.get(site.db, booked['nodes'][0]).destroy()
     assert not start.activate(ctx, lease)

@@ -13,8 +13,8 @@ from ferrum.leases import engine
 from ferrum.objects import allocation as allocation_obj
 from ferrum.objects import base
 from ferrum.objects import lease as lease_obj
-from ferrum.objects import lease_booking
-from ferrum.objects import lease_node
+from ferrum.objects.lease import holds as lease_holds
+from ferrum.objects.lease import nodes as lease_nodes
 from ferrum.placement import audit
 from ferrum.placement import client as client_mod
 from ferrum.placement import reservations
@@ -281,10 +281,10 @@ def test_placement_killed_during_a_start_and_an_end(
     # The project's rights went first; the lease still holds the nodes,
     # in Placement too.
     assert lessees(db) == set()
-    rows = lease_booking.node_rows_of(db, [lease.id])[lease.id]
+    rows = lease_nodes.node_rows_of(db, [lease.id])[lease.id]
     assert {row.node_uuid for row in rows} == set(lease.nodes)
     with db.reader() as conn:
-        assert lease_node.placement_holders(
+        assert lease_holds.placement_holders(
             conn, [row.node_id for row in rows]) == {
                 row.node_id: (lease_uuid, 'ending', PROJECT) for row in rows}
     placement_process.start()

@@ -8,10 +8,10 @@ import sqlalchemy as sa
 
 from ferrum.conductor import recovery
 from ferrum.objects import allocation as allocation_obj
-from ferrum.objects import allocation_release
 from ferrum.objects import node as node_obj
 from ferrum.objects import placement_queue
 from ferrum.objects import trait as trait_obj
+from ferrum.objects.allocation import releases as allocation_releases
 
 
 def _node(db, **values):
@@ -80,8 +80,8 @@ def test_deleted_allocations_queue_their_consumers(conf, db):
     node_obj.Node.release(db, 'host-1', node.id)
     allocation_obj.Allocation.create_active(db, {}, [], node)
     active = allocation_obj.Allocation.get_by_node(db, held.id)
-    allocation_release.delete(db, with_node.id)
-    released = allocation_release.destroy_releasing_node(
+    allocation_releases.delete(db, with_node.id)
+    released = allocation_releases.destroy_releasing_node(
         db, active.uuid, lambda node: None)
     assert released.node_uuid == held.uuid
     assert _releases(db) == sorted([(with_node.uuid, None),

@@ -4,9 +4,9 @@ start, and which lease holds a node (for deletion and for Placement).
 
 Each function is one transaction of conditional UPDATEs, so it is safe
 to run again after a crash and never overwrites a node someone else took
-meanwhile. The rows are :class:`ferrum.objects.lease_booking.LeaseNodeRow`
+meanwhile. The rows are :class:`ferrum.objects.lease.nodes.LeaseNodeRow`
 as :meth:`ferrum.objects.lease.Lease.node_rows` returns them; the end's
-writes are :mod:`ferrum.objects.lease_end`'s.
+writes are :mod:`ferrum.objects.lease.ends`'s.
 """
 
 import datetime
@@ -21,11 +21,11 @@ from ferrum.db import api as db_api
 from ferrum.objects import base
 from ferrum.objects import event as event_obj
 from ferrum.objects import lease as lease_obj
-from ferrum.objects import lease_booking
 from ferrum.objects import node as node_obj
 from ferrum.objects import node_history
+from ferrum.objects.lease import nodes as lease_nodes
 
-NODES = lease_booking.NODES
+NODES = lease_nodes.NODES
 _NODE = node_obj.TABLE
 
 
@@ -42,7 +42,7 @@ def _unused() -> sa.ColumnElement[bool]:
 def _free_for(project: Any) -> sa.ColumnElement[bool]:
     """What a start of ``project``'s lease may take: an unused node that
     no other project's lease still has (its end took the lessee away,
-    :func:`ferrum.objects.lease_end.revoke`, but the node is not back).
+    :func:`ferrum.objects.lease.ends.revoke`, but the node is not back).
     The project's own ending lease does not keep it from the project's
     next lease, which takes it over (the end then hands it over), as it
     did before the end cleared the lessee; only if unused, so never a
@@ -73,9 +73,9 @@ _KEEP_EXTRA = sa.update(NODES).where(
 
 
 def hold_nodes(db: db_api.Database, lease_id: int,
-               rows: Sequence[lease_booking.LeaseNodeRow], project: str,
+               rows: Sequence[lease_nodes.LeaseNodeRow], project: str,
                then: Callable[[], object] | None = None
-               ) -> list[lease_booking.LeaseNodeRow]:
+               ) -> list[lease_nodes.LeaseNodeRow]:
     """Make ``project`` the lessee of every free node of ``rows`` (the
     lease's holding rows) or of those already its, keeping each node's
     ``extra`` to restore at the end; one transaction.
@@ -150,7 +150,7 @@ _HELD_BY_OTHER = sa.select(_OTHER.c.node_id).where(
     _OTHER_LEASE.c.status.in_((statuses.ACTIVE, statuses.ENDING)))
 
 
-def unhold_node(db: db_api.Database, row: lease_booking.LeaseNodeRow,
+def unhold_node(db: db_api.Database, row: lease_nodes.LeaseNodeRow,
                 project: str) -> None:
     """Undo :func:`hold_nodes` after a failed start (nothing used it
     yet), unless another lease of the project has the node."""
@@ -181,7 +181,7 @@ def held_by_others(db: db_api.Database, lease_id: int, project: str,
 
 
 def substitute(db: db_api.Database,
-               row: lease_booking.LeaseNodeRow | lease_booking.Vacancy,
+               row: lease_nodes.LeaseNodeRow | lease_nodes.Vacancy,
                node_id: int,
                project: str, start: datetime.datetime) -> bool:
     """Replace the busy node of ``row`` by ``node_id``, if that one is free.
@@ -203,12 +203,12 @@ def substitute(db: db_api.Database,
                     _NODE.c.id == node_id, _free_for(project)).values(
                         lessee=project, updated_at=base.utcnow())).rowcount:
                 raise _Lost()
-            if isinstance(row, lease_booking.LeaseNodeRow):
+            if isinstance(row, lease_nodes.LeaseNodeRow):
                 conn.execute(sa.delete(NODES).where(NODES.c.id == row.id))
     except _Lost:
         return False
     except db_exc.DBError as exc:
-        if not lease_booking.is_overlap_error(exc):
+        if not lease_nodes.is_overlap_error(exc):
             raise
         return False
     return True
@@ -218,10 +218,10 @@ class _Lost(Exception):
     """The substitute was taken meanwhile: roll back."""
 
 
-def vacancy(lease: lease_obj.Lease) -> lease_booking.Vacancy:
+def vacancy(lease: lease_obj.Lease) -> lease_nodes.Vacancy:
     """A node of ``lease`` gone with its row: what :func:`substitute`
     fills."""
-    return lease_booking.Vacancy(lease.id, lease.end_at, lease.block_end)
+    return lease_nodes.Vacancy(lease.id, lease.end_at, lease.block_end)
 
 
 #: How many nodes a lease holds: holding rows whose node is its project's.

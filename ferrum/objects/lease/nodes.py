@@ -74,7 +74,7 @@ class LeaseNodeRow:
 class Vacancy:
     """A node the lease booked that is gone with its row (deleted past the
     deletion's check: a tool writing to the database): a place a
-    substitute fills (:func:`ferrum.objects.lease_node.substitute`)."""
+    substitute fills (:func:`ferrum.objects.lease.holds.substitute`)."""
 
     lease_id: int
     end_at: datetime.datetime

@@ -17,10 +17,10 @@ the database's doing, not Python's:
   ``BEGIN IMMEDIATE`` transaction (:meth:`ferrum.db.api.Database.writer`),
   so no other writer runs between them.
 
-The ``lease_nodes`` rows are read in :mod:`ferrum.objects.lease_booking`;
+The ``lease_nodes`` rows are read in :mod:`ferrum.objects.lease.nodes`;
 the engine's writes to the nodes themselves are in
-:mod:`ferrum.objects.lease_node` (the start) and
-:mod:`ferrum.objects.lease_end` (the end). Status changes are
+:mod:`ferrum.objects.lease.holds` (the start) and
+:mod:`ferrum.objects.lease.ends` (the end). Status changes are
 conditional UPDATEs on the status (and, for the engine's transitions, on
 ``conductor_affinity``): of several conductors trying one transition,
 one wins.
@@ -43,11 +43,11 @@ from ferrum.db import api as db_api
 from ferrum.db import models
 from ferrum.objects import base
 from ferrum.objects import event as event_obj
-from ferrum.objects import lease_booking
-from ferrum.objects import lease_class
+from ferrum.objects.lease import classes as lease_classes
+from ferrum.objects.lease import nodes as lease_nodes
 
 TABLE = models.table(models.Lease)
-NODES = lease_booking.NODES
+NODES = lease_nodes.NODES
 FIELDS: tuple[str, ...] = tuple(c.name for c in TABLE.columns)
 _INSERTED = tuple(name for name in FIELDS if name != 'id')
 #: Picking nodes again after losing them to a concurrent creator: each
@@ -106,7 +106,7 @@ class Lease(base.Row):
 
     @property
     def block_end(self) -> datetime.datetime:
-        return lease_booking.block_end(self.end_at, self.cleaning_margin)
+        return lease_nodes.block_end(self.end_at, self.cleaning_margin)
 
     # ---- reading ----------------------------------------------------------
 
@@ -128,7 +128,7 @@ class Lease(base.Row):
                     reason='Several leases are called "%s"; name the lease '
                            'by its UUID.' % str(ident)[:255])
             lease_id = rows[0]['id']
-            return cls(db, rows[0], lease_booking.node_uuids(
+            return cls(db, rows[0], lease_nodes.node_uuids(
                 conn, [lease_id])[lease_id])
 
     @classmethod
@@ -162,7 +162,7 @@ class Lease(base.Row):
         query = base.paginate(query, TABLE, limit, sort_key, sort_dir, marker)
         with db.reader() as conn:
             rows = conn.execute(query).mappings().all()
-            nodes = lease_booking.node_uuids(conn, [row['id'] for row in rows])
+            nodes = lease_nodes.node_uuids(conn, [row['id'] for row in rows])
         return [cls(db, row, nodes[row['id']]) for row in rows]
 
     @classmethod
@@ -180,10 +180,10 @@ class Lease(base.Row):
                     TABLE.c.start_at, TABLE.c.id).limit(limit)).mappings()]
 
     def node_rows(self, holding_only: bool = True
-                  ) -> builtins.list[lease_booking.LeaseNodeRow]:
+                  ) -> builtins.list[lease_nodes.LeaseNodeRow]:
         """The lease's ``lease_nodes`` rows, as
-        :func:`ferrum.objects.lease_booking.node_rows_of`."""
-        return lease_booking.node_rows_of(self._db, [self.id],
+        :func:`ferrum.objects.lease.nodes.node_rows_of`."""
+        return lease_nodes.node_rows_of(self._db, [self.id],
                                           holding_only)[self.id]
 
     # ---- writing ----------------------------------------------------------
@@ -230,9 +230,9 @@ class Lease(base.Row):
                 return lease
             except db_exc.DBError as exc:
                 # A node picked was deleted meanwhile (the deletion locks
-                # the node's row, see lease_node.booked_by): its row's
+                # the node's row, see lease_holds.booked_by): its row's
                 # foreign key fails, and the pick finds others.
-                if not (lease_booking.is_overlap_error(exc)
+                if not (lease_nodes.is_overlap_error(exc)
                         or isinstance(exc, db_exc.DBReferenceError)):
                     raise
         raise exception.LeaseConflict(reason=(
@@ -248,14 +248,14 @@ class Lease(base.Row):
         :raises LeaseConflict: another lease holds one of the nodes in the
             added time, or the lease changed status meanwhile.
         """
-        new_block = lease_booking.block_end(end_at, self.cleaning_margin)
+        new_block = lease_nodes.block_end(end_at, self.cleaning_margin)
         try:
             with self._db.writer() as conn:
                 if new_block > self.block_end:
                     node_ids = set(conn.execute(sa.select(
                         NODES.c.node_id).where(NODES.c.lease_id == self.id,
                                                NODES.c.holding)).scalars())
-                    taken = lease_booking.overlapping(
+                    taken = lease_nodes.overlapping(
                         conn, node_ids, self.block_end, new_block,
                         exclude_lease=self.id)
                     if taken:
@@ -281,7 +281,7 @@ class Lease(base.Row):
                     NODES.c.lease_id == self.id).values(
                         end_at=end_at, block_end=new_block))
         except db_exc.DBError as exc:
-            if not lease_booking.is_overlap_error(exc):
+            if not lease_nodes.is_overlap_error(exc):
                 raise
             raise exception.LeaseConflict(reason=(
                 'The lease cannot end at %s: its nodes are booked by other '
@@ -328,7 +328,7 @@ class Lease(base.Row):
                     updated_at=base.utcnow(), **changes)).rowcount:
                 return False
             if target in statuses.FINAL:
-                lease_booking.let_go(conn, [self.id])
+                lease_nodes.let_go(conn, [self.id])
             event_obj.add(self._db, [event_obj.lease_entry(
                 self._loaded, event_obj.LEASE_EVENTS[target], target,
                 values.get('last_error'))])
@@ -390,7 +390,7 @@ class Lease(base.Row):
                         last_error=None, updated_at=base.utcnow()
                 ).returning(TABLE.c.id)).scalars())
                 if done and target in statuses.FINAL:
-                    lease_booking.let_go(conn, done)
+                    lease_nodes.let_go(conn, done)
                 event_obj.add(db, [event_obj.lease_entry(
                     lease._loaded, event_obj.LEASE_EVENTS[target], target)
                     for lease in leases if lease.id in done])
@@ -420,7 +420,7 @@ class Lease(base.Row):
         """The lease's reservation class now exists in Placement (written
         once: a lease whose row says so already costs no write)."""
         if not self.class_created:
-            lease_class.created(self._db, [self.id])
+            lease_classes.created(self._db, [self.id])
             self._mark_saved({'class_created': True})
 
     def fire_before_end(self, now: datetime.datetime) -> bool:

@@ -4,7 +4,7 @@ given back (or handed over to the project's next lease), the rows let go.
 
 Each function is one transaction of conditional UPDATEs, safe to run
 again after a crash (the end runs them at each pass until every node is
-back). The start's writes are :mod:`ferrum.objects.lease_node`'s.
+back). The start's writes are :mod:`ferrum.objects.lease.holds`'s.
 """
 
 import datetime
@@ -17,11 +17,11 @@ from ferrum.db import api as db_api
 from ferrum.objects import base
 from ferrum.objects import event as event_obj
 from ferrum.objects import lease as lease_obj
-from ferrum.objects import lease_booking
 from ferrum.objects import node as node_obj
 from ferrum.objects import node_history
+from ferrum.objects.lease import nodes as lease_nodes
 
-NODES = lease_booking.NODES
+NODES = lease_nodes.NODES
 _NODE = node_obj.TABLE
 
 
@@ -136,9 +136,9 @@ def revoke_in(conn: sa.Connection, lease_ids: Sequence[int],
 
 
 def give_back_all(db: db_api.Database,
-                  rows: Sequence[lease_booking.LeaseNodeRow],
+                  rows: Sequence[lease_nodes.LeaseNodeRow],
                   now: datetime.datetime,
-                  unwiped: Sequence[lease_booking.LeaseNodeRow] = ()
+                  unwiped: Sequence[lease_nodes.LeaseNodeRow] = ()
                   ) -> set[int]:
     """Give back the nodes of ``rows`` (of one lease or several) that are
     available and unused: clear the lessee and what the lessee left
@@ -156,7 +156,7 @@ def give_back_all(db: db_api.Database,
         no cleaning in between).
     :returns: the ids of the rows whose node is back or passed on.
     """
-    by_node: dict[int, lease_booking.LeaseNodeRow] = {}
+    by_node: dict[int, lease_nodes.LeaseNodeRow] = {}
     for row in sorted([*rows, *unwiped], key=lambda row: row.start_at):
         # Two rows of one node (two leases of a project ending together):
         # the second waits for the next run, when the node is free again.
