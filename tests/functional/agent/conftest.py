@@ -14,9 +14,10 @@ from tests.agent import machines
 from tests.functional.agent.ferrum_process import Ferrum
 from tests.functional.agent.nodes import ferrum_conf
 
-#: The callback timeouts of quick_ferrum: a loaded machine still boots
-#: the agent and starts a write well within them.
-QUICK_TIMEOUT = 20
+#: The callback timeouts of quick_ferrum: the agent boots from standby in
+#: about 2 s and starts its write at once, and these tests run in the
+#: serial part (doc/testing.md), on a machine nothing else loads.
+QUICK_TIMEOUT = 10
 
 
 @contextlib.contextmanager

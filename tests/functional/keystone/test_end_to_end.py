@@ -270,6 +270,7 @@ def test_the_plugin_takes_a_clouds_yaml(keystone, ferrum, tmp_path):
     cli = Cli(keystone, 'owner-member', str(tmp_path))
     cli.env = {key: value for key, value in cli.env.items()
                if not key.startswith('OS_')}
+    cli.own_process = True  # the clouds.yaml under its HOME
     owner_id = keystone.project_ids['owner']
     assert cli.json('--os-cloud', 'ferrum-owner', 'lease', 'list') == []
     refused = cli.fails('--os-cloud', 'ferrum-owner', 'lease', 'create',
