@@ -12,7 +12,8 @@ import os
 import subprocess
 import sys
 import uuid
-from collections.abc import Callable
+import warnings
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import openstack
@@ -61,18 +62,20 @@ def in_process(argv: list[str], env: dict[str, str]
     and imports that cost each call 0.8-1.3 s of CPU (about 150 calls a
     run). Each request times out as the process did (``--timeout``).
 
-    cliff configures the root logger at every run; it is put back, so
-    that no handler writes to a captured stream after the call.
+    osc-lib configures logging and the warning filters at every run
+    (handlers on the root logger, levels on ``requests``, ``stevedore``
+    and others); all of it is put back, so that no handler writes to a
+    captured stream after the call and the next test's ``caplog`` sees
+    what it would have seen.
     """
     from ironicclient import shell
     out, err = io.StringIO(), io.StringIO()
-    root = logging.getLogger()
-    handlers, level = root.handlers[:], root.level
     saved = dict(os.environ)
     os.environ.clear()
     os.environ.update(env)
     try:
-        with contextlib.redirect_stdout(out), \
+        with _logging_kept(), warnings.catch_warnings(), \
+                contextlib.redirect_stdout(out), \
                 contextlib.redirect_stderr(err):
             try:
                 code = shell.main(['--timeout', '180', *argv])
@@ -81,10 +84,38 @@ def in_process(argv: list[str], env: dict[str, str]
     finally:
         os.environ.clear()
         os.environ.update(saved)
-        root.handlers[:] = handlers
-        root.setLevel(level)
     return subprocess.CompletedProcess([BAREMETAL, *argv], code,
                                        out.getvalue(), err.getvalue())
+
+
+@contextlib.contextmanager
+def _logging_kept() -> Iterator[None]:
+    """Every logger as it was before the block; one the block created is
+    left as a new one is (no level, no handler, propagating)."""
+    def state(logger: logging.Logger) -> tuple[Any, ...]:
+        return (logger.level, logger.handlers[:], logger.propagate,
+                logger.disabled)
+
+    root = logging.getLogger()
+    before = {name: state(logger) for name, logger
+              in logging.Logger.manager.loggerDict.items()
+              if isinstance(logger, logging.Logger)}
+    kept_root = state(root)
+    try:
+        yield
+    finally:
+        fresh = (logging.NOTSET, [], True, False)
+        for name, logger in list(logging.Logger.manager.loggerDict.items()):
+            if isinstance(logger, logging.Logger):
+                _restore(logger, before.get(name, fresh))
+        _restore(root, kept_root)
+
+
+def _restore(logger: logging.Logger, state: tuple[Any, ...]) -> None:
+    level, handlers, propagate, disabled = state
+    logger.setLevel(level)
+    logger.handlers[:] = handlers
+    logger.propagate, logger.disabled = propagate, disabled
 
 
 class Baremetal:
