@@ -357,12 +357,19 @@ class PostgresServer:
         conn.autocommit = True  # CREATE/DROP DATABASE refuse transactions
         return conn
 
-    def create_database(self, dbname: str) -> None:
+    def create_database(self, dbname: str, template: str | None = None
+                        ) -> None:
+        """Create ``dbname``, empty or a copy of database ``template``
+        (which nobody may be connected to meanwhile)."""
         _check_identifier(dbname)
+        copy = ''
+        if template is not None:
+            _check_identifier(template)
+            copy = ' TEMPLATE "%s"' % template
         conn = self.admin_connection()
         try:
             with conn.cursor() as cur:
-                cur.execute('CREATE DATABASE "%s"' % dbname)
+                cur.execute('CREATE DATABASE "%s"%s' % (dbname, copy))
         finally:
             conn.close()
 
@@ -457,15 +464,38 @@ def pg_url(postgresql_server: PostgresServer) -> Iterator[str]:
         postgresql_server.drop_database(dbname)
 
 
-@pytest.fixture
-def pg_db(conf: cfg.ConfigOpts, pg_url: str) -> Iterator[db_api.Database]:
-    """A ferrum Database on a fresh PostgreSQL database, migrated to head."""
+@pytest.fixture(scope='session')
+def pg_schema(postgresql_server: PostgresServer) -> str:
+    """The name of a database at ferrum's newest schema, migrated once per
+    session: :func:`pg_db` copies it (the migrations cost about as much as
+    a short test; a copy, a fraction)."""
+    from ferrum import conf as conf_mod
     from ferrum.db import api as db_api
     from ferrum.db import migration
 
-    database = db_api.Database(conf, url=pg_url)
+    dbname = 'ferrum_schema_%s' % uuid.uuid4().hex[:12]
+    postgresql_server.create_database(dbname)
+    database = db_api.Database(conf_mod.new_conf(),
+                               url=postgresql_server.url(dbname))
     try:
         migration.upgrade(database.engine)
+    finally:
+        database.dispose()  # a template has no connections
+    return dbname
+
+
+@pytest.fixture
+def pg_db(conf: cfg.ConfigOpts, postgresql_server: PostgresServer,
+          pg_schema: str) -> Iterator[db_api.Database]:
+    """A ferrum Database on a fresh PostgreSQL database at the newest
+    schema (a copy of :func:`pg_schema`); dropped after the test."""
+    from ferrum.db import api as db_api
+
+    dbname = 'ferrum_test_%s' % uuid.uuid4().hex[:16]
+    postgresql_server.create_database(dbname, template=pg_schema)
+    database = db_api.Database(conf, url=postgresql_server.url(dbname))
+    try:
         yield database
     finally:
         database.dispose()
+        postgresql_server.drop_database(dbname)
