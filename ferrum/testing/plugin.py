@@ -36,7 +36,9 @@ def ferrum_schema(tmp_path_factory: pytest.TempPathFactory) -> Path:
     conf.set_override('state_path', str(tmp_path_factory.mktemp('schema')))
     database = db_api.Database(conf)
     migration.upgrade(database.engine)
-    # Closing the last connection checkpoints the WAL into the file.
+    # Everything into the main file, which alone is copied (WAL mode).
+    with database.engine.connect() as conn:
+        conn.exec_driver_sql('PRAGMA wal_checkpoint(TRUNCATE)')
     database.dispose()
     path = _sqlite_path(db_api.connection_url(conf))
     assert path is not None  # no [database] connection: the default file
