@@ -60,7 +60,8 @@ def in_process(argv: list[str], env: dict[str, str]
     process, with ``env`` as its whole environment and its output
     captured: the same code as the command, less the interpreter start
     and imports that cost each call 0.8-1.3 s of CPU (about 150 calls a
-    run). Each request times out as the process did (``--timeout``).
+    run). Each request times out after 180 s (``--timeout``), the bound
+    the whole process had.
 
     osc-lib configures logging and the warning filters at every run
     (handlers on the root logger, levels on ``requests``, ``stevedore``
