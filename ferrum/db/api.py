@@ -96,6 +96,12 @@ class Database:
         #: Whether node changes are recorded in their history
         #: (``[conductor] node_history``; see :mod:`ferrum.objects.event`).
         self.records_history = _records_history(conf)
+        #: The event feed's bounds on PostgreSQL, in milliseconds
+        #: (``[database] event_writer_timeout`` and ``event_feed_wait``; see
+        #: :mod:`ferrum.objects.event`).
+        self.event_writer_timeout_ms: int = (
+            conf.database.event_writer_timeout * 1000)
+        self.event_feed_wait_ms: int = conf.database.event_feed_wait
         #: The conductor named in the history entries this process
         #: records (set by the conductor service; None in an API).
         self.history_host: str | None = None

@@ -436,14 +436,15 @@ class Event(Base):
     ``node_history``, API 1.78) or an allocation's or a lease's event.
 
     Written in the transaction of the change it records
-    (:mod:`ferrum.objects.event`). ``id`` is not a sequence: it is taken
-    from :class:`EventCounter` at the end of that transaction, under the
-    counter row's lock, so ids are committed in increasing order and a
-    reader that has seen id N has seen every id below it
-    (``GET /v1/events?since=`` relies on it). ``owner`` and ``lessee`` are
-    the projects that may read the event in the feed, as they were when it
-    happened. ``node_id`` is set to NULL when the node is deleted: the
-    feed keeps the event, the node's history goes with the node.
+    (:mod:`ferrum.objects.event`). On PostgreSQL ``id`` comes from a
+    sequence at the end of that transaction, under a shared lock held to
+    the commit, so the feed's reader can wait for every id it hands out
+    to be committed (``GET /v1/events?since=`` relies on it); on SQLite
+    it is the rowid, given in commit order by the one writer. ``owner``
+    and ``lessee`` are the projects that may read the event in the feed,
+    as they were when it happened. ``node_id`` is set to NULL when the
+    node is deleted: the feed keeps the event, the node's history goes
+    with the node.
     """
 
     __tablename__ = 'events'
@@ -455,9 +456,11 @@ class Event(Base):
         sa.Index('events_node_idx', 'node_id', 'id'),
     )
 
+    # SQLite gives the rowid (and ignores the sequence); PostgreSQL the
+    # next value of events_id_seq (migration 0015).
     id: orm.Mapped[int] = orm.mapped_column(
         sa.BigInteger().with_variant(sa.Integer(), 'sqlite'),
-        primary_key=True, autoincrement=False)
+        sa.Sequence('events_id_seq'), primary_key=True)
     uuid: orm.Mapped[str] = orm.mapped_column(sa.String(36))
     created_at: orm.Mapped[datetime.datetime] = orm.mapped_column(
         sa.DateTime, nullable=False)
@@ -480,13 +483,3 @@ class Event(Base):
         sa.String(255))
     duration_seconds: orm.Mapped[int | None] = orm.mapped_column(sa.Integer)
 
-
-class EventCounter(Base):
-    """One row: the last event id handed out (see :class:`Event`)."""
-
-    __tablename__ = 'event_counter'
-
-    id: orm.Mapped[int] = orm.mapped_column(primary_key=True,
-                                            autoincrement=False)
-    last_id: orm.Mapped[int] = orm.mapped_column(
-        sa.BigInteger().with_variant(sa.Integer(), 'sqlite'), nullable=False)

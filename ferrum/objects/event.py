@@ -10,24 +10,39 @@ transaction; they are inserted as its last statements, so an event is
 committed exactly when the change it records is (a conductor killed
 mid-operation leaves the events of what it committed, no more).
 
-**Ids in commit order.** A feed follower asks for ids above the last it
-saw, so an id must never become visible after a higher one: with a
-sequence, PostgreSQL transactions commit out of order (id 11 visible while
-the transaction holding id 10 is still running), and a follower that read
-11 would never see 10. Ids are therefore taken from the one row of
-``event_counter`` by an ``UPDATE ... RETURNING`` (one statement with the
-insert when there is one row, the usual case), run just before the
-commit (:meth:`ferrum.db.api.Database.before_commit`): the row's lock is
-held from then to the commit, so the transactions that record events
-commit one after the other in the order of their ids. Taking it last keeps
-the wait short (only the insert and the commit run under it) and free of
-deadlocks (no transaction waits for another lock while holding it). A
-transaction that rolls back leaves a gap that no later id fills.
+**No id visible before a lower one.** A feed follower asks for ids above
+the last it saw, so it must never be shown an id while a lower one may
+still be committed: with a bare sequence, PostgreSQL transactions commit
+out of order (id 11 visible while the transaction holding id 10 is still
+running), and a follower that read 11 would never see 10. On PostgreSQL a
+transaction therefore takes its ids (``events_id_seq``) as its last
+statement (:meth:`ferrum.db.api.Database.before_commit`), after it took
+the feed's advisory lock in *shared* mode, which it holds to its commit.
+Writers share that lock, so they never wait for one another. The feed's
+reader (:func:`newest`) reads the highest id there is, and in the same
+statement takes the lock *exclusively* for an instant: once it has it,
+every writer that held an id when it read has ended, so every id up to
+the one it read is committed (or rolled back, a gap no later id fills).
+It serves ids up to that horizon only. Taking the ids last, after every
+row lock of the transaction, keeps a change's events after those of the
+changes it waited for.
+
+**Bounded waits.** A writer that took its ids and then hangs would keep
+the reader from its lock: the server ends such a transaction after
+``[database] event_writer_timeout`` seconds (it is idle in a transaction,
+and the lock goes with it). The reader waits ``[database]
+event_feed_wait`` milliseconds at most and otherwise answers with the
+horizon it last had, so a follower is held up by at most the writer
+timeout, then goes on. Writers that arrive while the reader waits queue
+behind it for that long at most; after a wait that failed the reader
+tries again only five waits later, so a hung writer keeps the others
+waiting a sixth of the time at most.
 
 SQLite has one writer at a time (``BEGIN IMMEDIATE``), so there the rows
 are inserted at once and take the next rowid, which is in commit order
-already: no counter, one statement. A rowid is never given twice because
-the cleanup never deletes the newest row.
+already: no lock, one statement, and the horizon is the highest id. A
+rowid is never given twice because the cleanup never deletes the newest
+row.
 """
 
 from __future__ import annotations
@@ -37,10 +52,14 @@ import functools
 import operator
 import random
 import sqlite3
-from collections.abc import Mapping, Sequence
+import threading
+import time
+import weakref
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import sqlalchemy as sa
+from oslo_db import exception as db_exc
 
 from ferrum.common import requester
 from ferrum.db import api as db_api
@@ -48,7 +67,6 @@ from ferrum.db import models
 from ferrum.objects import base
 
 TABLE = models.table(models.Event)
-COUNTER = models.table(models.EventCounter)
 FIELDS: tuple[str, ...] = tuple(c.name for c in TABLE.columns)
 #: The columns of an entry (:func:`entry`); its id is given when it is
 #: written.
@@ -59,22 +77,33 @@ _VALUES = operator.itemgetter(*COLUMNS)
 INFO = 'INFO'
 ERROR = 'ERROR'
 _PENDING = 'ferrum_events'
-_TAKE = sa.update(COUNTER).where(COUNTER.c.id == 1).values(
-    last_id=COUNTER.c.last_id + sa.bindparam('b_count')).returning(
-        COUNTER.c.last_id)
+_TIMEOUT_MS = 'ferrum_event_writer_timeout_ms'
+#: The feed's advisory lock (PostgreSQL): b'ferrumEv' as a number.
+FEED_LOCK = int.from_bytes(b'ferrumEv', 'big')
 _INSERT = sa.insert(TABLE)
 _NEWEST = sa.select(sa.func.max(TABLE.c.id))
-# (Constants as SQL: a bound value inside the CTE would be asked for
-# again with every row's parameters.)
-_ONE: sa.ColumnElement[int] = sa.literal_column('1', sa.Integer)
-_TAKEN = sa.update(COUNTER).where(COUNTER.c.id == _ONE).values(
-    last_id=COUNTER.c.last_id + _ONE).returning(COUNTER.c.last_id).cte(
-        'taken')
-# inline(): no RETURNING of the id given, which nobody reads.
-_TAKE_AND_INSERT = sa.insert(TABLE).inline().add_cte(_TAKEN).values(
-    id=sa.select(_TAKEN.c.last_id).scalar_subquery(),
-    **{name: sa.bindparam(name, type_=TABLE.c[name].type)
-       for name in COLUMNS})
+#: What a transaction runs before it takes ids: the feed's lock, shared
+#: with the other writers, and the server's deadline for its commit.
+_TAIL = ('SELECT pg_advisory_xact_lock_shared(%d), '
+         "set_config('idle_in_transaction_session_timeout', '%%d', true)"
+         % FEED_LOCK)
+#: The feed's horizon: the newest id in the statement's snapshot, which is
+#: taken before the lock is had, exclusively, for an instant (taken and
+#: given back in the statement, so that no lock outlives it, inside a
+#: caller's transaction or not). Every id up to it is then committed or
+#: rolled back: an id below it was taken before the snapshot, so its
+#: writer held the shared lock then, and ended before the exclusive lock
+#: was granted. (A snapshot taken after the lock would not do: writers
+#: that start once it is given back may commit a higher id while a lower
+#: one is still open.)
+_DRAIN = ('SELECT (SELECT max(id) FROM events), pg_advisory_lock(%d), '
+          'pg_advisory_unlock(%d)' % (FEED_LOCK, FEED_LOCK))
+#: The tail and the insert of one row in one statement: MATERIALIZED
+#: runs the lock (and the timeout) before the insert's row, whose id
+#: (the column's default) is taken only then.
+_TAIL_AND_INSERT = 'WITH tail AS MATERIALIZED (%s) INSERT INTO events (%s) ' \
+    'SELECT %s FROM tail' % (_TAIL, ', '.join(COLUMNS), ', '.join(
+        '%%%%(%s)s' % name for name in COLUMNS))
 #: SQLite's insert as plain SQL: the statement runs in every recording
 #: transaction, and what SQLAlchemy does around a statement costs more
 #: than SQLite's insert (see :func:`_insert_sqlite`; doc/performance.md,
@@ -148,6 +177,7 @@ def add(db: db_api.Database, rows: Sequence[Mapping[str, Any]]) -> None:
     pending = data.get(_PENDING)
     if pending is None:
         pending = data[_PENDING] = []
+        conn.info[_TIMEOUT_MS] = db.event_writer_timeout_ms
         db.before_commit(functools.partial(_write, pending))
     pending.extend(dict(row) for row in rows)
 
@@ -186,11 +216,6 @@ def _sqlite_values(conn: sa.Connection,
 
 
 @functools.cache
-def _take_and_insert_sql(dialect: sa.Dialect) -> str:
-    return str(_TAKE_AND_INSERT.compile(dialect=dialect))
-
-
-@functools.cache
 def _conversions(dialect: sa.Dialect) -> tuple[tuple[int, Any], ...]:
     """The columns that the dialect converts (on SQLite, the times), by
     position in :data:`COLUMNS`, with their conversion."""
@@ -202,9 +227,9 @@ def _conversions(dialect: sa.Dialect) -> tuple[tuple[int, Any], ...]:
 
 
 def _write(rows: list[dict[str, Any]], conn: sa.Connection) -> None:
+    timeout = conn.info.get(_TIMEOUT_MS, 0)
     if len(rows) == 1:
-        # The usual case in one round trip: the id taken and the row
-        # inserted by one statement, sent as the SQL it compiles to: what
+        # The usual case in one round trip, sent as plain SQL: what
         # SQLAlchemy does around a compiled statement of 17 parameters
         # cost about 50 us of CPU per entry, on the critical path of a
         # busy conductor (doc/performance.md, issue 31). The row goes as
@@ -212,11 +237,9 @@ def _write(rows: list[dict[str, Any]], conn: sa.Connection) -> None:
         # driver takes times as they are). exec_driver_sql still goes
         # through the engine, so an error is translated by oslo.db as for
         # any other statement.
-        conn.exec_driver_sql(_take_and_insert_sql(conn.dialect), rows[0])
+        conn.exec_driver_sql(_TAIL_AND_INSERT % (timeout,), rows[0])
         return
-    last = conn.execute(_TAKE, {'b_count': len(rows)}).scalar_one()
-    for number, row in enumerate(rows, start=last - len(rows) + 1):
-        row['id'] = number
+    conn.exec_driver_sql(_TAIL % (timeout,))
     conn.execute(_INSERT, rows)
 
 
@@ -244,11 +267,94 @@ def since(db: db_api.Database, after: int, limit: int,
 
 
 def newest(db: db_api.Database) -> int:
-    """The highest event id committed (0 when there is none). Ids are
-    committed in increasing order, so every event up to it is visible to
-    a read that starts after this one."""
+    """The feed's horizon: the highest event id below which every event is
+    committed or never will be (0 when there is none). A read that starts
+    after this call sees every event up to it."""
+    if db.is_sqlite:
+        return _max_id(db)
+    return _horizon(db).get(db)
+
+
+def _max_id(db: db_api.Database) -> int:
     with db.reader() as conn:
         return int(conn.execute(_NEWEST).scalar() or 0)
+
+
+class Horizon:
+    """When a PostgreSQL database's feed last failed to drain its writers,
+    and what it knew then.
+
+    :param clock: seconds, monotonic (injectable for tests).
+    """
+
+    #: How long after a wait that timed out before trying again, in
+    #: waits: the writers queue behind one wait in six at most.
+    BACK_OFF = 5
+
+    def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
+        self._clock = clock
+        self._lock = threading.Lock()
+        self._value = 0
+        self._back_off_until = float('-inf')
+
+    def get(self, db: db_api.Database) -> int:
+        # Drained at every call, not kept: a client that wrote, then
+        # reads the feed, sees what it wrote (and a drain with no writer
+        # under way costs one round trip).
+        with self._lock:
+            if self._clock() < self._back_off_until:
+                return self._value
+        try:
+            value = self._drain(db)
+        except (db_exc.DBError, sa.exc.DBAPIError) as exc:
+            if not _timed_out(exc):
+                raise
+            # A writer holds its ids (hung, or a long commit): serve what
+            # was known, and let the writers be for a while.
+            with self._lock:
+                self._back_off_until = self._clock() + (
+                    self.BACK_OFF * db.event_feed_wait_ms / 1000)
+                return self._value
+        with self._lock:
+            self._value = max(self._value, value)
+        return value
+
+    @staticmethod
+    def _drain(db: db_api.Database) -> int:
+        with db.reader() as conn:
+            # A savepoint: a wait that times out must not end the
+            # transaction of a caller that reads on (the feed's handler).
+            with conn.begin_nested():
+                conn.exec_driver_sql("SELECT set_config('lock_timeout', "
+                                     "'%d', true)" % db.event_feed_wait_ms)
+                newest = conn.exec_driver_sql(_DRAIN).scalar()
+            return int(newest or 0)
+
+
+_HORIZONS: weakref.WeakKeyDictionary[db_api.Database, Horizon] = (
+    weakref.WeakKeyDictionary())
+_HORIZONS_LOCK = threading.Lock()
+
+
+def _horizon(db: db_api.Database) -> Horizon:
+    with _HORIZONS_LOCK:
+        horizon = _HORIZONS.get(db)
+        if horizon is None:
+            horizon = _HORIZONS[db] = Horizon()
+        return horizon
+
+
+def _timed_out(exc: BaseException) -> bool:
+    """Whether the error is PostgreSQL's lock_timeout (SQLSTATE 55P03),
+    as the driver raised it or wrapped by SQLAlchemy or oslo.db."""
+    seen: BaseException | None = exc
+    while seen is not None:
+        if '55P03' in (getattr(seen, 'pgcode', None),
+                       getattr(seen, 'sqlstate', None)):
+            return True
+        seen = (getattr(seen, 'orig', None)
+                or getattr(seen, 'inner_exception', None) or seen.__cause__)
+    return False
 
 
 # ---- pruning ----------------------------------------------------------------

@@ -4,6 +4,7 @@ it was and the columns written), and the statement that writes one on
 PostgreSQL."""
 
 import datetime
+import re
 import uuid
 
 import pytest
@@ -106,17 +107,22 @@ def test_entry_uuids_are_version_4_and_an_unknown_column_is_refused():
 @pytest.mark.parametrize('dialect', [postgresql.psycopg2.dialect(),
                                      postgresql.psycopg.dialect()],
                          ids=['psycopg2', 'psycopg'])
-def test_postgresql_takes_an_entry_as_it_is_in_the_sql_it_compiles_to(
+def test_postgresql_takes_an_entry_as_it_is_in_the_sql_it_is_sent_as(
         dialect):
-    # The one-row statement goes to the driver without SQLAlchemy's type
-    # processing: that holds only while no column of events needs
-    # converting on PostgreSQL (a JSON column would), and while its
-    # parameters are the entry's columns and nothing computed for them.
+    # The one-row statement goes to the driver as written, without
+    # SQLAlchemy's type processing: that holds only while no column of
+    # events needs converting on PostgreSQL (a JSON column would), while
+    # both drivers take its parameter markers, and while its parameters
+    # are the entry's columns, in the order of the columns it names.
     assert event_obj._conversions(dialect) == ()
-    compiled = event_obj._TAKE_AND_INSERT.compile(dialect=dialect)
-    assert set(compiled.binds) == set(event_obj.COLUMNS)
-    assert not compiled.insert_prefetch
-    sql = event_obj._take_and_insert_sql(dialect)
-    assert sql == str(compiled)
-    assert sql.startswith('WITH taken AS')
-    assert 'RETURNING events' not in sql
+    assert dialect.paramstyle == 'pyformat'
+    sql = event_obj._TAIL_AND_INSERT % (10000,)
+    columns = re.search(r'INSERT INTO events \((.*?)\)', sql).group(1)
+    assert columns.split(', ') == list(event_obj.COLUMNS)
+    assert re.findall(r'%\((\w+)\)s', sql) == list(event_obj.COLUMNS)
+    # The lock (and the writer's deadline) before the row takes its id.
+    assert sql.startswith(
+        'WITH tail AS MATERIALIZED (SELECT pg_advisory_xact_lock_shared(%d), '
+        "set_config('idle_in_transaction_session_timeout', '10000', true))"
+        % event_obj.FEED_LOCK)
+    assert 'RETURNING' not in sql and ' id' not in columns
