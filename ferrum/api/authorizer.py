@@ -14,7 +14,7 @@ What this module changes is what each decision costs:
   with the check's signature inspected once per check class instead of at
   every node of every evaluation (``inspect.getfullargspec``, 5-10 µs a
   node, three quarters of a cold evaluation of one of Ironic's check
-  strings: see doc/performance.md);
+  strings: see doc/performance/tenancy.md);
 - :class:`Authorizer` remembers each decision until the rules change.
 """
 

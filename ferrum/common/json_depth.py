@@ -22,7 +22,7 @@ are counted from what is left and the running depth over its brackets is
 summed; a window of a few thousand strings at a time, because ``re.sub``
 holds some 100 bytes per piece until it joins them (a body of empty
 strings would cost some 60 times its size). Measured worst cases at 1 MiB
-(doc/performance.md, "Issue 27: request scanner"): under 0.05 s of CPU
+(doc/performance/hostile-input.md, issue 27): under 0.05 s of CPU
 each, the commonest (one long string) about 0.005 s; memory beyond the
 body at most twice its size (a slice, and what is left of it).
 """

@@ -97,8 +97,8 @@ class Runner:
                 # Not shutdown(wait=True): futurist's idle workers look for
                 # the stop only once a second, which cost every run up to
                 # a second after its last node (half of a 200-node
-                # Redfish sync, doc/performance.md "Issue 30"). They stop
-                # on their own.
+                # Redfish sync, doc/performance/power-sync.md, issue 30).
+                # They stop on their own.
                 pool.shutdown(wait=False)
         if visit.error is not None:
             raise visit.error

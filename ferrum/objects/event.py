@@ -106,8 +106,8 @@ _TAIL_AND_INSERT = 'WITH tail AS MATERIALIZED (%s) INSERT INTO events (%s) ' \
         '%%%%(%s)s' % name for name in COLUMNS))
 #: SQLite's insert as plain SQL: the statement runs in every recording
 #: transaction, and what SQLAlchemy does around a statement costs more
-#: than SQLite's insert (see :func:`_insert_sqlite`; doc/performance.md,
-#: issue 31).
+#: than SQLite's insert (see :func:`_insert_sqlite`;
+#: doc/performance/history-and-events.md, issue 31).
 _SQLITE_INSERT = 'INSERT INTO events (%s) VALUES (%s)' % (
     ', '.join(COLUMNS), ', '.join('?' * len(COLUMNS)))
 
@@ -148,11 +148,12 @@ _UUID_SET = (0x4000 << 64) | (0x8000 << 48)
 def _entry_uuid() -> str:
     # Not uuid4(): it reads os.urandom, a system call for every entry,
     # which made a quarter of what building one costs in conductor_flow
-    # (doc/performance.md, issue 31). An entry's uuid only names it among
-    # its node's, and guards nothing (reading it is the node's policy), so
-    # the random module's generator will do: seeded from os.urandom, and
-    # seeded again in a forked child. Formatted by hand: a uuid.UUID
-    # object costs more than twice as much, for the same text.
+    # (doc/performance/history-and-events.md, issue 31). An entry's uuid
+    # only names it among its node's, and guards nothing (reading it is the
+    # node's policy), so the random module's generator will do: seeded
+    # from os.urandom, and seeded again in a forked child. Formatted by
+    # hand: a uuid.UUID object costs more than twice as much, for the same
+    # text.
     text = '%032x' % (random.getrandbits(128) & _UUID_CLEAR | _UUID_SET)
     return '%s-%s-%s-%s-%s' % (text[:8], text[8:12], text[12:16],
                                text[16:20], text[20:])
@@ -189,10 +190,11 @@ def _insert_sqlite(conn: sa.Connection, values: list[tuple[Any, ...]]
         return
     # One row, the usual case, straight to the driver: SQLAlchemy's
     # execution context costs more than SQLite's insert itself (measured
-    # in conductor_flow, doc/performance.md, issue 31). A statement that
-    # fails changes nothing, so on an error it is sent again through
-    # SQLAlchemy, and the error raised is the one oslo.db translates, as
-    # for any other statement (a full disk, a lost file).
+    # in conductor_flow, doc/performance/history-and-events.md, issue
+    # 31). A statement that fails changes nothing, so on an error it is
+    # sent again through SQLAlchemy, and the error raised is the one
+    # oslo.db translates, as for any other statement (a full disk, a lost
+    # file).
     driver: Any = conn.connection.driver_connection
     try:
         driver.execute(_SQLITE_INSERT, values[0])
@@ -232,11 +234,11 @@ def _write(rows: list[dict[str, Any]], conn: sa.Connection) -> None:
         # The usual case in one round trip, sent as plain SQL: what
         # SQLAlchemy does around a compiled statement of 17 parameters
         # cost about 50 us of CPU per entry, on the critical path of a
-        # busy conductor (doc/performance.md, issue 31). The row goes as
-        # it is: no column of events is converted on PostgreSQL (its
-        # driver takes times as they are). exec_driver_sql still goes
-        # through the engine, so an error is translated by oslo.db as for
-        # any other statement.
+        # busy conductor (doc/performance/history-and-events.md, issue
+        # 31). The row goes as it is: no column of events is converted on
+        # PostgreSQL (its driver takes times as they are). exec_driver_sql
+        # still goes through the engine, so an error is translated by
+        # oslo.db as for any other statement.
         conn.exec_driver_sql(_TAIL_AND_INSERT % (timeout,), rows[0])
         return
     conn.exec_driver_sql(_TAIL % (timeout,))

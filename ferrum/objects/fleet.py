@@ -8,7 +8,7 @@ scrape costs the same three statements at 10 nodes or 100,000:
    conductor group, owner and lessee: one pass over ``nodes``, whose rows
    are summed here into the two views the gauges show (by state, and by
    owner and lessee). One scan instead of two halves the cost on SQLite at
-   100,000 nodes (doc/performance.md, "Issue 31: metrics"); the rows are
+   100,000 nodes (doc/performance/metrics.md, issue 31); the rows are
    at most the distinct combinations, a few thousand in a large fleet;
 2. allocations by state, leases by status, live conductors by group, the
    Placement records by state and the conductors' Placement states, as

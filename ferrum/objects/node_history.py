@@ -71,7 +71,7 @@ def rows(before: Mapping[str, Any], changes: Mapping[str, Any],
     # Straight-line code on purpose, reading the few columns it needs
     # instead of merging the whole row: this runs in nearly every node
     # write of a busy conductor, and its cost is part of what recording
-    # history costs (doc/performance.md, issue 31).
+    # history costs (doc/performance/history-and-events.md, issue 31).
     now = now or base.utcnow()
     old_state = before.get('provision_state')
     state = changes.get('provision_state', old_state)
