@@ -22,7 +22,7 @@ IPA_STAMP := $(IPA_VENV)/.installed
 APT_PACKAGES := ipmitool postgresql qemu-utils parted gdisk fdisk udev lshw \
   psmisc bsdextrautils socat e2fsprogs util-linux genisoimage
 
-.PHONY: run test genconfig bench bench-placement placement keystone states clean-venv system-packages
+.PHONY: run test genconfig bench bench-placement ab placement keystone states clean-venv system-packages
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -107,6 +107,12 @@ bench: $(STAMP)
 
 bench-placement: $(TEST_STAMP)
 	$(BIN)/python tools/bench/placement_sync.py --nodes 1000
+
+# OLD against NEW (default: HEAD; . is this checkout as it is), each built
+# in a worktree and venv of its own under ~/.cache/ferrum-ab; e.g.
+# make ab OLD=511a7b6 AB_FLAGS='--backend postgresql --rounds 2'
+ab:
+	$(PYTHON) tools/bench/ab.py $(OLD) $(NEW) $(AB_FLAGS)
 
 clean-venv:
 	rm -rf $(VENV) $(KEYSTONE_VENV) $(IPA_VENV)
