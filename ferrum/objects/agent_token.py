@@ -64,7 +64,14 @@ def forget(db: db_api.Database, node_id: int) -> None:
     """Delete the node's token: its agent's work ended.
 
     Written at once, in a transaction of its own, not with the node's next
-    save: the next agent may look the node up before that.
+    save: the next agent may look the node up before that. Most nodes
+    have no token (no agent looked them up: fake and out-of-band
+    deploys, every power change): a read finds that, where a write
+    transaction would, on SQLite, queue every other writer of the
+    fleet. A lookup that issues a token just after the read is the
+    lookup that would have come just after the delete.
     """
+    if get(db, node_id) is None:
+        return
     with db.writer() as conn:
         conn.execute(_DELETE, {'b_id': node_id})
