@@ -154,6 +154,13 @@ class RequestMetrics:
 
     def route(self, environ: dict[str, Any]) -> str:
         """The route template of the request, from the one route table."""
+        # The rule Flask matched, when it did (werkzeug keeps the request
+        # in the environment): matching the URL again cost 0.15 ms a
+        # request. A 404, a 405 or a request refused before its rule was
+        # matched is matched here.
+        rule = getattr(environ.get('werkzeug.request'), 'url_rule', None)
+        if rule is not None:
+            return str(rule.endpoint)
         try:
             # Inside the try: a hostile Host header may not even bind.
             adapter = self.url_map.bind_to_environ(environ)
