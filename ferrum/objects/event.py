@@ -77,7 +77,6 @@ _VALUES = operator.itemgetter(*COLUMNS)
 INFO = 'INFO'
 ERROR = 'ERROR'
 _PENDING = 'ferrum_events'
-_TIMEOUT_MS = 'ferrum_event_writer_timeout_ms'
 #: The feed's advisory lock (PostgreSQL): b'ferrumEv' as a number.
 FEED_LOCK = int.from_bytes(b'ferrumEv', 'big')
 _INSERT = sa.insert(TABLE)
@@ -178,8 +177,8 @@ def add(db: db_api.Database, rows: Sequence[Mapping[str, Any]]) -> None:
     pending = data.get(_PENDING)
     if pending is None:
         pending = data[_PENDING] = []
-        conn.info[_TIMEOUT_MS] = db.event_writer_timeout_ms
-        db.before_commit(functools.partial(_write, pending))
+        db.before_commit(functools.partial(
+            _write, pending, db.event_writer_timeout_ms))
     pending.extend(dict(row) for row in rows)
 
 
@@ -228,8 +227,8 @@ def _conversions(dialect: sa.Dialect) -> tuple[tuple[int, Any], ...]:
                  if convert is not None)
 
 
-def _write(rows: list[dict[str, Any]], conn: sa.Connection) -> None:
-    timeout = conn.info.get(_TIMEOUT_MS, 0)
+def _write(rows: list[dict[str, Any]], timeout_ms: int,
+           conn: sa.Connection) -> None:
     if len(rows) == 1:
         # The usual case in one round trip, sent as plain SQL: what
         # SQLAlchemy does around a compiled statement of 17 parameters
@@ -239,9 +238,9 @@ def _write(rows: list[dict[str, Any]], conn: sa.Connection) -> None:
         # PostgreSQL (its driver takes times as they are). exec_driver_sql
         # still goes through the engine, so an error is translated by
         # oslo.db as for any other statement.
-        conn.exec_driver_sql(_TAIL_AND_INSERT % (timeout,), rows[0])
+        conn.exec_driver_sql(_TAIL_AND_INSERT % (timeout_ms,), rows[0])
         return
-    conn.exec_driver_sql(_TAIL % (timeout,))
+    conn.exec_driver_sql(_TAIL % (timeout_ms,))
     conn.execute(_INSERT, rows)
 
 
