@@ -166,16 +166,19 @@ def release(pusher: sync.Pusher, consumer: str, lease_aware: bool = True
             try:
                 reservations.give_back(pusher.writer, consumer, lease_uuid,
                                        project, user)
-                _late_give_back(pusher, lease_uuid, user)
+                if _late_give_back(pusher, lease_uuid, user):
+                    # The end pushed the nodes while this consumer still
+                    # held their reservation units, so their reservation
+                    # inventory stayed (in use): push them again, now
+                    # that nothing holds it, or the lease's class is
+                    # never deleted.
+                    outbox.enqueue(db, _reserving(current))
                 return True
             except errors.ConsumerTaken:
                 # The lease's uuid is another service's consumer: never
                 # written; this consumer is simply emptied.
                 pass
-        reserving = [provider for provider, resources
-                     in current.allocations.items()
-                     if any(reservations.lease_of(rc) is not None
-                            for rc in resources)]
+        reserving = _reserving(current)
     if not consumers.empty(pusher.writer, [consumer],
                                     user).foreign:
         if reserving:
@@ -190,17 +193,28 @@ def release(pusher: sync.Pusher, consumer: str, lease_aware: bool = True
     return False
 
 
-def _late_give_back(pusher: sync.Pusher, lease_uuid: str, user: str) -> None:
+def _reserving(current: consumers.Consumer) -> list[str]:
+    """The providers on which ``current`` holds a lease's reservation
+    unit."""
+    return [provider for provider, resources in current.allocations.items()
+            if any(reservations.lease_of(rc) is not None
+                   for rc in resources)]
+
+
+def _late_give_back(pusher: sync.Pusher, lease_uuid: str, user: str
+                    ) -> bool:
     """Release the lease's consumer if the lease stopped running while
-    the node was given back to it (its end may have released it already).
-    The end moves the lease to ``ending`` before it releases, so either
-    this read sees it running and the end's release takes the node, or
-    the release is done here."""
-    if _running(pusher.db, lease_uuid) is None:
-        LOG.info('Lease %(lease)s: it ended while a node was given back '
-                 'to its Placement consumer; releasing that consumer',
-                 {'lease': lease_uuid})
-        consumers.empty(pusher.writer, [lease_uuid], user)
+    the node was given back to it (its end may have released it already);
+    whether it had. The end moves the lease to ``ending`` before it
+    releases, so either this read sees it running and the end's release
+    takes the node, or the release is done here."""
+    if _running(pusher.db, lease_uuid) is not None:
+        return False
+    LOG.info('Lease %(lease)s: it ended while a node was given back '
+             'to its Placement consumer; releasing that consumer',
+             {'lease': lease_uuid})
+    consumers.empty(pusher.writer, [lease_uuid], user)
+    return True
 
 
 def _running(db: db_api.Database, lease_uuid: str) -> str | None:

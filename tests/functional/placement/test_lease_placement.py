@@ -104,10 +104,12 @@ def test_a_substitute_is_a_node_placement_has_free(
     assert claim_posts(calls, since) == 2
 
 
-def _end_before(backend, api, db, lease_uuid, staged):
+def _end_before(backend, api, db, lease_uuid, staged, pushed=False):
     """An observer of the conductor's Placement client that ends the
     lease (as another conductor would) just before the first request
-    ``staged(method, url, body)`` picks is sent; ``ended`` says it did."""
+    ``staged(method, url, body)`` picks is sent; ``ended`` says it did.
+    With ``pushed`` the sync worker also pushes what the end queued
+    before that request goes."""
     ended = []
 
     def observe(method, url, body):
@@ -116,6 +118,8 @@ def _end_before(backend, api, db, lease_uuid, staged):
         ended.append((method, url))
         assert api.delete('/v1/leases/%s' % lease_uuid).status_code == 204
         wait_for_end(backend, db, lease_uuid)
+        if pushed:
+            converged(db)
 
     backend.placement.client.observers.append(observe)
     return ended
@@ -170,9 +174,10 @@ def test_a_give_back_racing_the_end_leaves_no_claim(
     api, lease_uuid, _booked, alloc = _allocated_in_lease(
         backend, db, pconf, 2)
     # The allocation's release found its lease running; before it gives
-    # the node back to the lease's consumer, the lease ends.
+    # the node back to the lease's consumer, the lease ends and its nodes
+    # are pushed (their reservation inventory is still in use then).
     ended = _end_before(backend, api, db, lease_uuid, functools.partial(
-        writes, alloc.uuid))
+        writes, alloc.uuid), pushed=True)
     backend.manager.destroy_allocation(alloc.uuid)
     assert ended
     assert lease_obj.Lease.get(db, lease_uuid).status == 'ended'
