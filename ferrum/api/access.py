@@ -10,11 +10,12 @@ The request context is built once per request, here (:func:`load_context`):
   Ironic's ``policy.authorize`` does under those strategies).
 
 Every handler reaches a resource through :func:`node`, :func:`port`,
-:func:`allocation` or :func:`lease`: get-or-404, then the resource's read
-rule (failing it is the same 404 as a missing resource, so a project
-cannot learn what exists outside it), then the action's rule (failing it
-is a 403: the caller may know the resource but not change it). Lists ask
-:func:`list_project` which project they are confined to.
+:func:`portgroup`, :func:`allocation` or :func:`lease`: get-or-404, then
+the resource's read rule (failing it is the same 404 as a missing
+resource, so a project cannot learn what exists outside it), then the
+action's rule (failing it is a 403: the caller may know the resource but
+not change it). Lists ask :func:`list_project` which project they are
+confined to.
 """
 
 import logging
@@ -28,6 +29,7 @@ from oslo_context import context as context_mod
 
 from ferrum.api import auth
 from ferrum.api import authorizer as authorizer_mod
+from ferrum.api import microversion
 from ferrum.api import node_lookup
 from ferrum.api import policy
 from ferrum.api import services
@@ -38,6 +40,7 @@ from ferrum.objects import base
 from ferrum.objects import lease as lease_obj
 from ferrum.objects import node as node_obj
 from ferrum.objects import port as port_obj
+from ferrum.objects import portgroup as portgroup_obj
 
 LOG = logging.getLogger(__name__)
 
@@ -247,11 +250,26 @@ def candidate_uuids(idents: list[str]) -> list[str]:
 def port(ident: str, rule: str) -> port_obj.Port:
     """The port ``ident`` names, judged by its node's owner and lessee."""
     # Ports have no names before 1.88, so anything else names no port.
-    if not base.is_uuid_like(ident):
+    if base.is_uuid_like(ident):
+        found = port_obj.Port.get(services.db(), ident)
+    elif microversion.at_least(88):
+        found = port_obj.Port.get_by_name(services.db(), ident)
+    else:
         raise exception.PortNotFound(port=ident[:100])
-    found = port_obj.Port.get(services.db(), ident)
     target = node_target(node_obj.Node.get(services.db(), found.node_id))
     _reveal('baremetal:port:get', target, exception.PortNotFound(port=ident))
+    check(rule, target)
+    return found
+
+
+def portgroup(ident: str, rule: str) -> portgroup_obj.Portgroup:
+    """The group ``ident`` (UUID or name) names, judged as Ironic judges
+    it: hidden (404) unless the caller may see its node
+    (``baremetal:node:get``), then ``rule`` (403)."""
+    found = portgroup_obj.Portgroup.get(services.db(), ident)
+    target = node_target(node_obj.Node.get(services.db(), found.node_id))
+    _reveal('baremetal:node:get', target,
+            exception.PortgroupNotFound(portgroup=ident))
     check(rule, target)
     return found
 

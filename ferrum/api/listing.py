@@ -8,7 +8,8 @@ Ironic: ``limit`` is capped at ``[api]max_limit``; a full page gets a
 
 import dataclasses
 import urllib.parse
-from collections.abc import Collection
+import uuid as uuidlib
+from collections.abc import Collection, Mapping
 
 import flask
 from oslo_utils import strutils
@@ -100,6 +101,31 @@ def parse_page(sortable: Collection[str], default_sort: str = 'id') -> Page:
                    '"asc" or "desc".' % args.get('sort_dir'))
     return Page(limit=limit, marker=args.get('marker') or None,
                 sort_key=sort_key, sort_dir=sort_dir)
+
+
+def parse_versioned_page(sort_versions: Mapping[str, int],
+                         what: str) -> Page:
+    """:func:`parse_page` over ``sort_versions`` (sort key -> the minor
+    version that brought it; 406 for a newer one), with a marker that
+    must be a UUID of ``what`` (400 otherwise)."""
+    sort_key = flask.request.args.get('sort_key')
+    if sort_key is not None and sort_key in sort_versions:
+        microversion.require(sort_versions[sort_key],
+                             'Sorting by %s' % sort_key)
+    page = parse_page(sort_versions)
+    if page.marker is not None and not _is_uuid(page.marker):
+        raise exception.InvalidParameterValue(
+            reason='marker must be a %s UUID, not "%s".'
+                   % (what, page.marker[:100]))
+    return page
+
+
+def _is_uuid(value: str) -> bool:
+    try:
+        uuidlib.UUID(value)
+    except ValueError:
+        return False
+    return len(value) in (32, 36)
 
 
 def parse_fields(available: Collection[str],

@@ -21,8 +21,8 @@ from ferrum.common import exception
 
 #: (minor version, what it means in ferrum). Ironic's history, version by
 #: version: ferrum serves each one for the resources it has. A version that
-#: only concerns a resource ferrum does not serve (RAID, volumes, port
-#: groups, rescue, BIOS, events, deploy templates, indicators) is
+#: only concerns a resource ferrum does not serve (RAID, volumes,
+#: rescue, BIOS, events, deploy templates, indicators) is
 #: claimed because clients need the versions after it; the fields it adds
 #: are shown with their "nothing configured" value and requests for the
 #: missing resource get a clear error.
@@ -49,10 +49,10 @@ VERSIONS: tuple[tuple[int, str], ...] = (
     (20, 'Node network_interface (ferrum ships "noop").'),
     (21, 'Node resource_class and its list filter.'),
     (22, 'Ramdisk lookup and heartbeat, for drivers\' asynchronous work.'),
-    (23, 'Port groups (not served).'),
-    (24, 'Port portgroup_uuid (always null).'),
-    (25, 'Port group creation and removal (not served).'),
-    (26, 'Port group mode and properties (not served).'),
+    (23, 'Port groups: /v1/portgroups.'),
+    (24, 'Port portgroup_uuid; a node\'s groups and a group\'s ports.'),
+    (25, 'Unsetting a node\'s chassis_uuid (chassis are not served).'),
+    (26, 'Port group mode and properties.'),
     (27, 'Soft power off and soft reboot, and a power timeout.'),
     (28, 'VIFs: /v1/nodes/{node}/vifs attach, list and detach.'),
     (29, 'Inject NMI (not served).'),

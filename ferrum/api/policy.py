@@ -275,6 +275,27 @@ def _ports() -> list[policy.DocumentedRuleDefault]:
     ]
 
 
+def _portgroups() -> list[policy.DocumentedRuleDefault]:
+    one = '/portgroups/{portgroup_ident}'
+    lists = (('GET', '/portgroups'), ('GET', '/portgroups/detail'))
+    return [
+        _rule('baremetal:portgroup:get', SYSTEM_OR_PROJECT_READER,
+              'Retrieve Portgroup records', *lists, ('GET', one),
+              ('GET', _NODE + '/portgroups'),
+              ('GET', _NODE + '/portgroups/detail')),
+        _rule('baremetal:portgroup:create', SYSTEM_ADMIN_OR_OWNER_ADMIN,
+              'Create Portgroup records', ('POST', '/portgroups')),
+        _rule('baremetal:portgroup:delete', SYSTEM_ADMIN_OR_OWNER_ADMIN,
+              'Delete Portgroup records', ('DELETE', one)),
+        _rule('baremetal:portgroup:update', SYSTEM_MEMBER_OR_OWNER_ADMIN,
+              'Update Portgroup records', ('PATCH', one)),
+        _rule('baremetal:portgroup:list', API_READER,
+              'Retrieve multiple Port records, filtered by owner', *lists),
+        _rule('baremetal:portgroup:list_all', SYSTEM_READER,
+              'Retrieve multiple Port records', *lists),
+    ]
+
+
 def _allocations() -> list[policy.DocumentedRuleDefault]:
     one = '/allocations/{allocation_id}'
     return [
@@ -366,7 +387,8 @@ def _leases() -> list[policy.DocumentedRuleDefault]:
 
 def list_rules() -> list[policy.RuleDefault]:
     """Every default: the ``oslo.policy.policies`` entry point."""
-    return [*_generic(), *_nodes(), *_ports(), *_allocations(),
+    return [*_generic(), *_nodes(), *_ports(), *_portgroups(),
+            *_allocations(),
             *_services(), *_leases()]
 
 

@@ -22,6 +22,7 @@ from ferrum.api.handlers import node_management
 from ferrum.api.handlers import node_states
 from ferrum.api.handlers import placement
 from ferrum.api.handlers import port
+from ferrum.api.handlers import portgroup
 from ferrum.api.handlers import root
 from ferrum.api.handlers import trait
 from ferrum.api.handlers import vendor
@@ -71,6 +72,19 @@ ROUTES: dict[str, dict[str, Handler]] = {
                                'DELETE': port.delete_port},
     _NODE + '/ports': {'GET': port.list_node_ports},
     _NODE + '/ports/detail': {'GET': port.list_node_port_details},
+    # ---- port groups (and a node's, and a group's ports) ----
+    '/v1/portgroups': {'GET': portgroup.list_portgroups,
+                       'POST': portgroup.create_portgroup},
+    '/v1/portgroups/detail': {'GET': portgroup.list_details},
+    '/v1/portgroups/<portgroup_ident>': {
+        'GET': portgroup.get_portgroup, 'PATCH': portgroup.patch_portgroup,
+        'DELETE': portgroup.delete_portgroup},
+    '/v1/portgroups/<portgroup_ident>/ports': {'GET': portgroup.list_ports},
+    '/v1/portgroups/<portgroup_ident>/ports/detail': {
+        'GET': portgroup.list_port_details},
+    _NODE + '/portgroups': {'GET': portgroup.list_node_portgroups},
+    _NODE + '/portgroups/detail': {
+        'GET': portgroup.list_node_portgroup_details},
     # ---- allocations ----
     '/v1/allocations': {'GET': allocation.list_allocations,
                         'POST': allocation.create_allocation},

@@ -164,6 +164,13 @@ class AllocationGone(Conflict):
                'another conductor while it was being processed.')
 
 
+class OperationNotPermitted(FerrumException):
+    """Ironic's 403 for a combination of requests it does not serve."""
+
+    msg_fmt = '%(reason)s'
+    code = 403
+
+
 class InvalidState(Conflict):
     msg_fmt = '%(reason)s'
 
@@ -293,6 +300,40 @@ class MACAlreadyExists(Conflict):
 
 class PortAlreadyExists(Conflict):
     msg_fmt = 'A port with UUID %(uuid)s already exists.'
+
+
+class PortDuplicateName(Conflict):
+    msg_fmt = 'A port with name %(name)s already exists.'
+
+
+# ---- port groups (Ironic's messages) ----
+
+class PortgroupNotFound(NotFound):
+    msg_fmt = 'Portgroup %(portgroup)s could not be found.'
+
+
+class PortgroupAlreadyExists(Conflict):
+    msg_fmt = 'A portgroup with UUID %(uuid)s already exists.'
+
+
+class PortgroupDuplicateName(Conflict):
+    msg_fmt = 'A portgroup with name %(name)s already exists.'
+
+
+class PortgroupMACAlreadyExists(Conflict):
+    msg_fmt = 'A portgroup with MAC address %(mac)s already exists.'
+
+
+class PortgroupMembership(Conflict):
+    """A port and its group disagree (standalone ports, physical
+    network): Ironic's 409s, with its messages."""
+
+    msg_fmt = '%(reason)s'
+
+
+class PortgroupNotEmpty(Invalid):
+    msg_fmt = ('Cannot complete the requested action because portgroup '
+               '%(portgroup)s contains ports.')
 
 
 # ---- drivers and conductors -------------------------------------------------

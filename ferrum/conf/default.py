@@ -60,6 +60,14 @@ opts: list[cfg.Opt] = [
                help='Directory for ferrum\'s local state: the embedded SQLite '
                     'database when [database]connection is not set. A '
                     'relative path is taken from the working directory.'),
+    cfg.StrOpt('default_portgroup_mode', default='active-backup',
+               mutable=True,
+               help='The mode a new port group gets when its creator names '
+                    'none (Ironic\'s option of the same name). The value is '
+                    'passed on as the bond mode, so use one the Linux '
+                    'bonding driver knows: balance-rr, active-backup, '
+                    'balance-xor, broadcast, 802.3ad, balance-tlb or '
+                    'balance-alb.'),
 ] + _interface_opts()
 
 

@@ -216,6 +216,44 @@ class Port(TimestampMixin, Base):
     extra: orm.Mapped[Any] = orm.mapped_column(JSONEncoded, nullable=True)
     internal_info: orm.Mapped[Any] = orm.mapped_column(JSONEncoded,
                                                        nullable=True)
+    # No ON DELETE: a group with ports cannot be deleted (the API says so
+    # first); a node's deletion takes both its ports and its groups.
+    portgroup_id: orm.Mapped[int | None] = orm.mapped_column(
+        sa.ForeignKey('portgroups.id'), index=True)
+    description: orm.Mapped[str | None] = orm.mapped_column(sa.String(255))
+    vendor: orm.Mapped[str | None] = orm.mapped_column(sa.String(32))
+    category: orm.Mapped[str | None] = orm.mapped_column(sa.String(80))
+    available_for_dynamic_portgroup: orm.Mapped[bool] = orm.mapped_column(
+        sa.Boolean, default=True, server_default=sa.true())
+
+
+class Portgroup(TimestampMixin, Base):
+    __tablename__ = 'portgroups'
+    __table_args__ = (
+        sa.UniqueConstraint('uuid', name='uniq_portgroups0uuid'),
+        sa.UniqueConstraint('address', name='uniq_portgroups0address'),
+        sa.UniqueConstraint('name', name='uniq_portgroups0name'),
+    )
+
+    id: orm.Mapped[int] = orm.mapped_column(primary_key=True)
+    uuid: orm.Mapped[str] = orm.mapped_column(sa.String(36))
+    name: orm.Mapped[str | None] = orm.mapped_column(sa.String(255))
+    node_id: orm.Mapped[int] = orm.mapped_column(
+        sa.ForeignKey('nodes.id', ondelete='CASCADE'), index=True)
+    address: orm.Mapped[str | None] = orm.mapped_column(sa.String(18))
+    extra: orm.Mapped[Any] = orm.mapped_column(JSONEncoded, nullable=True)
+    internal_info: orm.Mapped[Any] = orm.mapped_column(JSONEncoded,
+                                                       nullable=True)
+    standalone_ports_supported: orm.Mapped[bool] = orm.mapped_column(
+        sa.Boolean, default=True)
+    mode: orm.Mapped[str | None] = orm.mapped_column(sa.String(255))
+    properties: orm.Mapped[Any] = orm.mapped_column(JSONEncoded,
+                                                    nullable=True)
+    physical_network: orm.Mapped[str | None] = orm.mapped_column(
+        sa.String(64))
+    category: orm.Mapped[str | None] = orm.mapped_column(sa.String(80))
+    dynamic_portgroup: orm.Mapped[bool | None] = orm.mapped_column(
+        sa.Boolean, default=False)
 
 
 class Allocation(TimestampMixin, Base):

@@ -2,23 +2,27 @@
 """Port: one network interface (MAC address) of a node.
 
 A :class:`Port` is a plain object loaded from one row of ``ports`` joined
-with its node, so it also carries the node's UUID (``node_uuid``), which is
-what the API shows; ``node_id`` is what is stored. ``save()`` writes back
-only the fields that changed since the port was loaded.
+with its node and its group, so it also carries the node's UUID
+(``node_uuid``) and the group's (``portgroup_uuid``, or None), which are
+what the API shows; ``node_id`` and ``portgroup_id`` are what is stored.
+``save()`` writes back only the fields that changed since the port was
+loaded.
 
-The database guarantees that a MAC address belongs to one port (a unique
-constraint): a duplicate is reported as :class:`MACAlreadyExists` naming
-the address, whichever process inserted it first. Likewise the foreign key
+The database guarantees that a MAC address belongs to one port, and a
+name too (unique constraints): a duplicate is reported as
+:class:`MACAlreadyExists` or :class:`PortDuplicateName` naming the value,
+whichever process inserted it first. Likewise the foreign key
 decides whether the node is still there: a port written for a node deleted
 after the caller looked it up is :class:`NodeNotFound`.
 """
 
 from __future__ import annotations
 
+import copy
 import datetime
 import re
 import uuid as uuidlib
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from typing import Any
 
 import sqlalchemy as sa
@@ -31,15 +35,23 @@ from ferrum.objects import base
 
 TABLE = models.table(models.Port)
 _NODES = models.table(models.Node)
+_GROUPS = models.table(models.Portgroup)
 FIELDS: tuple[str, ...] = tuple(c.name for c in TABLE.columns)
 _JSON_FIELDS = frozenset({'local_link_connection', 'extra', 'internal_info'})
 
-_SELECT = sa.select(TABLE, _NODES.c.uuid.label('node_uuid')).join(
-    _NODES, _NODES.c.id == TABLE.c.node_id)
+_SELECT = sa.select(
+    TABLE, _NODES.c.uuid.label('node_uuid'),
+    _GROUPS.c.uuid.label('portgroup_uuid')).join(
+    _NODES, _NODES.c.id == TABLE.c.node_id).outerjoin(
+    _GROUPS, _GROUPS.c.id == TABLE.c.portgroup_id)
 _INSERT = sa.insert(TABLE).returning(TABLE.c.id)
 #: A port's address as Ironic stores it: six pairs of hexadecimal digits
 #: separated by colons, in lower case (the only form Ironic accepts).
 MAC = re.compile('^[0-9a-f]{2}(:[0-9a-f]{2}){5}$')
+#: What a new port has unless told otherwise.
+_DEFAULTS: dict[str, Any] = {
+    'pxe_enabled': True, 'is_smartnic': False, 'local_link_connection': {},
+    'extra': {}, 'internal_info': {}, 'available_for_dynamic_portgroup': True}
 _UPDATE = sa.update(TABLE).where(TABLE.c.id == sa.bindparam('b_id'))
 
 
@@ -72,6 +84,13 @@ class Port(base.Row):
     pxe_enabled: bool
     physical_network: str | None
     is_smartnic: bool
+    #: The group the port is in, if any; set it with ``portgroup_id``.
+    portgroup_id: int | None
+    portgroup_uuid: str | None
+    description: str | None
+    vendor: str | None
+    category: str | None
+    available_for_dynamic_portgroup: bool
     extra: dict[str, Any]
     #: What ferrum records on the port: ``tenant_vif_port_id``, the VIF
     #: attached to it (see ferrum.drivers.vifs).
@@ -94,25 +113,46 @@ class Port(base.Row):
             canonical = str(uuidlib.UUID(uuid))
         except ValueError:
             raise exception.PortNotFound(port=uuid) from None
+        return cls._get(db, TABLE.c.uuid == canonical, uuid)
+
+    @classmethod
+    def get_by_name(cls, db: db_api.Database, name: str) -> Port:
+        """:raises PortNotFound: when no port has that name."""
+        return cls._get(db, TABLE.c.name == name, name)
+
+    @classmethod
+    def _get(cls, db: db_api.Database, where: sa.ColumnElement[bool],
+             ident: str) -> Port:
         with db.reader() as conn:
-            row = conn.execute(_SELECT.where(
-                TABLE.c.uuid == canonical)).mappings().first()
+            row = conn.execute(_SELECT.where(where)).mappings().first()
         if row is None:
-            raise exception.PortNotFound(port=uuid)
+            raise exception.PortNotFound(port=ident)
         return cls(db, row)
 
     @classmethod
     def list(cls, db: db_api.Database, *, node_id: int | None = None,
-             address: str | None = None, limit: int | None = None,
+             address: str | None = None, portgroup_id: int | None = None,
+             description_contains: str | None = None,
+             conductor_groups: Collection[str] | None = None,
+             limit: int | None = None,
              sort_key: str = 'id', sort_dir: str = 'asc',
              marker: Port | None = None,
              project: str | None = None) -> list[Port]:
-        """Ports, of one node and/or with one address when those are given.
+        """Ports, filtered by what is given: a node, an address, a group,
+        a part of the description, the nodes' conductor groups.
 
         ``marker`` is the last port of the previous page; ``project`` keeps
         the ports of nodes that project owns or leases.
         """
         query = _SELECT
+        if portgroup_id is not None:
+            query = query.where(TABLE.c.portgroup_id == portgroup_id)
+        if description_contains is not None:
+            query = query.where(TABLE.c.description.contains(
+                description_contains, autoescape=True))
+        if conductor_groups is not None:
+            query = query.where(_NODES.c.conductor_group.in_(
+                base.bucketed(sorted(conductor_groups))))
         if project is not None:
             query = query.where(sa.or_(_NODES.c.owner == project,
                                        _NODES.c.lessee == project))
@@ -124,6 +164,16 @@ class Port(base.Row):
         with db.reader() as conn:
             return [cls(db, row) for row in conn.execute(query).mappings()]
 
+    @classmethod
+    def unsaved(cls, values: Mapping[str, Any]) -> Port:
+        """A port about to be created from ``values``, with the defaults
+        :meth:`create` gives, for checks before the insert."""
+        row: dict[str, Any] = dict.fromkeys(FIELDS)
+        row.update(copy.deepcopy(_DEFAULTS), uuid='', portgroup_uuid=None,
+                   node_uuid='')
+        row.update(values)
+        return cls(None, row)
+
     # ---- writing ----------------------------------------------------------
 
     @classmethod
@@ -134,10 +184,9 @@ class Port(base.Row):
         :raises PortAlreadyExists: another port has the same UUID.
         :raises NodeNotFound: the node was deleted.
         """
-        row: dict[str, Any] = {
-            'uuid': base.new_uuid(), 'pxe_enabled': True,
-            'is_smartnic': False, 'local_link_connection': {}, 'extra': {},
-            'internal_info': {}, 'created_at': base.utcnow()}
+        row: dict[str, Any] = dict(copy.deepcopy(_DEFAULTS),
+                                   uuid=base.new_uuid(),
+                                   created_at=base.utcnow())
         row.update(values)
         base.check_columns(row, FIELDS, 'port')
         try:
@@ -188,8 +237,9 @@ class Port(base.Row):
 def _duplicate(exc: db_exc.DBDuplicateEntry,
                values: Mapping[str, Any]) -> exception.Conflict:
     """The conflict a unique-constraint violation stands for."""
-    if 'uuid' in (exc.columns or ()):
+    columns = exc.columns or ()
+    if 'uuid' in columns or 'uniq_ports0uuid' in columns:
         return exception.PortAlreadyExists(uuid=values.get('uuid'))
-    # address is the only other unique column a client can set (names
-    # are not served), so an unparsed constraint is the address too.
+    if 'name' in columns or 'uniq_ports0name' in columns:
+        return exception.PortDuplicateName(name=values.get('name'))
     return exception.MACAlreadyExists(mac=values.get('address'))

@@ -23,9 +23,9 @@ the network from under a node:
 
 Creating and deleting ports is allowed in every state, as in Ironic, which
 only refuses deleting a port with a VIF attached unless the node is in
-maintenance.
-Port groups are not served: ``portgroup_uuid`` is always null, a
-``portgroup`` filter finds nothing (404), and setting one is refused (400).
+maintenance. A port's group (``portgroup_uuid``, 1.24) is set at create or
+by PATCH, under the rules of :mod:`ferrum.api.port_membership`; joining or
+leaving one is a connectivity change as above.
 """
 
 import uuid as uuidlib
@@ -39,8 +39,10 @@ from ferrum.api import body
 from ferrum.api import listing
 from ferrum.api import microversion
 from ferrum.api import node_lookup
+from ferrum.api import port_membership
 from ferrum.api import services
 from ferrum.api.schemas import port as port_schema
+from ferrum.api.schemas import portgroup as portgroup_schema
 from ferrum.api.views import port as port_view
 from ferrum.common import exception
 from ferrum.common import states
@@ -48,19 +50,22 @@ from ferrum.drivers import vifs
 from ferrum.objects import base
 from ferrum.objects import node as node_obj
 from ferrum.objects import port as port_obj
+from ferrum.objects import portgroup as portgroup_obj
 
 #: sort_key -> the minor version from which it may be used.
 _SORT_VERSIONS: dict[str, int] = {
     'id': 1, 'uuid': 1, 'address': 1, 'node_id': 1, 'created_at': 1,
     'updated_at': 1, 'pxe_enabled': 19, 'physical_network': 34,
-    'is_smartnic': 53}
+    'is_smartnic': 53, 'name': 88, 'description': 97, 'vendor': 100,
+    'category': 101}
 _CONNECTIVITY = frozenset({'pxe_enabled', 'local_link_connection',
-                           'physical_network'})
+                           'physical_network', 'portgroup_id'})
 _CONNECTIVITY_STATES = frozenset({states.ENROLL, states.MANAGEABLE,
                                   states.INSPECTING, states.INSPECTWAIT})
 #: What removing a field with PATCH sets it to.
 _DEFAULTS: dict[str, Any] = {'extra': {}, 'local_link_connection': {},
-                             'pxe_enabled': True, 'is_smartnic': False}
+                             'pxe_enabled': True, 'is_smartnic': False,
+                             'available_for_dynamic_portgroup': True}
 
 
 # ---- reading ---------------------------------------------------------------
@@ -86,16 +91,32 @@ def _node_filter(parent: node_obj.Node | None) -> dict[str, Any]:
 
 def _filters(parent: node_obj.Node | None) -> dict[str, Any]:
     args = flask.request.args
+    filters = _node_filter(parent)
     portgroup = args.get('portgroup')
     if portgroup is not None:
         microversion.require(24, 'The portgroup filter')
-        raise exception.NotFound(
-            what='port group %s (ferrum serves no port groups)'
-                 % portgroup[:100])
-    filters = _node_filter(parent)
+        if filters:
+            raise exception.OperationNotPermitted(
+                reason='Filtering ports by node and by port group at once '
+                       'is not supported.')
+        filters['portgroup_id'] = access.portgroup(
+            portgroup, 'baremetal:portgroup:get').id
     address = args.get('address')
     if address is not None:
         filters['address'] = port_obj.normalize_mac(address)
+    if args.get('description_contains') is not None:
+        microversion.require(97, 'The description_contains filter')
+        filters['description_contains'] = args['description_contains']
+    if args.get('conductor_groups') is not None:
+        microversion.require(99, 'The conductor_groups filter')
+        if {'node_id', 'portgroup_id', 'address'} & set(filters):
+            raise exception.InvalidParameterValue(
+                reason='Filtering by conductor_groups cannot be combined '
+                       'with node_ident, portgroup_ident, or node address '
+                       'filters.')
+        filters['conductor_groups'] = [
+            group.strip().lower() for group in
+            args['conductor_groups'].split(',') if group.strip()]
     return filters
 
 
@@ -106,31 +127,25 @@ def _fields(detail: bool) -> list[str]:
 
 
 def _page() -> tuple[listing.Page, port_obj.Port | None]:
-    sort_key = flask.request.args.get('sort_key')
-    if sort_key in _SORT_VERSIONS:
-        microversion.require(_SORT_VERSIONS[sort_key],
-                             'Sorting by %s' % sort_key)
-    page = listing.parse_page(_SORT_VERSIONS)
+    page = listing.parse_versioned_page(_SORT_VERSIONS, 'port')
     if page.marker is None:
         return page, None
-    if not base.is_uuid_like(page.marker):
-        raise exception.InvalidParameterValue(
-            reason='marker must be a port UUID, not "%s".'
-                   % page.marker[:100])
     return page, access.port(page.marker, 'baremetal:port:get')
 
 
-def _list(detail: bool,
-          parent: node_obj.Node | None = None) -> dict[str, Any]:
+def _list(detail: bool, parent: node_obj.Node | None = None,
+          group: portgroup_obj.Portgroup | None = None) -> dict[str, Any]:
     fields = _fields(detail)
     page, marker = _page()
-    # A node's ports were checked with the node; the others are confined
-    # to the nodes the caller's project owns or leases.
-    project = access.list_project('port') if parent is None else None
+    # A node's or group's ports were checked with it; the others are
+    # confined to the nodes the caller's project owns or leases.
+    project = (access.list_project('port')
+               if parent is None and group is None else None)
+    filters = ({'portgroup_id': group.id} if group is not None
+               else _filters(parent))
     ports = port_obj.Port.list(
         services.db(), limit=page.limit, sort_key=page.sort_key,
-        sort_dir=page.sort_dir, marker=marker, project=project,
-        **_filters(parent))
+        sort_dir=page.sort_dir, marker=marker, project=project, **filters)
     result: dict[str, Any] = {
         'ports': [port_view.render(p, fields) for p in ports]}
     result.update(listing.next_link(
@@ -148,6 +163,12 @@ def list_details() -> dict[str, Any]:
 
 def _parent(node_ident: str) -> node_obj.Node:
     return access.node(node_ident, 'baremetal:port:get')
+
+
+def list_of_group(group: portgroup_obj.Portgroup,
+                  detail: bool) -> dict[str, Any]:
+    """``/v1/portgroups/{group}/ports``: the caller may see ``group``."""
+    return _list(detail, group=group)
 
 
 def list_node_ports(node_ident: str) -> dict[str, Any]:
@@ -181,7 +202,7 @@ def _require_versions(values: Mapping[str, Any]) -> None:
                              'The local_link_connection key "%s"' % key)
 
 
-def _uuid(name: str, value: str) -> str:
+def canonical_uuid(name: str, value: str) -> str:
     """``value`` in the canonical UUID spelling; 400 if it is not one."""
     if not base.is_uuid_like(value):
         raise exception.InvalidParameterValue(
@@ -189,42 +210,78 @@ def _uuid(name: str, value: str) -> str:
     return str(uuidlib.UUID(value))
 
 
-def _no_node(node_uuid: str) -> exception.InvalidParameterValue:
+def no_node(node_uuid: str) -> exception.InvalidParameterValue:
     return exception.InvalidParameterValue(
         reason='Node %s given as node_uuid does not exist.' % node_uuid)
 
 
-def _target_node(node_uuid: str, rule: str) -> node_obj.Node:
-    """The node a port is put on, if the caller may do ``rule`` there; a
-    missing node, or one hidden from the caller, is a bad request."""
-    node_uuid = _uuid('node_uuid', node_uuid)
+def target_node(node_uuid: str, rule: str) -> node_obj.Node:
+    """The node a port or group is put on, if the caller may do ``rule``
+    there; a missing node, or one hidden from the caller, is a bad
+    request."""
+    node_uuid = canonical_uuid('node_uuid', node_uuid)
     try:
         node = node_obj.Node.get(services.db(), node_uuid)
         access.visible_node(node, node_uuid)
     except exception.NodeNotFound:
-        raise _no_node(node_uuid) from None
+        raise no_node(node_uuid) from None
     access.check(rule, access.node_target(node))
     return node
 
 
+def _creation_node(values: dict[str, Any]) -> node_obj.Node:
+    """The node a new port goes on: ``node_uuid``, or from 1.94
+    ``node_ident`` (a UUID or a name)."""
+    if 'node_ident' in values:
+        microversion.require(94, 'The port field "node_ident"')
+        if 'node_uuid' in values:
+            raise exception.InvalidParameterValue(
+                reason='Give node_uuid or node_ident, not both.')
+        node = access.named_node(values.pop('node_ident'))
+        access.check('baremetal:port:create', access.node_target(node))
+        return node
+    if 'node_uuid' not in values:
+        raise exception.InvalidParameterValue(
+            reason="'node_uuid' is a required property")
+    return target_node(values.pop('node_uuid'), 'baremetal:port:create')
+
+
+def _group_named(ident: str) -> portgroup_obj.Portgroup:
+    """The group a port's ``portgroup_uuid`` names; unknown is a 400."""
+    try:
+        return portgroup_obj.Portgroup.get(services.db(), ident)
+    except exception.PortgroupNotFound as exc:
+        raise exception.InvalidParameterValue(reason=str(exc)) from None
+
+
 def create_port() -> flask.Response:
     values = body.json_body(port_schema.CREATE)
-    values.pop('portgroup_uuid', None)
+    group_ident = values.pop('portgroup_uuid', None)
+    if group_ident is not None:
+        microversion.require(24, 'The port field "portgroup_uuid"')
     _require_versions(values)
     port_schema.to_bool(values)
-    node = _target_node(values.pop('node_uuid'), 'baremetal:port:create')
+    node = _creation_node(values)
     values['node_id'] = node.id
+    if values.get('name') is not None:
+        portgroup_schema.check_name(values['name'], 'port')
+    group = _group_named(group_ident) if group_ident is not None else None
+    if group is not None:
+        values['portgroup_id'] = group.id
     values['address'] = port_obj.normalize_mac(values['address'])
     if 'uuid' in values:
-        values['uuid'] = _uuid('uuid', values['uuid'])
+        values['uuid'] = canonical_uuid('uuid', values['uuid'])
     values['local_link_connection'] = port_schema.check_local_link_connection(
         values.get('local_link_connection', {}),
         values.get('is_smartnic', False))
+    if group is not None:
+        port_membership.check_port(port_obj.Port.unsaved(values), group,
+                                   set(values), creating=True)
     try:
         port = port_obj.Port.create(services.db(), values)
     except exception.NodeNotFound:
         # Deleted since _target_node found it.
-        raise _no_node(node.uuid) from None
+        raise no_node(node.uuid) from None
     return listing.created('ports', port.uuid, port_view.render(
         port, port_view.available_fields()))
 
@@ -240,10 +297,6 @@ def _patch_changes(port: port_obj.Port) -> dict[str, Any]:
     patched = body.apply_patch(document, patch)
     changes = {name: patched.get(name) for name in document
                if patched.get(name) != document[name]}
-    if 'portgroup_uuid' in changes:
-        raise exception.InvalidParameterValue(
-            reason='ferrum serves no port groups; portgroup_uuid can only '
-                   'be null.')
     read_only = sorted(set(changes) - port_schema.UPDATABLE)
     if read_only:
         raise exception.InvalidParameterValue(
@@ -295,11 +348,18 @@ def patch_port(port_ident: str) -> dict[str, Any]:
     db = services.db()
     nodes = [node_obj.Node.get(db, port.node_id)]
     if 'node_uuid' in changes:
-        nodes.append(_target_node(changes.pop('node_uuid'),
+        nodes.append(target_node(changes.pop('node_uuid'),
                                   'baremetal:port:update'))
         port.node_id, port.node_uuid = nodes[-1].id, nodes[-1].uuid
     if 'address' in changes:
         changes['address'] = port_obj.normalize_mac(changes['address'])
+    if changes.get('name') is not None:
+        portgroup_schema.check_name(changes['name'], 'port')
+    if 'portgroup_uuid' in changes:
+        ident = changes.pop('portgroup_uuid')
+        group = _group_named(ident) if ident is not None else None
+        port.portgroup_id = group.id if group is not None else None
+        port.portgroup_uuid = group.uuid if group is not None else None
     if {'local_link_connection', 'is_smartnic'} & set(changes):
         changes['local_link_connection'] = (
             port_schema.check_local_link_connection(
@@ -311,12 +371,25 @@ def patch_port(port_ident: str) -> dict[str, Any]:
     changed = set(port.changes())
     for node in nodes:
         _check_node_allows(port, node, changed)
+    _check_membership(port, changed)
     try:
         port.save()
     except exception.NodeNotFound:
         # The node it moves to, deleted since _target_node found it.
-        raise _no_node(port.node_uuid) from None
+        raise no_node(port.node_uuid) from None
     return port_view.render(port, port_view.available_fields())
+
+
+def _check_membership(port: port_obj.Port, changed: set[str]) -> None:
+    if port.portgroup_id is None:
+        return
+    group = portgroup_obj.Portgroup.get(services.db(), port.portgroup_id)
+    if ('physical_network' in changed and 'portgroup_id' not in changed
+            and microversion.at_least(102)):
+        raise exception.InvalidParameterValue(
+            reason='physical_network cannot be changed while the port '
+                   'belongs to a portgroup.')
+    port_membership.check_port(port, group, changed)
 
 
 def delete_port(port_ident: str) -> flask.Response:

@@ -21,7 +21,8 @@ _DATAPATH_ID = re.compile('^[0-9a-f]{16}$')
 #: python-ironicclient sends booleans as strings ("--pxe-enabled false",
 #: "port set --pxe-disabled"), which Ironic accepts; see to_bool.
 _BOOL = {'type': ['boolean', 'string']}
-_BOOL_FIELDS = ('pxe_enabled', 'is_smartnic')
+_BOOL_FIELDS = ('pxe_enabled', 'is_smartnic',
+                'available_for_dynamic_portgroup')
 
 #: local_link_connection keys -> the minor version that accepts them.
 LOCAL_LINK_KEYS: dict[str, int] = {
@@ -42,16 +43,23 @@ _WRITABLE: dict[str, Any] = {
     'pxe_enabled': _BOOL,
     'physical_network': {'type': ['string', 'null'], 'maxLength': 64},
     'is_smartnic': _BOOL,
+    # A UUID or a name; checked in code.
+    'portgroup_uuid': {'type': ['string', 'null']},
+    'name': {'type': ['string', 'null']},
+    'description': {'type': ['string', 'null'], 'maxLength': 255},
+    'vendor': {'type': ['string', 'null'], 'maxLength': 32},
+    'category': {'type': ['string', 'null'], 'maxLength': 80},
+    'available_for_dynamic_portgroup': _BOOL,
 }
 #: Fields that may be changed by PATCH.
 UPDATABLE = frozenset(_WRITABLE)
 
 CREATE: dict[str, Any] = {
     'type': 'object',
-    # Port groups are not served: a client may only say "none".
+    # node_uuid, or node_ident from 1.94: required in code.
     'properties': {**_WRITABLE, 'uuid': {'type': 'string'},
-                   'portgroup_uuid': {'type': 'null'}},
-    'required': ['address', 'node_uuid'],
+                   'node_ident': {'type': 'string'}},
+    'required': ['address'],
     'additionalProperties': False,
 }
 

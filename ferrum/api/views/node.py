@@ -33,7 +33,7 @@ FIELD_VERSIONS: dict[str, int] = {
     'ports': 1, 'driver_internal_info': 3, 'name': 5,
     'inspection_started_at': 6, 'inspection_finished_at': 6,
     'clean_step': 7, 'raid_config': 12, 'target_raid_config': 12,
-    'network_interface': 20, 'resource_class': 21,
+    'network_interface': 20, 'resource_class': 21, 'portgroups': 24,
     'boot_interface': 31, 'console_interface': 31, 'deploy_interface': 31,
     'inspect_interface': 31, 'management_interface': 31,
     'power_interface': 31, 'raid_interface': 31, 'vendor_interface': 31,
@@ -135,6 +135,8 @@ def _value(node: node_obj.Node, name: str, ctx: Context) -> Any:
     if name == 'ports':
         return [{'href': '%sv1/nodes/%s/ports' % (listing.base_url(),
                                                    node.uuid), 'rel': 'self'}]
+    if name == 'portgroups':
+        return listing.resource_links('nodes', node.uuid + '/portgroups')
     if name == 'driver_info':
         return mask_secrets(node.driver_info, secret_keys(node, ctx))
     if name == 'instance_info':

@@ -4,9 +4,7 @@
 ``FIELD_VERSIONS`` is Ironic's history of port fields: a field is shown only
 to requests at or after the version that introduced it. ``internal_info``
 holds what ferrum records on the port (an attached VIF, as
-``tenant_vif_port_id``); ``portgroup_uuid`` (port groups are not served)
-always shows its "nothing there" value. The port ``name``
-column is not shown: Ironic only added it in 1.88, after ferrum's maximum.
+``tenant_vif_port_id``); ``portgroup_uuid`` names the port's group (1.24).
 """
 
 from collections.abc import Collection
@@ -21,12 +19,12 @@ FIELD_VERSIONS: dict[str, int] = {
     'uuid': 1, 'address': 1, 'node_uuid': 1, 'extra': 1, 'created_at': 1,
     'updated_at': 1, 'links': 1, 'internal_info': 18,
     'local_link_connection': 19, 'pxe_enabled': 19, 'portgroup_uuid': 24,
-    'physical_network': 34, 'is_smartnic': 53,
+    'physical_network': 34, 'is_smartnic': 53, 'name': 88,
+    'description': 97, 'vendor': 100, 'category': 101,
+    'available_for_dynamic_portgroup': 111,
 }
 #: The fields a list without detail shows.
 LIST_FIELDS: tuple[str, ...] = ('uuid', 'address', 'links')
-#: Fields that hold no value in ferrum, with the value shown.
-CONSTANTS: dict[str, Any] = {'portgroup_uuid': None}
 _TIMESTAMPS = frozenset({'created_at', 'updated_at'})
 
 
@@ -39,10 +37,6 @@ def available_fields() -> list[str]:
 
 
 def _value(port: port_obj.Port, name: str) -> Any:
-    if name in CONSTANTS:
-        # A copy: a PATCH applies to the rendered document.
-        value = CONSTANTS[name]
-        return dict(value) if isinstance(value, dict) else value
     if name == 'links':
         return listing.resource_links('ports', port.uuid)
     value = getattr(port, name)

@@ -16,6 +16,7 @@ from keystonemiddleware import fixture as km_fixture
 from ferrum.api import app as api_app
 from ferrum.objects import node as node_obj
 from ferrum.objects import port as port_obj
+from ferrum.objects import portgroup as portgroup_obj
 from ferrum.objects import trait as trait_obj
 
 OWNER = 'a1' * 16
@@ -112,9 +113,9 @@ def mac(suffix):
 
 
 def build_world(db, manager, suffix, owner=OWNER, lessee=LESSEE):
-    """For one persona: node n (owner and lessee, a trait, a port), node m
-    (active, an allocation of the lessee's, or the owner's without
-    one); names end with ``suffix``."""
+    """For one persona: node n (owner and lessee, a trait, a port, a port
+    group g), node m (active, an allocation of the lessee's, or the
+    owner's without one); names end with ``suffix``."""
     n = node_obj.Node.create(db, {
         'driver': 'fake-hardware', 'name': 'n-' + suffix, 'owner': owner,
         'lessee': lessee, 'resource_class': 'gold',
@@ -123,13 +124,15 @@ def build_world(db, manager, suffix, owner=OWNER, lessee=LESSEE):
     trait_obj.set_for_node(db, n.id, ['CUSTOM_X'])
     port = port_obj.Port.create(db, {'node_id': n.id,
                                      'address': mac(suffix)})
+    group = portgroup_obj.Portgroup.create(db, {'node_id': n.id,
+                                               'name': 'g-' + suffix})
     m = node_obj.Node.create(db, {
         'driver': 'fake-hardware', 'name': 'm-' + suffix, 'owner': owner,
         'lessee': lessee, 'resource_class': 'silver',
         'provision_state': 'active'})
     allocation = manager.backfill_allocation(
         m.id, {'owner': lessee or owner, 'name': 'a-' + suffix}, [])
-    return {'n': n.uuid, 'm': m.uuid, 'p': port.uuid,
+    return {'n': n.uuid, 'm': m.uuid, 'p': port.uuid, 'g': group.uuid,
             'a': allocation.uuid, 'suffix': suffix}
 
 

@@ -161,6 +161,27 @@ MATRIX = [
         route='/v1/ports/<port_ident>'),
     row('GET', NODE + '/ports', 200, NODE_READERS),
     row('GET', NODE + '/ports/detail', 200, NODE_READERS),
+    # ---- port groups (Ironic judges them by their node, as ports) ----
+    row('GET', '/v1/portgroups', 200, EVERYONE, EVERYONE,
+        rows=_lists('portgroups')),
+    row('GET', '/v1/portgroups/detail', 200, EVERYONE, EVERYONE,
+        rows=_lists('portgroups')),
+    # The rule first, as Ironic: a hidden node is judged as no node, 403.
+    row('POST', '/v1/portgroups', 201, SYSTEM_OR_OWNER_ADMIN, EVERYONE,
+        body={'node_uuid': '{n}'}),
+    row('GET', '/v1/portgroups/{g}', 200, NODE_READERS,
+        route='/v1/portgroups/<portgroup_ident>'),
+    row('PATCH', '/v1/portgroups/{g}', 200, OWNER_ADMIN,
+        body=[{'op': 'add', 'path': '/extra/x', 'value': 1}],
+        route='/v1/portgroups/<portgroup_ident>'),
+    row('DELETE', '/v1/portgroups/{g}', 204, SYSTEM_OR_OWNER_ADMIN,
+        route='/v1/portgroups/<portgroup_ident>'),
+    row('GET', '/v1/portgroups/{g}/ports', 200, NODE_READERS,
+        route='/v1/portgroups/<portgroup_ident>/ports'),
+    row('GET', '/v1/portgroups/{g}/ports/detail', 200, NODE_READERS,
+        route='/v1/portgroups/<portgroup_ident>/ports/detail'),
+    row('GET', NODE + '/portgroups', 200, NODE_READERS),
+    row('GET', NODE + '/portgroups/detail', 200, NODE_READERS),
     # ---- allocations ----
     row('GET', '/v1/allocations', 200, EVERYONE, EVERYONE,
         rows=_lists('allocations', owner_sees=False)),
@@ -267,7 +288,7 @@ def worlds(ks_client, tokens, db, conductor):
     found = {}
     for index, persona in enumerate([*tenancy.PERSONAS, None]):
         found[persona] = _world(ks_client, tokens, db, conductor, index)
-    # Another project's node (with a port, an allocation and a lease) and
+    # Another project's node (a port, a group, an allocation, a lease) and
     # a node of nobody's: only system readers list them.
     other = tenancy.build_world(db, conductor.manager, 'x',
                                 owner=tenancy.OTHER, lessee=None)
@@ -281,12 +302,14 @@ def _all_rows(worlds):
     mine = {
         'nodes': {'%s-%s' % (kind, s) for s in suffixes for kind in 'nm'},
         'ports': {tenancy.mac(s) for s in suffixes},
+        'portgroups': {'g-' + s for s in suffixes},
         'allocations': {'a-' + s for s in suffixes},
         'leases': {'l-' + s for s in suffixes}}
     rows = {'none': set(), **mine}
     rows.update({
         'nodes_all': mine['nodes'] | {'n-x', 'm-x', 'free'},
         'ports_all': mine['ports'] | {tenancy.mac('x')},
+        'portgroups_all': mine['portgroups'] | {'g-x'},
         'allocations_all': mine['allocations'] | {'a-x'},
         'leases_all': mine['leases'] | {'l-x'}})
     return rows
@@ -340,7 +363,7 @@ def test_without_a_valid_token_every_non_public_route_is_401(
     # The operator learns that the option has no effect.
     assert ('delay_auth_decision is ignored' in caplog.text) is delay
     world = _world(client, tokens, db, conductor, 0)
-    missing = dict(world, **{key: tenancy.new_uuid() for key in 'nmpal'})
+    missing = dict(world, **{key: tenancy.new_uuid() for key in 'nmpgal'})
     failures = []
     for entry in MATRIX:
         public = _route_of(entry) in PUBLIC

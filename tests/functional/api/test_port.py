@@ -100,7 +100,7 @@ def test_create_rejects_a_bad_mac(client, db, address):
     ({'pxe_enabled': 'maybe'}, 'pxe_enabled must be true or false'),
     ({'node_uuid': 'n1'}, 'node_uuid must be a UUID, not "n1"'),
     ({'uuid': 'x'}, 'uuid must be a UUID'),
-    ({'portgroup_uuid': MISSING}, 'portgroup_uuid'),
+    ({'portgroup_uuid': MISSING}, 'Portgroup %s could not be found' % MISSING),
     ({'local_link_connection': {'switch_id': 'x', 'port_id': 'p'}},
      'switch_id'),
     ({'local_link_connection': {'port_id': 'p'}}, 'needs switch_id'),
@@ -229,7 +229,7 @@ def test_list_filters_by_node_and_address(client, db):
     assert 'MAC address' in _fault(response)
     response = client.get('/v1/ports?portgroup=pg1', headers=V)
     assert response.status_code == 404
-    assert 'port group' in _fault(response)
+    assert 'Portgroup pg1 could not be found' in _fault(response)
 
 
 def test_paging_follows_next_links(client, db):
@@ -307,7 +307,7 @@ def test_booleans_may_be_strings_as_ironicclient_sends_them(client, db):
     ({'op': 'replace'}, 400, 'JSON Patch'),
     ('[{"op": "remove",', 400, 'not valid JSON'),
     ([{'op': 'replace', 'path': '/portgroup_uuid', 'value': MISSING}], 400,
-     'port groups'),
+     'could not be found'),
     ([{'op': 'replace', 'path': '/is_smartnic', 'value': True}], 400,
      'Smart NIC'),
 ])
