@@ -121,6 +121,46 @@ def test_traits_and_ports(baremetal):
     assert baremetal.json('port', 'list', '--node', node['uuid']) == []
 
 
+def test_port_group_with_two_ports(baremetal):
+    node = _create(baremetal, session.unique('cli-bond'))
+    name, address = session.unique('bond'), session.unique_mac()
+    group = baremetal.json('port', 'group', 'create', '--node', node['uuid'],
+                           '--name', name, '--address', address,
+                           '--mode', '802.3ad', '--property', 'miimon=100',
+                           '--extra', 'rack=r1', '--support-standalone-ports')
+    assert group['name'] == name and group['address'] == address
+    assert group['mode'] == '802.3ad'
+    assert group['properties'] == {'miimon': 100}
+    assert group['standalone_ports_supported'] is True
+    ports = [baremetal.json('port', 'create', mac, '--node', node['uuid'],
+                            '--port-group', group['uuid'])
+             for mac in (address, session.unique_mac())]
+    assert {p['portgroup_uuid'] for p in ports} == {group['uuid']}
+    members = baremetal.json('port', 'list', '--port-group', name)
+    assert sorted(p['uuid'] for p in members) == sorted(
+        p['uuid'] for p in ports)
+
+    listed = baremetal.json('port', 'group', 'list', '--node', node['uuid'])
+    assert listed == [{'uuid': group['uuid'], 'address': address,
+                       'name': name}]
+    long = baremetal.json('port', 'group', 'list', '--address', address,
+                          '--long')
+    assert long[0]['node_uuid'] == node['uuid']
+    baremetal('port', 'group', 'set', name, '--extra', 'row=r2',
+              '--mode', 'balance-rr')
+    shown = baremetal.json('port', 'group', 'show', group['uuid'])
+    assert shown['extra'] == {'rack': 'r1', 'row': 'r2'}
+    assert shown['mode'] == 'balance-rr'
+    # Ironic: 400, the group still has ports.
+    assert 'contains ports' in baremetal.fails('port', 'group', 'delete',
+                                               name)
+    for port in ports:
+        baremetal('port', 'delete', port['uuid'])
+    baremetal('port', 'group', 'delete', name)
+    assert baremetal.json('port', 'group', 'list', '--node',
+                          node['uuid']) == []
+
+
 def test_provisioning_journey(baremetal):
     rc = session.unique('cli-journey')
     node = _create(baremetal, rc)

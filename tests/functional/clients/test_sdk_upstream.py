@@ -29,8 +29,8 @@ from ferrum.api import microversion
 PACKAGE = 'openstack.tests.functional.baremetal.v1'
 
 #: The upstream modules ferrum serves. Add a module when its resource is.
-MODULES = ('test_node', 'test_port', 'test_driver', 'test_conductor',
-           'test_allocation')
+MODULES = ('test_node', 'test_port', 'test_port_group', 'test_driver',
+           'test_conductor', 'test_allocation')
 
 #: Upstream tests not run, each with the reason (``module::Class::test``).
 NOT_RUN = {
