@@ -40,6 +40,16 @@ _HAS_PORTS = sa.select(sa.literal(1)).where(
     _PORTS.c.portgroup_id == sa.bindparam('b_id')).limit(1)
 
 
+def _select(columns: Collection[str]) -> sa.Select[Any]:
+    """:data:`_SELECT` narrowed to ``columns`` (and id, uuid)."""
+    wanted = {'id', 'uuid', *columns}
+    selected: list[Any] = [c for c in TABLE.columns if c.name in wanted]
+    if 'node_uuid' in wanted:
+        selected.append(_NODES.c.uuid.label('node_uuid'))
+    return sa.select(*selected).select_from(TABLE.join(
+        _NODES, _NODES.c.id == TABLE.c.node_id))
+
+
 class Portgroup(base.Row):
     """One portgroups row. Attribute names are the column names, plus
     node_uuid."""
@@ -91,14 +101,19 @@ class Portgroup(base.Row):
              conductor_groups: Collection[str] | None = None,
              limit: int | None = None, sort_key: str = 'id',
              sort_dir: str = 'asc', marker: Portgroup | None = None,
-             project: str | None = None) -> list[Portgroup]:
+             project: str | None = None,
+             columns: Collection[str] | None = None) -> list[Portgroup]:
         """Groups, filtered by what is given.
 
         ``marker`` is the last group of the previous page; ``project``
         keeps the groups of nodes that project owns or leases;
         ``conductor_groups`` those of nodes in one of these groups.
+        ``columns`` loads only those (with ``id`` and ``uuid``), for a
+        list that shows a few fields: decoding the JSON columns of a
+        thousand rows costs more than the query. Such groups are for
+        reading, not for :meth:`save`.
         """
-        query = _SELECT
+        query = _SELECT if columns is None else _select(columns)
         if project is not None:
             query = query.where(sa.or_(_NODES.c.owner == project,
                                        _NODES.c.lessee == project))
@@ -111,7 +126,12 @@ class Portgroup(base.Row):
                 base.bucketed(sorted(conductor_groups))))
         query = base.paginate(query, TABLE, limit, sort_key, sort_dir, marker)
         with db.reader() as conn:
-            return [cls(db, row) for row in conn.execute(query).mappings()]
+            result = conn.execute(query)
+            # Keys once, not a mapping view per row (a quarter of a page's
+            # time at a thousand rows).
+            keys = list(result.keys())
+            return [cls(db, dict(zip(keys, row, strict=True)))
+                    for row in result]
 
     def has_ports(self) -> bool:
         with self._db.reader() as conn:

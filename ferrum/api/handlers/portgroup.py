@@ -108,7 +108,7 @@ def _list(detail: bool,
     groups = portgroup_obj.Portgroup.list(
         services.db(), limit=page.limit, sort_key=page.sort_key,
         sort_dir=page.sort_dir, marker=marker, project=project,
-        **_filters(parent))
+        columns=fields, **_filters(parent))
     result: dict[str, Any] = {'portgroups': [
         portgroup_view.render(g, fields) for g in groups]}
     result.update(listing.next_link(
