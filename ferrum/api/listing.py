@@ -9,7 +9,8 @@ Ironic: ``limit`` is capped at ``[api]max_limit``; a full page gets a
 import dataclasses
 import urllib.parse
 import uuid as uuidlib
-from collections.abc import Collection, Mapping
+from collections.abc import Callable, Collection, Mapping
+from typing import TypeVar
 
 import flask
 from oslo_utils import strutils
@@ -17,6 +18,9 @@ from oslo_utils import strutils
 from ferrum.api import microversion
 from ferrum.api import services
 from ferrum.common import exception
+from ferrum.objects import base
+
+_T = TypeVar('_T')
 
 
 @dataclasses.dataclass(frozen=True)
@@ -128,6 +132,20 @@ def _is_uuid(value: str) -> bool:
     return len(value) in (32, 36)
 
 
+def parse_uuid_page(sortable: Collection[str], what: str,
+                    load: Callable[[str], _T]) -> tuple[Page, _T | None]:
+    """The page, and the marker loaded by ``load`` from its UUID (a
+    marker that is no UUID is a 400 naming ``what``)."""
+    page = parse_page(sortable)
+    if page.marker is None:
+        return page, None
+    if not base.is_uuid_like(page.marker):
+        raise exception.InvalidParameterValue(
+            reason='marker must be a %s UUID, not "%s".'
+                   % (what, page.marker[:100]))
+    return page, load(page.marker)
+
+
 def parse_fields(available: Collection[str],
                  since_minor: int | None = 8) -> list[str] | None:
     """The fields asked for with ``fields=a,b``, or None for all.
@@ -169,16 +187,17 @@ def next_link(page: Page, returned: int,
 
 
 def list_fields(available: list[str], summary: Collection[str],
-                on_detail_path: bool) -> list[str]:
+                on_detail_path: bool, detail_since: int = 43) -> list[str]:
     """The fields a list shows: ``fields=``, else all or the summary.
 
     ``on_detail_path`` is true for ``/detail``; elsewhere ``detail=true``
-    (API 1.43) asks for every field too.
+    (API 1.43, or ``detail_since`` for lists that had it from the start)
+    asks for every field too.
     """
     fields = parse_fields(available)
     detail = on_detail_path
     if flask.request.args.get('detail') is not None:
-        microversion.require(43, 'The detail parameter')
+        microversion.require(detail_since, 'The detail parameter')
         if on_detail_path:
             raise exception.InvalidParameterValue(
                 reason='The detail parameter cannot be used on /detail.')

@@ -68,6 +68,9 @@ SYSTEM_OR_PROJECT_READER = _any(SYSTEM_READER, PROJECT_READER,
 SYSTEM_OR_OWNER_MEMBER_AND_LESSEE_ADMIN = _any(
     SYSTEM_MEMBER, SYSTEM_SERVICE, PROJECT_OWNER_MEMBER, PROJECT_LESSEE_ADMIN,
     PROJECT_LESSEE_MANAGER, PROJECT_SERVICE)
+SYSTEM_MEMBER_OR_OWNER_LESSEE_ADMIN = _any(
+    SYSTEM_MEMBER, SYSTEM_SERVICE, PROJECT_OWNER_ADMIN, PROJECT_OWNER_MANAGER,
+    PROJECT_LESSEE_ADMIN, PROJECT_LESSEE_MANAGER, PROJECT_SERVICE)
 SYSTEM_ADMIN_OR_OWNER_ADMIN = _any(SYSTEM_ADMIN, SYSTEM_SERVICE,
                                    PROJECT_OWNER_ADMIN, PROJECT_OWNER_MANAGER,
                                    PROJECT_SERVICE)
@@ -82,6 +85,8 @@ ALLOCATION_MEMBER = _any(SYSTEM_MEMBER, ALLOCATION_OWNER_MEMBER)
 ALLOCATION_READER = _any(SYSTEM_READER, ALLOCATION_OWNER_READER)
 ALLOCATION_CREATOR = _any(SYSTEM_MEMBER, 'role:member')
 API_READER = '(role:reader) or (role:service)'
+#: Volume target properties may hold connection secrets (Ironic's).
+TARGET_PROPERTIES_READER = _any(SYSTEM_READER, 'role:admin')
 LEASE_MEMBER = _any(SYSTEM_MEMBER, LEASE_PROJECT_MEMBER)
 LEASE_READER = _any(SYSTEM_READER, LEASE_PROJECT_READER)
 
@@ -322,6 +327,55 @@ def _allocations() -> list[policy.DocumentedRuleDefault]:
     ]
 
 
+def _chassis() -> list[policy.DocumentedRuleDefault]:
+    one = '/chassis/{chassis_id}'
+    system = ['system']
+    return [
+        _rule('baremetal:chassis:get', SYSTEM_READER,
+              'Retrieve Chassis records', ('GET', '/chassis'),
+              ('GET', '/chassis/detail'), ('GET', one), scope=system),
+        _rule('baremetal:chassis:create', SYSTEM_ADMIN,
+              'Create Chassis records', ('POST', '/chassis'), scope=system),
+        _rule('baremetal:chassis:delete', SYSTEM_ADMIN,
+              'Delete Chassis records', ('DELETE', one), scope=system),
+        _rule('baremetal:chassis:update', SYSTEM_MEMBER,
+              'Update Chassis records', ('PATCH', one), scope=system),
+    ]
+
+
+def _volumes() -> list[policy.DocumentedRuleDefault]:
+    lists = [(('GET', prefix + '/volume/' + kind))
+             for prefix in ('', _NODE) for kind in ('connectors', 'targets')]
+    connector = '/volume/connectors/{volume_connector_id}'
+    target = '/volume/targets/{volume_target_id}'
+    return [
+        _rule('baremetal:volume:list_all', SYSTEM_READER,
+              'Retrieve a list of all Volume connector and target records',
+              *lists),
+        _rule('baremetal:volume:list', API_READER,
+              'Retrieve a list of Volume connector and target records',
+              *lists),
+        _rule('baremetal:volume:get', SYSTEM_OR_PROJECT_READER,
+              'Retrieve Volume connector and target records',
+              ('GET', '/volume'), ('GET', _NODE + '/volume'), *lists,
+              ('GET', connector), ('GET', target)),
+        _rule('baremetal:volume:create', SYSTEM_MEMBER_OR_OWNER_LESSEE_ADMIN,
+              'Create Volume connector and target records',
+              ('POST', '/volume/connectors'), ('POST', '/volume/targets')),
+        _rule('baremetal:volume:delete', SYSTEM_MEMBER_OR_OWNER_LESSEE_ADMIN,
+              'Delete Volume connector and target records',
+              ('DELETE', connector), ('DELETE', target)),
+        _rule('baremetal:volume:update',
+              SYSTEM_OR_OWNER_MEMBER_AND_LESSEE_ADMIN,
+              'Update Volume connector and target records',
+              ('PATCH', connector), ('PATCH', target)),
+        _rule('baremetal:volume:view_target_properties',
+              TARGET_PROPERTIES_READER,
+              'Ability to view volume target properties',
+              ('GET', connector), ('GET', target)),
+    ]
+
+
 def _services() -> list[policy.DocumentedRuleDefault]:
     return [
         _rule('baremetal:driver:get', SYSTEM_READER,
@@ -388,8 +442,8 @@ def _leases() -> list[policy.DocumentedRuleDefault]:
 def list_rules() -> list[policy.RuleDefault]:
     """Every default: the ``oslo.policy.policies`` entry point."""
     return [*_generic(), *_nodes(), *_ports(), *_portgroups(),
-            *_allocations(),
-            *_services(), *_leases()]
+            *_allocations(), *_chassis(), *_volumes(), *_services(),
+            *_leases()]
 
 
 class PolicyFileInvalid(exception.FerrumException):

@@ -11,6 +11,7 @@ from typing import Any
 
 from ferrum.api.handlers import agent
 from ferrum.api.handlers import allocation
+from ferrum.api.handlers import chassis
 from ferrum.api.handlers import conductor
 from ferrum.api.handlers import driver
 from ferrum.api.handlers import event
@@ -27,10 +28,12 @@ from ferrum.api.handlers import root
 from ferrum.api.handlers import trait
 from ferrum.api.handlers import vendor
 from ferrum.api.handlers import vif
+from ferrum.api.handlers import volume
 
 Handler = Callable[..., Any]
 
 _NODE = '/v1/nodes/<node_ident>'
+_CHASSIS = '/v1/chassis/<chassis_uuid>'
 
 ROUTES: dict[str, dict[str, Handler]] = {
     '/': {'GET': root.root},
@@ -85,6 +88,29 @@ ROUTES: dict[str, dict[str, Handler]] = {
     _NODE + '/portgroups': {'GET': portgroup.list_node_portgroups},
     _NODE + '/portgroups/detail': {
         'GET': portgroup.list_node_portgroup_details},
+    # ---- chassis (and a chassis' nodes) ----
+    '/v1/chassis': {'GET': chassis.list_chassis,
+                    'POST': chassis.create_chassis},
+    '/v1/chassis/detail': {'GET': chassis.list_details},
+    _CHASSIS: {'GET': chassis.get_chassis, 'PATCH': chassis.patch_chassis,
+               'DELETE': chassis.delete_chassis},
+    _CHASSIS + '/nodes': {'GET': node.list_chassis_nodes},
+    _CHASSIS + '/nodes/detail': {'GET': node.list_chassis_node_details},
+    # ---- volume connectors and targets (and a node's) ----
+    '/v1/volume': {'GET': volume.get_volume},
+    '/v1/volume/connectors': {'GET': volume.list_connectors,
+                              'POST': volume.create_connector},
+    '/v1/volume/connectors/<connector_uuid>': {
+        'GET': volume.get_connector, 'PATCH': volume.patch_connector,
+        'DELETE': volume.delete_connector},
+    '/v1/volume/targets': {'GET': volume.list_targets,
+                           'POST': volume.create_target},
+    '/v1/volume/targets/<target_uuid>': {
+        'GET': volume.get_target, 'PATCH': volume.patch_target,
+        'DELETE': volume.delete_target},
+    _NODE + '/volume': {'GET': volume.get_node_volume},
+    _NODE + '/volume/connectors': {'GET': volume.list_node_connectors},
+    _NODE + '/volume/targets': {'GET': volume.list_node_targets},
     # ---- allocations ----
     '/v1/allocations': {'GET': allocation.list_allocations,
                         'POST': allocation.create_allocation},

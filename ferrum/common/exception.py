@@ -394,3 +394,44 @@ class NoSuchPassthru(Invalid):
 class PassthruHttpMethod(Invalid):
     msg_fmt = ('Vendor passthru method "%(method)s" does not accept HTTP '
                '%(http_method)s; use one of %(allowed)s.')
+
+
+# ---- chassis and volumes ----
+
+class ChassisNotFound(NotFound):
+    msg_fmt = 'Chassis %(chassis)s could not be found.'
+
+
+class ChassisAlreadyExists(Conflict):
+    msg_fmt = 'A chassis with UUID %(uuid)s already exists.'
+
+
+class ChassisNotEmpty(Invalid):
+    msg_fmt = ('Cannot complete the requested action because chassis '
+               '%(chassis)s contains nodes.')
+
+
+class VolumeConnectorNotFound(NotFound):
+    msg_fmt = 'Volume connector %(connector)s could not be found.'
+
+
+class VolumeConnectorAlreadyExists(Conflict):
+    msg_fmt = 'A volume connector with UUID %(uuid)s already exists.'
+
+
+class VolumeConnectorTypeAndIdAlreadyExists(Conflict):
+    msg_fmt = ('A volume connector with type %(type)s and connector ID '
+               '%(connector_id)s already exists.')
+
+
+class VolumeTargetNotFound(NotFound):
+    msg_fmt = 'Volume target %(target)s could not be found.'
+
+
+class VolumeTargetAlreadyExists(Conflict):
+    msg_fmt = 'A volume target with UUID %(uuid)s already exists.'
+
+
+class VolumeTargetBootIndexAlreadyExists(Conflict):
+    msg_fmt = ("A volume target with boot index '%(boot_index)s' for the "
+               "same node already exists.")

@@ -86,6 +86,19 @@ class ConductorHardwareInterface(TimestampMixin, Base):
         JSONEncoded, nullable=True)
 
 
+class Chassis(TimestampMixin, Base):
+    """A group of nodes (Ironic's chassis): a description and extra."""
+
+    __tablename__ = 'chassis'
+    __table_args__ = (
+        sa.UniqueConstraint('uuid', name='uniq_chassis0uuid'),)
+
+    id: orm.Mapped[int] = orm.mapped_column(primary_key=True)
+    uuid: orm.Mapped[str] = orm.mapped_column(sa.String(36))
+    description: orm.Mapped[str | None] = orm.mapped_column(sa.String(255))
+    extra: orm.Mapped[Any] = orm.mapped_column(JSONEncoded, nullable=True)
+
+
 class Node(TimestampMixin, Base):
     __tablename__ = 'nodes'
     __table_args__ = (
@@ -161,6 +174,11 @@ class Node(TimestampMixin, Base):
         orm.mapped_column(sa.DateTime))
     inspection_finished_at: orm.Mapped[datetime.datetime | None] = (
         orm.mapped_column(sa.DateTime))
+    #: No ON DELETE: a chassis that still holds nodes cannot be deleted
+    #: (Ironic's ChassisNotEmpty), whichever process adds the node.
+    chassis_id: orm.Mapped[int | None] = orm.mapped_column(
+        sa.ForeignKey('chassis.id', name='nodes_chassis_id_fk'),
+        nullable=True)
 
 
 class NodeTrait(Base):
@@ -254,6 +272,54 @@ class Portgroup(TimestampMixin, Base):
     category: orm.Mapped[str | None] = orm.mapped_column(sa.String(80))
     dynamic_portgroup: orm.Mapped[bool | None] = orm.mapped_column(
         sa.Boolean, default=False)
+
+
+class VolumeConnector(TimestampMixin, Base):
+    """How a node reaches its volumes (an iSCSI initiator name, a WWPN).
+
+    Deleting the node deletes its connectors, as Ironic's node deletion
+    does.
+    """
+
+    __tablename__ = 'volume_connectors'
+    __table_args__ = (
+        sa.UniqueConstraint('uuid', name='uniq_volumeconnectors0uuid'),
+        sa.UniqueConstraint('type', 'connector_id',
+                            name='uniq_volumeconnectors0type0connector_id'),
+    )
+
+    id: orm.Mapped[int] = orm.mapped_column(primary_key=True)
+    uuid: orm.Mapped[str] = orm.mapped_column(sa.String(36))
+    node_id: orm.Mapped[int] = orm.mapped_column(
+        sa.ForeignKey('nodes.id', ondelete='CASCADE'), index=True)
+    type: orm.Mapped[str] = orm.mapped_column(sa.String(32))
+    connector_id: orm.Mapped[str] = orm.mapped_column(sa.String(255))
+    extra: orm.Mapped[Any] = orm.mapped_column(JSONEncoded, nullable=True)
+
+
+class VolumeTarget(TimestampMixin, Base):
+    """A volume a node may boot from, by its boot index (one per index).
+
+    Deleting the node deletes its targets, as Ironic's node deletion does.
+    """
+
+    __tablename__ = 'volume_targets'
+    __table_args__ = (
+        sa.UniqueConstraint('uuid', name='uniq_volumetargets0uuid'),
+        sa.UniqueConstraint('node_id', 'boot_index',
+                            name='uniq_volumetargets0node_id0boot_index'),
+    )
+
+    id: orm.Mapped[int] = orm.mapped_column(primary_key=True)
+    uuid: orm.Mapped[str] = orm.mapped_column(sa.String(36))
+    node_id: orm.Mapped[int] = orm.mapped_column(
+        sa.ForeignKey('nodes.id', ondelete='CASCADE'), index=True)
+    volume_type: orm.Mapped[str] = orm.mapped_column(sa.String(64))
+    properties: orm.Mapped[Any] = orm.mapped_column(JSONEncoded,
+                                                    nullable=True)
+    boot_index: orm.Mapped[int] = orm.mapped_column(sa.Integer)
+    volume_id: orm.Mapped[str] = orm.mapped_column(sa.String(36))
+    extra: orm.Mapped[Any] = orm.mapped_column(JSONEncoded, nullable=True)
 
 
 class Allocation(TimestampMixin, Base):

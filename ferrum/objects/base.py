@@ -1,13 +1,15 @@
 # SPDX-License-Identifier: Apache-2.0
 """Small shared pieces of the object layer: timestamps, identifiers, paging."""
 
+import contextlib
 import copy
 import datetime
 import uuid as uuidlib
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any, TypeVar
 
 import sqlalchemy as sa
+from oslo_db import exception as db_exc
 
 from ferrum.common import exception
 
@@ -172,3 +174,174 @@ class Row:
             # later in-place edits show up in changes().
             self._loaded[name] = (copy.deepcopy(value)
                                   if name in self.JSON_COLUMNS else value)
+
+
+_R = TypeVar('_R', bound='Record')
+
+
+class Record(Row):
+    """A row the API writes directly, found by UUID and listed by pages:
+    chassis, volume connectors and volume targets.
+
+    Subclasses set ``TABLE``, ``SELECT`` (the table, perhaps joined for
+    the node's UUID), ``WHAT`` (the name errors give) and their
+    exceptions. The database decides uniqueness and whether a referenced
+    row is there; those errors become the subclass's exceptions.
+    """
+
+    TABLE: sa.Table
+    SELECT: sa.Select[Any]
+    WHAT = 'record'
+    NOT_FOUND: type[exception.NotFound]
+    NOT_FOUND_ARG: str
+    ALREADY_EXISTS: type[exception.Conflict]
+    #: Column values a new row starts with, unless given.
+    DEFAULTS: Mapping[str, Any] = {}
+
+    id: int
+    uuid: str
+
+    @classmethod
+    def not_found(cls, ident: str) -> exception.NotFound:
+        """The error for a UUID no row has (``NOT_FOUND``, given the
+        identifier as ``NOT_FOUND_ARG``)."""
+        return cls.NOT_FOUND(**{cls.NOT_FOUND_ARG: ident[:100]})
+
+    @classmethod
+    def duplicate(cls, columns: Sequence[str],
+                  values: Mapping[str, Any]) -> exception.FerrumException:
+        """The error for a unique constraint on ``columns`` (may be
+        empty: not every database names them): ``ALREADY_EXISTS`` for the
+        UUID, else :meth:`duplicate_other`."""
+        other = None if 'uuid' in columns else cls.duplicate_other(values)
+        return other or cls.ALREADY_EXISTS(uuid=values.get('uuid'))
+
+    @classmethod
+    def duplicate_other(cls, values: Mapping[str, Any]
+                        ) -> exception.FerrumException | None:
+        """The error for the table's other unique constraint; None when
+        the UUID is its only one."""
+        return None
+
+    @classmethod
+    def missing_reference(cls, values: Mapping[str, Any]
+                          ) -> exception.FerrumException:
+        """The error for a foreign key that names no row."""
+        raise NotImplementedError
+
+    @classmethod
+    def get(cls: type[_R], db: Any, uuid: str) -> _R:
+        """:raises NotFound: (the subclass's) no row has that UUID."""
+        try:
+            canonical = str(uuidlib.UUID(uuid))
+        except ValueError:
+            raise cls.not_found(uuid) from None
+        with db.reader() as conn:
+            row = conn.execute(cls.SELECT.where(
+                cls.TABLE.c.uuid == canonical)).mappings().first()
+        if row is None:
+            raise cls.not_found(uuid)
+        return cls(db, row)
+
+    @classmethod
+    def where(cls, filters: Mapping[str, Any]) -> list[Any]:
+        """The clauses ``filters`` stand for (a subclass knows them)."""
+        if filters:
+            raise exception.InvalidParameterValue(
+                reason='Unknown %s filters: %s'
+                       % (cls.WHAT, ', '.join(sorted(filters))))
+        return []
+
+    @classmethod
+    def list(cls: type[_R], db: Any, filters: Mapping[str, Any] | None = None,
+             limit: int | None = None, sort_key: str = 'id',
+             sort_dir: str = 'asc', marker: Any = None) -> list[_R]:
+        """Rows matching ``filters``, one page of them."""
+        query = cls.SELECT.where(*cls.where(filters or {}))
+        query = paginate(query, cls.TABLE, limit, sort_key, sort_dir, marker)
+        with db.reader() as conn:
+            return [cls(db, row) for row in conn.execute(query).mappings()]
+
+    @classmethod
+    def create(cls: type[_R], db: Any, values: Mapping[str, Any]) -> _R:
+        """Insert a row; ``uuid`` is generated unless given."""
+        row: dict[str, Any] = {'uuid': new_uuid(), 'created_at': utcnow(),
+                               **copy.deepcopy(dict(cls.DEFAULTS))}
+        row.update(values)
+        check_columns(row, cls.COLUMNS, cls.WHAT)
+        with cls._errors(row):
+            with db.writer() as conn:
+                new_id = conn.execute(sa.insert(cls.TABLE).returning(
+                    cls.TABLE.c.id), row).scalar_one()
+                created = conn.execute(cls.SELECT.where(
+                    cls.TABLE.c.id == new_id)).mappings().one()
+        return cls(db, created)
+
+    def save(self) -> None:
+        """Write the changed columns and stamp updated_at."""
+        changes = self.changes()
+        if not changes:
+            return
+        changes['updated_at'] = utcnow()
+        # The errors name the row as it would have been.
+        with self._errors({name: getattr(self, name)
+                           for name in self.COLUMNS}):
+            with self._db.writer() as conn:
+                result = conn.execute(sa.update(self.TABLE).where(
+                    self.TABLE.c.id == self.id).values(changes))
+        if result.rowcount != 1:
+            raise self.not_found(self.uuid)
+        self._mark_saved(changes)
+
+    def destroy(self) -> None:
+        """Delete the row."""
+        with self._errors({'uuid': self.uuid}):
+            with self._db.writer() as conn:
+                result = conn.execute(sa.delete(self.TABLE).where(
+                    self.TABLE.c.id == self.id))
+        if result.rowcount != 1:
+            raise self.not_found(self.uuid)
+
+    @classmethod
+    @contextlib.contextmanager
+    def _errors(cls, values: Mapping[str, Any]) -> Iterator[None]:
+        try:
+            yield
+        except db_exc.DBDuplicateEntry as exc:
+            raise cls.duplicate(exc.columns or (), values) from exc
+        except db_exc.DBReferenceError as exc:
+            raise cls.missing_reference(values) from exc
+
+
+class NodeRecord(Record):
+    """A :class:`Record` that belongs to a node: ``SELECT`` joins
+    ``NODES`` (the nodes table) for ``node_uuid``, and lists filter by
+    ``node_id`` and by ``project`` (the nodes it owns or leases)."""
+
+    NODES: sa.Table
+
+    node_id: int
+    node_uuid: str
+
+    @classmethod
+    def missing_reference(cls, values: Mapping[str, Any]
+                          ) -> exception.FerrumException:
+        # The node named is gone (deleted since the caller looked).
+        return exception.NodeNotFound(node=values.get('node_id'))
+
+    @classmethod
+    def select(cls, table: sa.Table, nodes: sa.Table) -> sa.Select[Any]:
+        return sa.select(table, nodes.c.uuid.label('node_uuid')).join(
+            nodes, nodes.c.id == table.c.node_id)
+
+    @classmethod
+    def where(cls, filters: Mapping[str, Any]) -> list[Any]:
+        rest = dict(filters)
+        clauses = []
+        node_id, project = rest.pop('node_id', None), rest.pop('project', None)
+        if node_id is not None:
+            clauses.append(cls.TABLE.c.node_id == node_id)
+        if project is not None:
+            clauses.append(sa.or_(cls.NODES.c.owner == project,
+                                  cls.NODES.c.lessee == project))
+        return clauses + super().where(rest)

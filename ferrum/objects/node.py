@@ -41,7 +41,7 @@ EQUALITY_FILTERS = frozenset({
     'provision_state', 'maintenance', 'driver', 'resource_class',
     'conductor_group', 'owner', 'lessee', 'fault', 'instance_uuid',
     'reservation', 'conductor_affinity', 'power_state', 'target_power_state',
-    'allocation_id', 'retired'})
+    'allocation_id', 'retired', 'chassis_id'})
 
 
 # The hot statements are built once: building a statement with 40-odd
@@ -102,6 +102,8 @@ class Node(base.Row):
     resource_class: str | None
     instance_uuid: str | None
     allocation_id: int | None
+    #: The chassis the node belongs to (chassis.id), if any.
+    chassis_id: int | None
     owner: str | None
     lessee: str | None
     clean_step: dict[str, Any] | None

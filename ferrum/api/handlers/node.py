@@ -22,6 +22,7 @@ from ferrum.common import exception
 from ferrum.common import states
 from ferrum.objects import allocation as allocation_obj
 from ferrum.objects import base
+from ferrum.objects import chassis as chassis_obj
 from ferrum.objects import node as node_obj
 from ferrum.objects import trait as trait_obj
 
@@ -41,6 +42,8 @@ _FILTERS: dict[str, tuple[int, str]] = {
     'retired': (61, 'bool'),
     'lessee': (65, 'str'),
 }
+#: The only storage interface ferrum serves: no node boots from a volume.
+_STORAGE_INTERFACE = 'noop'
 _JSON_FIELDS = frozenset({'driver_info', 'driver_internal_info',
                           'properties', 'instance_info', 'extra',
                           'clean_step', 'deploy_step'})
@@ -83,7 +86,10 @@ def _context(nodes: list[node_obj.Node], fields: list[str]
                 if 'traits' in fields else {}),
         allocations=(allocation_obj.uuids_by_id(db, allocation_ids)
                      if 'allocation_uuid' in fields else {}),
-        hidden=access.node_redactions())
+        hidden=access.node_redactions(),
+        chassis=(chassis_obj.uuids_by_id(db, [
+            n.chassis_id for n in nodes if n.chassis_id is not None])
+            if 'chassis_uuid' in fields else {}))
 
 
 def _render_all(nodes: list[node_obj.Node], fields: list[str]
@@ -92,7 +98,7 @@ def _render_all(nodes: list[node_obj.Node], fields: list[str]
     return [node_view.render(n, fields, ctx) for n in nodes]
 
 
-def _list(detail: bool) -> dict[str, Any]:
+def _list(detail: bool, chassis_uuid: str | None = None) -> dict[str, Any]:
     fields = _with_links(listing.list_fields(
         node_view.available_fields(), node_view.LIST_FIELDS, detail))
     page = listing.parse_page(_SORTABLE)
@@ -108,6 +114,9 @@ def _list(detail: bool) -> dict[str, Any]:
     if conductor is not None:
         microversion.require(49, 'The conductor filter')
     filters = _filters()
+    chassis_uuid = chassis_uuid or flask.request.args.get('chassis_uuid')
+    if chassis_uuid is not None:
+        filters['chassis_id'] = _listed_chassis(chassis_uuid).id
     # Ironic's project filter (owner or lessee), at every version; a
     # project-scoped caller may only name its own project.
     asked = flask.request.args.get('project')
@@ -129,6 +138,34 @@ def _list(detail: bool) -> dict[str, Any]:
     result.update(listing.next_link(
         page, len(nodes), nodes[-1].uuid if nodes else None))
     return result
+
+
+def _listed_chassis(chassis_uuid: str) -> chassis_obj.Chassis:
+    """The chassis a list is filtered by: a bad UUID is a 400, an unknown
+    one a 404, as in Ironic."""
+    if not base.is_uuid_like(chassis_uuid):
+        raise exception.InvalidParameterValue(
+            reason='Expected a UUID for chassis_uuid, not "%s".'
+                   % chassis_uuid[:100])
+    return chassis_obj.Chassis.get(services.db(), chassis_uuid)
+
+
+def list_chassis_nodes(chassis_uuid: str) -> dict[str, Any]:
+    """``/v1/chassis/{uuid}/nodes``: the nodes list of one chassis."""
+    return _chassis_list(chassis_uuid, detail=False)
+
+
+def list_chassis_node_details(chassis_uuid: str) -> dict[str, Any]:
+    return _chassis_list(chassis_uuid, detail=True)
+
+
+def _chassis_list(chassis_uuid: str, detail: bool) -> dict[str, Any]:
+    # The chassis in the path is the filter (the query may not repeat it).
+    if 'chassis_uuid' in flask.request.args:
+        raise exception.InvalidParameterValue(
+            reason='The chassis is named by the path; leave out the '
+                   'chassis_uuid query parameter.')
+    return _list(detail, chassis_uuid)
 
 
 def _handled_by(host: str, nodes: list[node_obj.Node]
@@ -157,6 +194,40 @@ def get_node(node_ident: str) -> dict[str, Any]:
 def _with_links(fields: list[str]) -> list[str]:
     """As Ironic does, ``fields`` never drops the links."""
     return fields if 'links' in fields else fields + ['links']
+
+
+def _translate(values: dict[str, Any], node: node_obj.Node | None) -> None:
+    """``chassis_uuid`` as the ``chassis_id`` stored, and a
+    ``storage_interface`` other than "noop" refused: ferrum does not boot
+    nodes from volumes."""
+    if 'storage_interface' in values:
+        microversion.require(33, 'The node field "storage_interface"')
+        storage = values.pop('storage_interface')
+        if storage not in (None, _STORAGE_INTERFACE):
+            raise exception.InvalidParameterValue(
+                reason='The storage interface "%s" is not served: ferrum '
+                       'does not boot nodes from volumes, and "%s" is its '
+                       'only storage interface. Volume connectors and '
+                       'targets can be recorded, but no driver uses them.'
+                       % (str(storage)[:100], _STORAGE_INTERFACE))
+    if 'chassis_uuid' not in values:
+        return
+    chassis_uuid = values.pop('chassis_uuid')
+    if chassis_uuid is None:
+        if node is not None and node.chassis_id is not None:
+            microversion.require(25, 'Removing a node\'s chassis_uuid')
+        values['chassis_id'] = None
+        return
+    if not base.is_uuid_like(chassis_uuid):
+        raise exception.InvalidParameterValue(
+            reason='Expected a UUID for chassis_uuid, not "%s".'
+                   % chassis_uuid[:100])
+    try:
+        found = chassis_obj.Chassis.get(services.db(), chassis_uuid)
+    except exception.ChassisNotFound as exc:
+        # A bad request, as in Ironic: the chassis is the node's field.
+        raise exception.InvalidParameterValue(reason=str(exc)) from None
+    values['chassis_id'] = found.id
 
 
 def _check_values(values: dict[str, Any]) -> None:
@@ -191,13 +262,13 @@ def _detail(node: node_obj.Node) -> dict[str, Any]:
 def create_node() -> flask.Response:
     access.check('baremetal:node:create')
     values = body.json_body(node_schema.CREATE)
-    values.pop('chassis_uuid', None)
     if values.get('network_data') is not None:
         microversion.require(66, 'The node field "network_data"')
     if values.pop('network_data', None):
         raise exception.InvalidParameterValue(
             reason='network_data is not served: ferrum builds no network '
                    'configuration for config drives; leave it out.')
+    _translate(values, None)
     _check_values(values)
     values = {k: v for k, v in values.items() if v is not None}
     if not microversion.at_least(11):
@@ -275,6 +346,7 @@ def patch_node(node_ident: str) -> dict[str, Any]:
             changes[name] = default
     _check_update(node, changes)
     body.validate(changes, node_schema.UPDATE, 'node update')
+    _translate(changes, node)
     _check_values(changes)
     _keep_masked_secrets(node, changes)
     if not changes:

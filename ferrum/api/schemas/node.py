@@ -39,18 +39,21 @@ _WRITABLE: dict[str, Any] = {
     **{'%s_interface' % kind: _STRING_OR_NULL
        for kind in default_conf.INTERFACE_KINDS},
 }
+#: Set by the API, not stored as given (a UUID becomes chassis_id; only
+#: the noop storage interface is served): see ferrum.api.handlers.node.
+_TRANSLATED: dict[str, Any] = {
+    'chassis_uuid': {'type': ['string', 'null']},
+    'storage_interface': {'type': ['string', 'null']}}
 #: Fields that may be set by PATCH.
-UPDATABLE = frozenset(_WRITABLE)
+UPDATABLE = frozenset(_WRITABLE) | frozenset(_TRANSLATED)
 
-#: Fields only POST accepts (beyond the writable ones). Chassis are not
-#: served, so a chassis_uuid may only be null.
+#: Fields only POST accepts (beyond the writable ones).
 _CREATE_ONLY: dict[str, Any] = {'uuid': _UUID,
-                                'chassis_uuid': {'type': 'null'},
                                 'network_data': {'type': ['object', 'null']}}
 
 CREATE: dict[str, Any] = {
     'type': 'object',
-    'properties': {**_WRITABLE, **_CREATE_ONLY},
+    'properties': {**_WRITABLE, **_TRANSLATED, **_CREATE_ONLY},
     'required': ['driver'],
     'additionalProperties': False,
 }
@@ -58,7 +61,7 @@ CREATE: dict[str, Any] = {
 #: The values of updated fields, checked after the patch is applied.
 UPDATE: dict[str, Any] = {
     'type': 'object',
-    'properties': _WRITABLE,
+    'properties': {**_WRITABLE, **_TRANSLATED},
     'additionalProperties': False,
 }
 

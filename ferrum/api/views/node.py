@@ -3,7 +3,8 @@
 
 ``FIELD_VERSIONS`` is Ironic's history of node fields: a field is shown
 only to requests at or after the version that introduced it. Values that
-do not live in the node row (traits, conductor, allocation UUID, and the
+do not live in the node row (traits, conductor, allocation and chassis
+UUIDs, and the
 interfaces ferrum does not serve) come from a :class:`Context` built once
 per request, so rendering a page of nodes costs no query per node.
 """
@@ -51,7 +52,7 @@ LIST_FIELDS: tuple[str, ...] = ('instance_uuid', 'uuid', 'power_state',
                                 'links')
 #: Fields that hold no value in ferrum: the "nothing configured" value.
 CONSTANTS: dict[str, Any] = {
-    'console_enabled': False, 'chassis_uuid': None, 'raid_config': {},
+    'console_enabled': False, 'raid_config': {},
     'network_data': {},
     'target_raid_config': {},
     # No ferrum management interface reads the boot mode (Ironic's null
@@ -92,6 +93,8 @@ class Context:
     #: on a node.
     hidden: Callable[[node_obj.Node], frozenset[str]] = (
         lambda _node: frozenset())
+    #: chassis id -> chassis UUID (only loaded when chassis_uuid is shown).
+    chassis: Mapping[int, str] = dataclasses.field(default_factory=dict)
 
 
 def secret_keys(node: node_obj.Node, ctx: Context) -> frozenset[str]:
@@ -149,6 +152,9 @@ def _value(node: node_obj.Node, name: str, ctx: Context) -> Any:
         return conductor_for(node, ctx)
     if name == 'provision_state':
         return _older_state_name(node.provision_state)
+    if name == 'chassis_uuid':
+        return (ctx.chassis.get(node.chassis_id)
+                if node.chassis_id is not None else None)
     if name == 'allocation_uuid':
         return (ctx.allocations.get(node.allocation_id)
                 if node.allocation_id is not None else None)

@@ -23,7 +23,10 @@ import pytest
 
 from ferrum.api import app as api_app
 from ferrum.api import routes
+from ferrum.objects import chassis as chassis_obj
 from ferrum.objects import node as node_obj
+from ferrum.objects import volume_connector as connector_obj
+from ferrum.objects import volume_target as target_obj
 from tests.functional.api import tenancy
 
 SYSTEM_ADMIN = {'system_admin'}
@@ -47,6 +50,10 @@ SYSTEM_OR_OWNER_ADMIN = SYSTEM_ADMIN | {'owner_admin'}
 #: The lessee's allocation a and lease l.
 LESSEE_READERS = SYSTEM_READER | LESSEE
 LESSEE_MEMBERS = SYSTEM_MEMBER | {'lessee_admin', 'lessee_member'}
+#: Ironic's SYSTEM_MEMBER_OR_OWNER_LESSEE_ADMIN (volume create, delete).
+OWNER_LESSEE_ADMIN = SYSTEM_MEMBER | {'owner_admin', 'lessee_admin'}
+#: Chassis rules are system scope: the service's project token fails.
+SYSTEM_SCOPE_MEMBER = SYSTEM_MEMBER - {'service'}
 EVERYONE = set(tenancy.PERSONAS)
 NODE = '/v1/nodes/{n}'
 
@@ -182,6 +189,45 @@ MATRIX = [
         route='/v1/portgroups/<portgroup_ident>/ports/detail'),
     row('GET', NODE + '/portgroups', 200, NODE_READERS),
     row('GET', NODE + '/portgroups/detail', 200, NODE_READERS),
+    # ---- chassis: system scope only (a chassis' nodes: the node lists) ----
+    row('GET', '/v1/chassis', 200, SYSTEM_SCOPE_READER, EVERYONE),
+    row('GET', '/v1/chassis/detail', 200, SYSTEM_SCOPE_READER, EVERYONE),
+    row('POST', '/v1/chassis', 201, SYSTEM_ADMIN, EVERYONE,
+        body={'description': 'new'}),
+    row('GET', '/v1/chassis/{c}', 200, SYSTEM_SCOPE_READER, EVERYONE,
+        route='/v1/chassis/<chassis_uuid>'),
+    row('PATCH', '/v1/chassis/{c}', 200, SYSTEM_SCOPE_MEMBER, EVERYONE,
+        body=[{'op': 'add', 'path': '/extra/x', 'value': 1}],
+        route='/v1/chassis/<chassis_uuid>'),
+    row('DELETE', '/v1/chassis/{c}', 204, SYSTEM_ADMIN, EVERYONE,
+        route='/v1/chassis/<chassis_uuid>'),
+    row('GET', '/v1/chassis/{c}/nodes', 200, EVERYONE, EVERYONE,
+        route='/v1/chassis/<chassis_uuid>/nodes'),
+    row('GET', '/v1/chassis/{c}/nodes/detail', 200, EVERYONE, EVERYONE,
+        route='/v1/chassis/<chassis_uuid>/nodes/detail'),
+    # ---- volume connectors and targets (on node n, powered off) ----
+    # Without a node, baremetal:volume:get names no project.
+    row('GET', '/v1/volume', 200, SYSTEM_READER, EVERYONE),
+    row('GET', NODE + '/volume', 200, NODE_READERS),
+    *[entry for kind, key, body in (
+        ('connectors', 'vc', {'node_uuid': '{n}', 'type': 'iqn',
+                              'connector_id': 'iqn.new.{suffix}'}),
+        ('targets', 'vt', {'node_uuid': '{n}', 'volume_type': 'iscsi',
+                           'boot_index': 1, 'volume_id': 'new'}))
+      for one in ['/v1/volume/%s/{%s}' % (kind, key)]
+      for route in ['/v1/volume/%s/<%s_uuid>' % (kind, kind[:-1])]
+      for entry in (
+          row('GET', '/v1/volume/' + kind, 200, EVERYONE, EVERYONE,
+              rows=_lists(kind)),
+          # The create rule is checked before the node: a hidden node is
+          # a 403, as in Ironic.
+          row('POST', '/v1/volume/' + kind, 201, OWNER_LESSEE_ADMIN,
+              EVERYONE, body=body),
+          row('GET', one, 200, NODE_READERS, route=route),
+          row('PATCH', one, 200, OWNER_MEMBER_LESSEE_ADMIN, route=route,
+              body=[{'op': 'add', 'path': '/extra/x', 'value': 1}]),
+          row('DELETE', one, 204, OWNER_LESSEE_ADMIN, route=route),
+          row('GET', NODE + '/volume/' + kind, 200, NODE_READERS))],
     # ---- allocations ----
     row('GET', '/v1/allocations', 200, EVERYONE, EVERYONE,
         rows=_lists('allocations', owner_sees=False)),
@@ -257,9 +303,30 @@ def _fill(value, world):
 
 
 def _names(response, entry):
-    key = entry['path'].split('/')[2]
+    key = entry['path'].split('?')[0].rstrip('/').split('/')[-1]
+    if key == 'detail':
+        key = entry['path'].split('/')[2]
     items = response.get_json()[key]
-    return {item.get('name') or item.get('address') for item in items}
+    return {item.get('name') or item.get('address')
+            or item.get('connector_id') or item.get('volume_id')
+            for item in items}
+
+
+def _add_volumes(db, world):
+    """A chassis, and a volume connector and target on node n, which is
+    powered off: changing them needs that."""
+    suffix = world['suffix']
+    node = node_obj.Node.get(db, world['n'])
+    node.power_state = 'power off'
+    node.save()
+    world['c'] = chassis_obj.Chassis.create(db, {}).uuid
+    world['vc'] = connector_obj.VolumeConnector.create(db, {
+        'node_id': node.id, 'type': 'iqn',
+        'connector_id': 'iqn.' + suffix}).uuid
+    world['vt'] = target_obj.VolumeTarget.create(db, {
+        'node_id': node.id, 'volume_type': 'iscsi', 'boot_index': 0,
+        'volume_id': 'vol-' + suffix}).uuid
+    return world
 
 
 def _world(client, tokens, db, conductor, index):
@@ -270,7 +337,7 @@ def _world(client, tokens, db, conductor, index):
     world['mac'] = '%02x' % index
     world['start'], world['end'] = '2099-01-01T00:00:00', \
         '2099-01-02T00:00:00'
-    return world
+    return _add_volumes(db, world)
 
 
 @pytest.fixture
@@ -293,6 +360,7 @@ def worlds(ks_client, tokens, db, conductor):
     other = tenancy.build_world(db, conductor.manager, 'x',
                                 owner=tenancy.OTHER, lessee=None)
     tenancy.book(ks_client, tokens, tenancy.OTHER, other['m'], 'l-x')
+    _add_volumes(db, other)
     node_obj.Node.create(db, {'driver': 'fake-hardware', 'name': 'free'})
     return found
 
@@ -304,14 +372,18 @@ def _all_rows(worlds):
         'ports': {tenancy.mac(s) for s in suffixes},
         'portgroups': {'g-' + s for s in suffixes},
         'allocations': {'a-' + s for s in suffixes},
-        'leases': {'l-' + s for s in suffixes}}
+        'leases': {'l-' + s for s in suffixes},
+        'connectors': {'iqn.' + s for s in suffixes},
+        'targets': {'vol-' + s for s in suffixes}}
     rows = {'none': set(), **mine}
     rows.update({
         'nodes_all': mine['nodes'] | {'n-x', 'm-x', 'free'},
         'ports_all': mine['ports'] | {tenancy.mac('x')},
         'portgroups_all': mine['portgroups'] | {'g-x'},
         'allocations_all': mine['allocations'] | {'a-x'},
-        'leases_all': mine['leases'] | {'l-x'}})
+        'leases_all': mine['leases'] | {'l-x'},
+        'connectors_all': mine['connectors'] | {'iqn.x'},
+        'targets_all': mine['targets'] | {'vol-x'}})
     return rows
 
 
