@@ -32,9 +32,17 @@ class Page:
 
 
 def base_url() -> str:
-    """The URL clients reach the API at, ending with "/"."""
-    public = services.conf().api.public_endpoint
-    return public.rstrip('/') + '/' if public else flask.request.host_url
+    """The URL clients reach the API at, ending with "/".
+
+    Worked out once a request: a page of a thousand rows has two links
+    each, and reading the option costs more than rendering a row.
+    """
+    found: str | None = flask.g.get('base_url')
+    if found is None:
+        public = services.conf().api.public_endpoint
+        found = flask.g.base_url = (public.rstrip('/') + '/' if public
+                                    else flask.request.host_url)
+    return found
 
 
 def resource_links(collection: str, ident: str) -> list[dict[str, str]]:
