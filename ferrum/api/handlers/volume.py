@@ -21,6 +21,7 @@ is checked against that node; a PATCH may move it only to a node the
 caller sees with the same owner.
 """
 
+import copy
 import dataclasses
 import uuid as uuidlib
 from collections.abc import Callable
@@ -246,10 +247,24 @@ def _moved_to(node: node_obj.Node, node_uuid: Any) -> node_obj.Node:
     return moved
 
 
+def _keep_masked(row: Any, changes: dict[str, Any]) -> None:
+    """A client that sends back the "******" a GET showed must not
+    overwrite the password it stands for."""
+    new, old = changes.get('properties'), getattr(row, 'properties', {})
+    if isinstance(new, dict):
+        for key, value in new.items():
+            if value == volume_view.SECRET_MASK and key in old:
+                new[key] = old[key]
+
+
 def _patch(kind: _Kind, ident: str) -> dict[str, Any]:
     _check_version('/v1/volume/' + kind.shape.collection)
     row, node = _get(kind, ident, 'baremetal:volume:update')
     document = _render(kind, row)
+    if 'properties' in document:
+        # As Ironic, the patch applies to the stored values, not to what
+        # a GET shows (masked or redacted).
+        document['properties'] = copy.deepcopy(row.properties)
     changes = body.patch_changes(
         document, body.json_body(), kind.updatable,
         'only %s can change.' % ', '.join(sorted(kind.updatable)))
@@ -257,6 +272,7 @@ def _patch(kind: _Kind, ident: str) -> dict[str, Any]:
         if name in changes and changes[name] is None:
             changes[name] = {}
     body.validate(changes, kind.update, kind.what + ' update')
+    _keep_masked(row, changes)
     if 'node_uuid' in changes:
         node = _moved_to(node, changes.pop('node_uuid'))
         row.node_id, row.node_uuid = node.id, node.uuid

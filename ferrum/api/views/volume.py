@@ -16,6 +16,7 @@ from oslo_utils import strutils
 
 from ferrum.api import listing
 
+SECRET_MASK = '******'
 #: Ironic's notice, to the letter (clients and operators match on it).
 REDACTED_PROPERTIES = {'redacted_contents': (
     '** Value redacted: Requires permission '
@@ -48,7 +49,7 @@ def _value(row: Any, name: str, shape: Shape, see_properties: bool) -> Any:
     if name == 'properties':
         if not see_properties:
             return dict(REDACTED_PROPERTIES)
-        return strutils.mask_dict_password(row.properties, '******')
+        return strutils.mask_dict_password(row.properties, SECRET_MASK)
     value = getattr(row, name)
     if name in ('created_at', 'updated_at') and value is not None:
         return value.isoformat() + '+00:00'

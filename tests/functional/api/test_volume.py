@@ -8,6 +8,7 @@ import pytest
 
 from ferrum.common import states
 from ferrum.objects import node as node_obj
+from ferrum.objects import volume_target as target_obj
 
 V = {'X-OpenStack-Ironic-API-Version': '1.65'}
 OLD = {'X-OpenStack-Ironic-API-Version': '1.31'}
@@ -144,6 +145,19 @@ def test_target_boot_index_properties_and_patch(client, db):
     response = client.patch(one, headers=V, json=[
         {'op': 'replace', 'path': '/uuid', 'value': MISSING}])
     assert response.status_code == 400
+    # The patch applies to the stored password; an echoed mask keeps it.
+    first = '/v1/volume/targets/' + target['uuid']
+    response = client.patch(first, headers=V, json=[
+        {'op': 'replace', 'path': '/properties',
+         'value': {'auth_password': '******', 'target_iqn': 'iqn.y'}}])
+    assert response.status_code == 200, response.get_data(as_text=True)
+    stored = target_obj.VolumeTarget.get(db, target['uuid']).properties
+    assert stored == {'auth_password': 'secret', 'target_iqn': 'iqn.y'}
+    response = client.patch(first, headers=V, json=[
+        {'op': 'add', 'path': '/properties/lun', 'value': 2}])
+    assert response.status_code == 200
+    assert target_obj.VolumeTarget.get(
+        db, target['uuid']).properties['auth_password'] == 'secret'
 
 
 def test_changes_need_the_node_powered_off(client, db):
