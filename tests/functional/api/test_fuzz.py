@@ -67,6 +67,9 @@ class World:
         self.port: dict[str, Any] = {}
         self.allocation: dict[str, Any] = {}
         self.lease: dict[str, Any] = {}
+        #: collection -> the one to aim at (chassis, volume/connectors,
+        #: volume/targets).
+        self.others: dict[str, dict[str, Any]] = {}
         self.count = 0
 
     def __repr__(self) -> str:
@@ -105,6 +108,29 @@ class World:
         self._ensure_vif()
         self._ensure_allocation()
         self._ensure_lease()
+        self._ensure_others()
+
+    def _ensure_others(self) -> None:
+        """A chassis, and a volume connector and target on the node."""
+        for collection in ('chassis', 'volume/connectors', 'volume/targets'):
+            found = self.others.get(collection)
+            if found and self.client.get(
+                    '/v1/%s/%s' % (collection, found['uuid']),
+                    headers=V).status_code == 200:
+                continue
+            self.count += 1
+            body = {'chassis': {'description': 'fuzz'},
+                    'volume/connectors': {
+                        'node_uuid': self.node['uuid'], 'type': 'iqn',
+                        'connector_id': 'iqn.fuzz:%d' % self.count},
+                    'volume/targets': {
+                        'node_uuid': self.node['uuid'],
+                        'volume_type': 'iscsi', 'boot_index': self.count,
+                        'volume_id': 'fuzz-%d' % self.count}}[collection]
+            response = self.client.post('/v1/' + collection, headers=V,
+                                        json=body)
+            assert response.status_code == 201, response.get_data()
+            self.others[collection] = response.get_json()
 
     def _ensure_vif(self) -> None:
         # Attached, or already attached (409): either way there is one to
@@ -163,6 +189,11 @@ class World:
             'event_uuid': FUZZ_VIF,
             'lease_uuid': self.lease.get('uuid', ''),
             'lease_name': self.lease.get('name') or '',
+            **{kind: self.others.get(collection, {}).get('uuid', '')
+               for kind, collection in (
+                   ('chassis_uuid', 'chassis'),
+                   ('connector_uuid', 'volume/connectors'),
+                   ('target_uuid', 'volume/targets'))},
         }[value.kind]
 
 
@@ -284,7 +315,8 @@ _REALS = {'node': ['node_uuid', 'node_name'], 'port': ['port_uuid'],
           'hostname': ['conductor'], 'conductor': ['conductor'],
           'allocation': ['allocation_uuid', 'allocation_name'],
           'vif': ['vif_id'], 'lease': ['lease_uuid', 'lease_name'],
-          'event': ['event_uuid']}
+          'event': ['event_uuid'], 'chassis': ['chassis_uuid'],
+          'connector': ['connector_uuid'], 'target': ['target_uuid']}
 
 
 def _segment_for(param: str) -> st.SearchStrategy[Any]:
