@@ -6,14 +6,14 @@ A node's ``volume_connectors`` (unique by type and connector ID) and
 Deleting a node deletes both, as Ironic's node deletion does.
 
 Revision ID: 0017
-Revises: 0015
+Revises: 0016
 """
 
 import sqlalchemy as sa
 from alembic import op
 
 revision = '0017'
-down_revision = '0015'
+down_revision = '0016'
 
 
 def upgrade() -> None:

@@ -11,14 +11,14 @@ ports and its groups with it. Ports also gain ``description`` (1.97),
 Ironic).
 
 Revision ID: 0018
-Revises: 0015
+Revises: 0017
 """
 
 import sqlalchemy as sa
 from alembic import op
 
 revision = '0018'
-down_revision = '0015'
+down_revision = '0017'
 
 
 def upgrade() -> None:
