@@ -222,6 +222,10 @@ def _filters(shape: _Shape) -> tuple[Filter, ...]:
                'have a known power state', 'with no known power state'),
         Filter(_NODES.c.instance_uuid.is_(None), 'are not reserved',
                'already allocated or with an instance_uuid'),
+        # As Ironic's candidate query (API 1.83): a part of a machine is
+        # not allocated on its own.
+        Filter(_NODES.c.parent_node.is_(None), 'are not child nodes',
+               'child nodes (with a parent_node)'),
     ]
     for index in range(shape.traits):
         # OFFSET 0 keeps PostgreSQL from turning the EXISTS into a join:

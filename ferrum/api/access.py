@@ -230,6 +230,26 @@ def named_node(ident: str) -> node_obj.Node:
     return found
 
 
+def parent_uuid(ident: str, owner: str | None, own_uuid: str | None
+                ) -> str:
+    """The UUID of the parent node ``ident`` names (API 1.83), as Ironic
+    links one: a node the caller may see, with the same ``owner`` as the
+    child. Anything else is one 400 that says nothing of whether the
+    node exists. A node cannot be its own parent (it would hide itself
+    from every list)."""
+    refused = exception.InvalidParameterValue(
+        reason="Unable to apply the requested parent_node '%s'. Requested "
+               "value was invalid." % ident[:100])
+    try:
+        found = node_lookup.get(ident)
+    except exception.NodeNotFound:
+        raise refused from None
+    if (not allowed('baremetal:node:get', node_target(found))
+            or found.owner != owner or found.uuid == own_uuid):
+        raise refused
+    return found.uuid
+
+
 def candidate_uuids(idents: list[str]) -> list[str]:
     """Candidate nodes (names or UUIDs) as UUIDs; one hidden from the
     caller is the same 400 as an unknown one

@@ -50,9 +50,11 @@ LOG = logging.getLogger(__name__)
 #: Version discovery stays public, as in Ironic, so that clients can
 #: negotiate a version before they authenticate.
 PUBLIC_PATHS = frozenset({'', '/v1'})
-#: A ramdisk agent has no credentials: lookup and heartbeat are public in
-#: Ironic too (they only find nodes an agent may be running on).
-PUBLIC_PREFIXES = ('/v1/lookup', '/v1/heartbeat/')
+#: A ramdisk agent has no credentials: lookup, heartbeat and continuing
+#: inspection are public in Ironic too (they only find nodes an agent may
+#: be running on).
+PUBLIC_PREFIXES = ('/v1/lookup', '/v1/heartbeat/',
+                   '/v1/continue_inspection')
 REALM = 'Baremetal API'
 
 WSGIApp = Callable[[dict[str, Any], Callable[..., Any]], Iterable[bytes]]

@@ -110,6 +110,21 @@ VERSIONS: tuple[tuple[int, str], ...] = (
     (76, 'Changing boot_mode and secure_boot (not served: 404).'),
     (77, 'The "fields" parameter on drivers (accepted from 1.8 already).'),
     (78, 'Node history: /v1/nodes/{node}/history.'),
+    (79, 'An allocation tries the node named like it first.'),
+    (80, 'Self-service nodes: a project admin creates and deletes its '
+         'own nodes.'),
+    (81, 'Node inventory (not served: no inspection data is stored; '
+         '/inventory answers Ironic\'s 404 for a node without one).'),
+    (82, 'Node shard, its filters, and /v1/shards.'),
+    (83, 'Child nodes: parent_node, /v1/nodes/{node}/children, '
+         'include_children; allocations skip children.'),
+    (84, 'Continue inspection from the ramdisk (not served: 404, no node '
+         'waits for inspection data).'),
+    (85, 'Provision target "unhold" (not served: no node is ever held).'),
+    (86, 'Node firmware_interface ("no-firmware") and /firmware (an '
+         'empty list).'),
+    (87, 'Servicing: target "service" and service_step (not served: '
+         'refused, service_step is {}).'),
 )
 
 #: Ironic serves every version from 1.1: below 1.11 a new node is created
@@ -248,3 +263,14 @@ class FieldVersions:
                 name for name, introduced in self.versions.items()
                 if introduced <= minor)
         return list(fields)
+
+
+def endpoint(minor: int, what: str) -> None:
+    """Answer 404, as Ironic, for an endpoint newer than the request.
+
+    :raises NotFoundAtVersion: the request's version is before 1.``minor``.
+    """
+    if not at_least(minor):
+        raise exception.NotFoundAtVersion(
+            what=what, minor=minor, header=LEGACY_HEADER,
+            current=as_string(request_version()))

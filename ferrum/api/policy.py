@@ -166,6 +166,9 @@ def _nodes() -> list[policy.DocumentedRuleDefault]:
         _node_update('name', SYSTEM_MEMBER_OR_OWNER_MEMBER, 'name'),
         _node_update('retired', SYSTEM_MEMBER_OR_OWNER_MEMBER,
                      'retired and retired_reason'),
+        _node_update('shard', SYSTEM_ADMIN, 'shard'),
+        _node_update('parent_node', SYSTEM_MEMBER, 'parent_node'),
+        _node_update('disable_power_off', SYSTEM_ADMIN, 'disable_power_off'),
     ]
     return [
         _rule('baremetal:node:create', _any(SYSTEM_ADMIN, SYSTEM_SERVICE),
@@ -237,6 +240,15 @@ def _nodes() -> list[policy.DocumentedRuleDefault]:
               'Filter to allow operators to retrieve history records for a '
               'node.', ('GET', _NODE + '/history'),
               ('GET', _NODE + '/history/{event_ident}')),
+        _rule('baremetal:node:firmware:get', SYSTEM_OR_PROJECT_READER,
+              'Retrieve Node Firmware components information',
+              ('GET', _NODE + '/firmware')),
+        _rule('baremetal:node:inventory:get', SYSTEM_OR_OWNER_READER,
+              'Retrieve inspection data for a node.',
+              ('GET', _NODE + '/inventory')),
+        _rule('baremetal:shards:get', SYSTEM_READER,
+              'Governs if shards can be read via the API clients.',
+              ('GET', '/shards')),
         _rule('baremetal:node:traits:list', SYSTEM_OR_PROJECT_READER,
               'List node traits', ('GET', _NODE + '/traits')),
         _rule('baremetal:node:traits:set', SYSTEM_MEMBER_OR_OWNER_ADMIN,
@@ -258,6 +270,9 @@ def _nodes() -> list[policy.DocumentedRuleDefault]:
               ('POST', '/heartbeat/{node_ident}')),
         _rule('baremetal:driver:ipa_lookup', '',
               'Access IPA ramdisk functions', ('GET', '/lookup')),
+        _rule('baremetal:driver:ipa_continue_inspection', '',
+              'Receive inspection data from the ramdisk',
+              ('POST', '/continue_inspection')),
     ]
 
 

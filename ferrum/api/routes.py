@@ -18,6 +18,8 @@ from ferrum.api.handlers import event
 from ferrum.api.handlers import lease
 from ferrum.api.handlers import metrics
 from ferrum.api.handlers import node
+from ferrum.api.handlers import node_children
+from ferrum.api.handlers import node_firmware
 from ferrum.api.handlers import node_history
 from ferrum.api.handlers import node_management
 from ferrum.api.handlers import node_states
@@ -25,7 +27,9 @@ from ferrum.api.handlers import placement
 from ferrum.api.handlers import port
 from ferrum.api.handlers import portgroup
 from ferrum.api.handlers import root
+from ferrum.api.handlers import shard
 from ferrum.api.handlers import trait
+from ferrum.api.handlers import unserved
 from ferrum.api.handlers import vendor
 from ferrum.api.handlers import vif
 from ferrum.api.handlers import volume
@@ -68,6 +72,10 @@ ROUTES: dict[str, dict[str, Handler]] = {
     _NODE + '/history': {'GET': node_history.list_history},
     _NODE + '/history/<event_ident>': {
         'GET': node_history.get_history_entry},
+    _NODE + '/children': {'GET': node_children.list_children},
+    _NODE + '/firmware': {'GET': node_firmware.list_firmware},
+    '/v1/shards': {'GET': shard.list_shards},
+    _NODE + '/inventory': {'GET': unserved.get_inventory},
     # ---- ports (and a node's ports) ----
     '/v1/ports': {'GET': port.list_ports, 'POST': port.create_port},
     '/v1/ports/detail': {'GET': port.list_details},
@@ -121,6 +129,7 @@ ROUTES: dict[str, dict[str, Handler]] = {
     # ---- ramdisk agents (public) ----
     '/v1/lookup': {'GET': agent.lookup},
     '/v1/heartbeat/<node_ident>': {'POST': agent.heartbeat},
+    '/v1/continue_inspection': {'POST': unserved.continue_inspection},
     # ---- leases (ferrum's extension, no microversion) ----
     '/v1/leases': {'GET': lease.list_leases, 'POST': lease.create_lease},
     '/v1/leases/<lease_ident>': {'GET': lease.get_lease,

@@ -175,6 +175,13 @@ class InvalidState(Conflict):
     msg_fmt = '%(reason)s'
 
 
+class PowerOffDisabled(Conflict):
+    """Ironic's PowerStateFailure for a node with disable_power_off."""
+
+    msg_fmt = ('Failed to set node power state to %(pstate)s: the node\'s '
+               'disable_power_off is set (unset it first).')
+
+
 class NodeInMaintenance(Conflict):
     msg_fmt = ('Node %(node)s is in maintenance; take it out of '
                'maintenance before %(action)s.')

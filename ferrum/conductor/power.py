@@ -42,6 +42,8 @@ def change_power_state(ctx: context_mod.ConductorContext, node_id: int | str,
 
     :raises InvalidParameterValue: unknown target, or one the driver does
         not support.
+    :raises PowerOffDisabled: a power off of a node with
+        ``disable_power_off``.
     :raises NoFreeConductorWorker: nothing was changed.
     """
     if target not in _RESULT_STATE:
@@ -49,6 +51,10 @@ def change_power_state(ctx: context_mod.ConductorContext, node_id: int | str,
             reason='Unknown power state "%s"; use one of %s' % (
                 target, ', '.join(sorted(_RESULT_STATE))))
     with task_manager.acquire(ctx, node_id, purpose='power change') as task:
+        if (_RESULT_STATE[target] == states.POWER_OFF
+                and task.node.disable_power_off):
+            # As Ironic (API 1.95): such a node is never powered off.
+            raise exception.PowerOffDisabled(pstate=target)
         task.driver.power.validate(task)
         supported = task.driver.power.get_supported_power_states(task)
         if target not in supported:
@@ -145,8 +151,10 @@ class PowerSync:
             node.fault = None
             node.maintenance_reason = None
         force = task.ctx.conf.conductor.force_power_state_during_sync
+        # A node that must stay on is never powered off by the sync either.
         if (force and node.power_state in (states.POWER_ON, states.POWER_OFF)
-                and actual != node.power_state and not recovered):
+                and actual != node.power_state and not recovered
+                and not node.disable_power_off):
             LOG.warning('Node %(node)s is %(actual)s but should be '
                         '%(db)s; setting it back',
                         {'node': node.uuid, 'actual': actual,

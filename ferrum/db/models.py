@@ -112,6 +112,9 @@ class Node(TimestampMixin, Base):
         sa.Index('nodes_owner_idx', 'owner'),
         sa.Index('nodes_lessee_idx', 'lessee'),
         sa.Index('nodes_driver_idx', 'driver'),
+        sa.Index('nodes_shard_idx', 'shard'),
+        sa.Index('nodes_parent_node_idx', 'parent_node'),
+        sa.Index('nodes_instance_name_idx', 'instance_name'),
     )
 
     id: orm.Mapped[int] = orm.mapped_column(primary_key=True)
@@ -179,6 +182,15 @@ class Node(TimestampMixin, Base):
     chassis_id: orm.Mapped[int | None] = orm.mapped_column(
         sa.ForeignKey('chassis.id', name='nodes_chassis_id_fk'),
         nullable=True)
+    #: API 1.82: the partition a nova-compute (or any client) serves.
+    shard: orm.Mapped[str | None] = orm.mapped_column(sa.String(255))
+    #: API 1.83: the UUID of the node this one is a part of.
+    parent_node: orm.Mapped[str | None] = orm.mapped_column(sa.String(36))
+    #: API 1.95: the node must never be powered off.
+    disable_power_off: orm.Mapped[bool] = orm.mapped_column(
+        sa.Boolean, default=False, server_default=sa.false())
+    #: API 1.104: the instance's name, as its user knows it.
+    instance_name: orm.Mapped[str | None] = orm.mapped_column(sa.String(255))
 
 
 class NodeTrait(Base):

@@ -41,7 +41,8 @@ EQUALITY_FILTERS = frozenset({
     'provision_state', 'maintenance', 'driver', 'resource_class',
     'conductor_group', 'owner', 'lessee', 'fault', 'instance_uuid',
     'reservation', 'conductor_affinity', 'power_state', 'target_power_state',
-    'allocation_id', 'retired', 'chassis_id'})
+    'allocation_id', 'retired', 'chassis_id', 'parent_node',
+    'instance_name'})
 
 
 # The hot statements are built once: building a statement with 40-odd
@@ -121,6 +122,10 @@ class Node(base.Row):
     inspect_interface: str
     vendor_interface: str
     network_interface: str
+    shard: str | None
+    parent_node: str | None
+    disable_power_off: bool
+    instance_name: str | None
 
     def __init__(self, db: Any, row: Mapping[Any, Any]) -> None:
         super().__init__(db, row)
@@ -176,7 +181,8 @@ class Node(base.Row):
         """Nodes matching ``filters`` (column equality; see EQUALITY_FILTERS).
 
         Extra filter keys: ``provision_state_in`` (a collection),
-        ``uuid_in``, ``id_in``, ``associated`` (bool), ``reserved`` (bool),
+        ``uuid_in``, ``id_in``, ``shard_in``, ``associated`` (bool),
+        ``reserved`` (bool), ``sharded`` (bool),
         ``description_contains`` (a substring). ``marker`` is the last node
         of the previous page.
         """
@@ -389,6 +395,12 @@ def _filtered(query: sa.Select[Any],
             query = query.where(TABLE.c.uuid.in_(list(value)))
         elif key == 'id_in':
             query = query.where(TABLE.c.id.in_(list(value)))
+        elif key == 'shard_in':
+            query = query.where(TABLE.c.shard.in_(list(value)))
+        elif key == 'sharded':
+            column = TABLE.c.shard
+            query = query.where(column.isnot(None) if value
+                                else column.is_(None))
         elif key == 'associated':
             column = TABLE.c.instance_uuid
             query = query.where(column.isnot(None) if value

@@ -41,6 +41,11 @@ _FILTERS: dict[str, tuple[int, str]] = {
     'description_contains': (51, 'str'),
     'retired': (61, 'bool'),
     'lessee': (65, 'str'),
+    'shard': (82, 'list'),
+    'sharded': (82, 'bool'),
+    'include_children': (83, 'bool'),
+    'parent_node': (83, 'str'),
+    'instance_name': (104, 'str'),
 }
 #: The only storage interface ferrum serves: no node boots from a volume.
 _STORAGE_INTERFACE = 'noop'
@@ -51,7 +56,8 @@ _SORTABLE = frozenset(node_obj.FIELDS) - _JSON_FIELDS
 #: What a field removed by PATCH goes back to, where that is not null.
 _REMOVED_VALUES: dict[str, Any] = {
     'driver_info': {}, 'properties': {}, 'instance_info': {}, 'extra': {},
-    'conductor_group': '', 'protected': False, 'retired': False}
+    'conductor_group': '', 'protected': False, 'retired': False,
+    'disable_power_off': False}
 
 
 def _filters() -> dict[str, Any]:
@@ -63,11 +69,18 @@ def _filters() -> dict[str, Any]:
         microversion.require(minor, 'The %s filter' % param)
         if kind == 'bool':
             filters[param] = listing.parse_bool(param)
+        elif kind == 'list':
+            filters[param + '_in'] = [item for item in raw.split(',')
+                                      if item]
         elif kind == 'uuid' and not base.is_uuid_like(raw):
             raise exception.InvalidParameterValue(
                 reason='instance_uuid must be a UUID, not "%s".' % raw[:100])
         else:
             filters[param] = raw.lower() if kind == 'group' else raw
+    # As Ironic, at every version: a list leaves child nodes (1.83) out,
+    # unless it asks for them or for one parent's children.
+    if not filters.pop('include_children', False):
+        filters.setdefault('parent_node', None)
     return filters
 
 
@@ -230,8 +243,11 @@ def _translate(values: dict[str, Any], node: node_obj.Node | None) -> None:
     values['chassis_id'] = found.id
 
 
-def _check_values(values: dict[str, Any]) -> None:
-    """Rules beyond the schema: versions, names, the registered driver."""
+def _check_values(values: dict[str, Any], owner: str | None,
+                  uuid: str | None = None) -> None:
+    """Rules beyond the schema: versions, names, the registered driver,
+    a parent the caller may see (``owner``: the node's owner once
+    written; ``uuid``: the node's own)."""
     for name in values:
         minor = node_view.FIELD_VERSIONS.get(name, 1)
         microversion.require(minor, 'The node field "%s"' % name)
@@ -241,6 +257,11 @@ def _check_values(values: dict[str, Any]) -> None:
                                            values[name])
     if values.get('name') is not None:
         node_lookup.check_name(values['name'])
+    # A constant (see the schema): nothing to store.
+    values.pop('firmware_interface', None)
+    if values.get('parent_node') is not None:
+        values['parent_node'] = access.parent_uuid(
+            values['parent_node'], owner, uuid)
     if values.get('conductor_group'):
         # Ironic matches groups case-insensitively; storing them in lower
         # case makes that a plain equality everywhere.
@@ -269,7 +290,7 @@ def create_node() -> flask.Response:
             reason='network_data is not served: ferrum builds no network '
                    'configuration for config drives; leave it out.')
     _translate(values, None)
-    _check_values(values)
+    _check_values(values, values.get('owner'))
     values = {k: v for k, v in values.items() if v is not None}
     if not microversion.at_least(11):
         # Before 1.11 a node starts "available", unverified, as in Ironic.
@@ -294,10 +315,12 @@ _FIELD_RULES = {
     'instance_info': 'baremetal:node:update_instance_info',
     'extra': 'baremetal:node:update_extra',
     'retired_reason': 'baremetal:node:update:retired',
+    'instance_name': 'baremetal:node:update_instance_info',
     'driver': 'baremetal:node:update:driver_interfaces',
     **{name: 'baremetal:node:update:%s' % name for name in (
         'driver_info', 'properties', 'chassis_uuid', 'instance_uuid',
-        'lessee', 'owner', 'conductor_group', 'name', 'retired')},
+        'lessee', 'owner', 'conductor_group', 'name', 'retired', 'shard',
+        'parent_node', 'disable_power_off')},
 }
 
 
@@ -347,7 +370,7 @@ def patch_node(node_ident: str) -> dict[str, Any]:
     _check_update(node, changes)
     body.validate(changes, node_schema.UPDATE, 'node update')
     _translate(changes, node)
-    _check_values(changes)
+    _check_values(changes, node.owner, node.uuid)
     _keep_masked_secrets(node, changes)
     if not changes:
         return _detail(node)

@@ -26,12 +26,18 @@ from ferrum.objects import node as node_obj
 #: conductor's one verb table.
 _TARGETS: dict[str, int] = {name: verb.min_version
                             for name, verb in provisioning.VERBS.items()}
-#: Ironic targets ferrum does not serve, with why.
+_NO_RESCUE = ('rescue is not supported: no ferrum driver has a rescue '
+              'interface')
+#: Ironic targets ferrum does not serve: the version that introduced
+#: them (406 before, as Ironic), and why (400 from it).
 _UNSERVED_TARGETS = {
-    'rescue': 'rescue is not supported: no ferrum driver has a rescue '
-              'interface',
-    'unrescue': 'rescue is not supported: no ferrum driver has a rescue '
-                'interface',
+    'rescue': (38, _NO_RESCUE),
+    'unrescue': (38, _NO_RESCUE),
+    'unhold': (85, 'no ferrum node is ever held: ferrum runs no hold steps '
+                   '(Ironic\'s "deploy hold", "clean hold" and "service '
+                   'hold" states), so there is nothing to unhold'),
+    'service': (87, 'servicing is not served: ferrum runs no service steps '
+                    '(it needs the agent\'s in-band step machinery)'),
 }
 #: Power targets -> the minor version that introduced them.
 _POWER_TARGETS: dict[str, int] = {
@@ -132,7 +138,9 @@ def set_provision_state(node_ident: str) -> flask.Response:
     request = body.json_body(node_schema.PROVISION)
     target = request['target']
     if target in _UNSERVED_TARGETS:
-        raise exception.InvalidParameterValue(reason=_UNSERVED_TARGETS[target])
+        minor, reason = _UNSERVED_TARGETS[target]
+        microversion.require(minor, 'The provision target "%s"' % target)
+        raise exception.InvalidParameterValue(reason=reason)
     _check_target('provision', target, _TARGETS)
     args = _provision_args(target, request)
     node = _node(node_ident, 'baremetal:node:set_provision_state')

@@ -25,11 +25,13 @@ def root() -> dict[str, Any]:
 
 
 #: Collections linked from /v1, with the minor version that added them.
-#: Ironic's others (port groups, ramdisk endpoints, events, deploy
-#: templates) are not served, so they are not advertised.
+#: Ironic's others (the ramdisk endpoints, its events, runbooks and
+#: inspection rules) are not advertised: the first are for agents, the
+#: rest not served.
 _COLLECTIONS: tuple[tuple[str, int], ...] = (
     ('chassis', 1), ('nodes', 1), ('ports', 1), ('drivers', 1),
-    ('volume', 32), ('conductors', 49), ('allocations', 52))
+    ('portgroups', 23), ('volume', 32), ('conductors', 49),
+    ('allocations', 52), ('shards', 82))
 #: The API reference a client can read; ferrum serves Ironic's v1 API.
 _API_REFERENCE = 'https://docs.openstack.org/api-ref/baremetal/'
 

@@ -12,7 +12,7 @@ _DICT = {'type': 'object'}
 _BOOL_OR_NULL = {'type': ['boolean', 'string', 'null'], 'maxLength': 5}
 _BOOL = {'type': ['boolean', 'string'], 'maxLength': 5}
 #: Fields converted to real booleans once the schema has passed them.
-BOOLEANS = ('automated_clean', 'protected', 'retired')
+BOOLEANS = ('automated_clean', 'protected', 'retired', 'disable_power_off')
 _UUID = {'type': 'string', 'format': 'uuid', 'pattern':
          '^[0-9a-fA-F]{8}-?([0-9a-fA-F]{4}-?){3}[0-9a-fA-F]{12}$'}
 #: RFC 3986 unreserved characters (API 1.10), as Ironic allows in names.
@@ -38,6 +38,15 @@ _WRITABLE: dict[str, Any] = {
     'retired_reason': {'type': ['string', 'null'], 'maxLength': 4096},
     **{'%s_interface' % kind: _STRING_OR_NULL
        for kind in default_conf.INTERFACE_KINDS},
+    'shard': _STRING_OR_NULL,
+    # A UUID or a name; stored as the parent's UUID.
+    'parent_node': {'type': ['string', 'null'], 'maxLength': 36},
+    'disable_power_off': _BOOL,
+    'instance_name': {'type': ['string', 'null'], 'minLength': 1,
+                      'maxLength': 255},
+    # Firmware updates are not served: the one implementation is Ironic's
+    # "does nothing" one.
+    'firmware_interface': {'enum': ['no-firmware', None]},
 }
 #: Set by the API, not stored as given (a UUID becomes chassis_id; only
 #: the noop storage interface is served): see ferrum.api.handlers.node.

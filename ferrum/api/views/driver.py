@@ -20,7 +20,7 @@ from ferrum.objects import conductor as conductor_obj
 _KIND_VERSIONS: dict[str, int] = {
     **{kind: 30 for kind in default_conf.INTERFACE_KINDS},
     'console': 30, 'network': 30, 'raid': 30,
-    'storage': 33, 'rescue': 38, 'bios': 40,
+    'storage': 33, 'rescue': 38, 'bios': 40, 'firmware': 86,
 }
 #: field -> the minor version that introduced it.
 FIELD_VERSIONS: dict[str, int] = {

@@ -44,7 +44,9 @@ FIELD_VERSIONS: dict[str, int] = {
     'protected_reason': 48, 'conductor': 49, 'owner': 50,
     'description': 51, 'allocation_uuid': 52, 'retired': 61,
     'retired_reason': 61, 'lessee': 65, 'network_data': 66,
-    'boot_mode': 75, 'secure_boot': 75,
+    'boot_mode': 75, 'secure_boot': 75, 'shard': 82, 'parent_node': 83,
+    'firmware_interface': 86, 'service_step': 87, 'disable_power_off': 95,
+    'instance_name': 104, 'health': 109,
 }
 #: The fields a list without detail shows.
 LIST_FIELDS: tuple[str, ...] = ('instance_uuid', 'uuid', 'power_state',
@@ -58,6 +60,11 @@ CONSTANTS: dict[str, Any] = {
     # No ferrum management interface reads the boot mode (Ironic's null
     # when it is unknown).
     'boot_mode': None, 'secure_boot': None,
+    # Servicing (1.87) is not served: no node ever has a service step.
+    'service_step': {},
+    # No ferrum management interface reads the BMC's health (Ironic's
+    # null when the driver reports none).
+    'health': None,
     **{'%s_interface' % kind: name
        for kind, name in unserved.INTERFACES.items()},
 }

@@ -89,6 +89,8 @@ MATRIX = [
     row('POST', '/v1/heartbeat/{n}', 404, EVERYONE, EVERYONE,
         body={'callback_url': 'http://192.0.2.1:9999'},
         route='/v1/heartbeat/<node_ident>'),
+    row('POST', '/v1/continue_inspection', 404, EVERYONE, EVERYONE,
+        body={'inventory': {'interfaces': []}}, version='1.87'),
     # ---- nodes ----
     row('GET', '/v1/nodes', 200, EVERYONE, EVERYONE,
         rows=_lists('nodes')),
@@ -142,6 +144,13 @@ MATRIX = [
     row('GET', NODE + '/history/7c2b6f0c-1b8e-4a51-9a57-1d7a0e6e4b11', 404,
         SYSTEM_READER | OWNER, route=NODE + '/history/<event_ident>',
         version='1.78'),
+    row('GET', NODE + '/children', 200, NODE_READERS, version='1.87'),
+    row('GET', NODE + '/firmware', 200, NODE_READERS, version='1.87'),
+    # Ironic's baremetal:node:inventory:get: the owner's readers, no
+    # lessee; the node has none (404).
+    row('GET', NODE + '/inventory', 404, SYSTEM_READER | OWNER,
+        version='1.87'),
+    row('GET', '/v1/shards', 200, SYSTEM_READER, EVERYONE, version='1.87'),
     row('GET', NODE + '/traits', 200, NODE_READERS),
     row('PUT', NODE + '/traits', 204, OWNER_ADMIN,
         body={'traits': ['CUSTOM_Y']}),
@@ -272,7 +281,8 @@ MATRIX = [
     row('GET', '/v1/events', 200, EVERYONE, EVERYONE),
 ]
 
-PUBLIC = {'/', '/v1', '/v1/lookup', '/v1/heartbeat/<node_ident>'}
+PUBLIC = {'/', '/v1', '/v1/lookup', '/v1/heartbeat/<node_ident>',
+          '/v1/continue_inspection'}
 
 
 def _route_of(entry):

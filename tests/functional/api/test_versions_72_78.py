@@ -2,7 +2,6 @@
 """Versions 1.72 to 1.78: what each brings, served or refused clearly.
 (Node history, 1.78, has its own file: test_node_history.py.)"""
 
-from ferrum.api import microversion
 from tests.functional.api.tenancy import fault
 
 
@@ -13,15 +12,6 @@ def _v(minor):
 def _node(client):
     return client.post('/v1/nodes', headers=_v(65), json={
         'driver': 'fake-hardware'}).get_json()['uuid']
-
-
-def test_the_maximum_is_1_78(client):
-    assert microversion.MAX_VERSION == (1, 78)
-    response = client.get('/v1', headers={
-        'X-OpenStack-Ironic-API-Version': 'latest'})
-    assert response.headers['X-OpenStack-Ironic-API-Version'] == '1.78'
-    assert response.headers[
-        'X-OpenStack-Ironic-API-Maximum-Version'] == '1.78'
 
 
 def test_agent_status_in_heartbeats_from_1_72(client):
