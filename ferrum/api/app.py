@@ -19,6 +19,7 @@ from ferrum.api import access
 from ferrum.api import auth
 from ferrum.api import body
 from ferrum.api import errors
+from ferrum.api import json_suffix
 from ferrum.api import metrics
 from ferrum.api import microversion
 from ferrum.api import routes
@@ -140,6 +141,8 @@ def create_app(conf: cfg.ConfigOpts, db: db_api.Database,
     app.register_error_handler(Exception, errors.from_unexpected)
     collected = app.config[metrics_handler.REGISTRY] = (
         metrics.build_registry(conf, db, service_metrics))
+    app.wsgi_app = json_suffix.JsonSuffix(  # type: ignore[method-assign]
+        app.wsgi_app)
     # Outermost, around authentication too: a 401 is a request as well.
     app.wsgi_app = metrics.RequestMetrics(  # type: ignore[method-assign]
         app.wsgi_app, app.url_map, collected)

@@ -14,6 +14,7 @@ import jsonpatch
 import jsonschema
 
 from ferrum.api import errors
+from ferrum.api import microversion
 from ferrum.api import services
 from ferrum.common import exception
 from ferrum.common import json_depth
@@ -222,6 +223,11 @@ def apply_patch(document: dict[str, Any], patch: Any) -> dict[str, Any]:
                 reason='The "%s" operation on %s needs a "value".'
                        % (operation['op'], operation['path']))
         root = operation['path'].split('/')[1]
+        if microversion.at_least(98):
+            # RFC 6901's escapes in the field's name, as Ironic from 1.98;
+            # deeper keys holding "~" or "/" are jsonpatch's at every
+            # version.
+            root = root.replace('~1', '/').replace('~0', '~')
         if root not in document:
             raise exception.InvalidParameterValue(
                 reason='Adding a new attribute (/%s) to the root of the '

@@ -125,6 +125,17 @@ VERSIONS: tuple[tuple[int, str], ...] = (
          'empty list).'),
     (87, 'Servicing: target "service" and service_step (not served: '
          'refused, service_step is {}).'),
+    (88, 'Port name.'),
+    (89, 'Virtual media attach and detach: /v1/nodes/{node}/vmedia.'),
+    (90, 'OVN VTEP switch keys in a port\'s local_link_connection.'),
+    (91, 'A ".json" ending of a path is part of the path.'),
+    (92, 'Runbooks (not served: /v1/runbooks is 404).'),
+    (93, 'Virtual media list: GET /v1/nodes/{node}/vmedia.'),
+    (94, 'A port created with its node\'s name.'),
+    (95, 'Node disable_power_off.'),
+    (96, 'Inspection rules (not served: /v1/inspection_rules is 404).'),
+    (97, 'Port description.'),
+    (98, 'RFC 6901 escapes ("~0", "~1") in PATCH paths\' field names.'),
 )
 
 #: Ironic serves every version from 1.1: below 1.11 a new node is created
@@ -274,3 +285,22 @@ def endpoint(minor: int, what: str) -> None:
         raise exception.NotFoundAtVersion(
             what=what, minor=minor, header=LEGACY_HEADER,
             current=as_string(request_version()))
+
+
+class RemovedAtVersion(exception.FerrumException):
+    """A feature a later Ironic version took away again; as Ironic."""
+
+    msg_fmt = ('%(what)s was removed at API version 1.%(minor)d; this '
+               'request uses %(current)s.')
+    code = 406
+
+
+def until(minor: int, what: str) -> None:
+    """Refuse (406) a feature removed at 1.``minor``, as Ironic does.
+
+    :raises RemovedAtVersion: the request's version is 1.``minor`` or
+        later.
+    """
+    if at_least(minor):
+        raise RemovedAtVersion(what=what, minor=minor,
+                               current=as_string(request_version()))

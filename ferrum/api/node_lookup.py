@@ -14,6 +14,9 @@
 
 import re
 
+import flask
+
+from ferrum.api import json_suffix
 from ferrum.api import microversion
 from ferrum.api import services
 from ferrum.common import exception
@@ -39,7 +42,13 @@ def get(ident: str) -> node_obj.Node:
     if not base.is_uuid_like(ident) and not microversion.at_least(
             _NAMES_MINOR):
         raise exception.NodeNotFound(node=ident[:100])
-    return node_obj.Node.get(services.db(), ident)
+    try:
+        return node_obj.Node.get(services.db(), ident)
+    except exception.NodeNotFound:
+        # Before 1.91 the path's ".json" was dropped: it may be the name's.
+        if not flask.request.environ.get(json_suffix.STRIPPED):
+            raise
+        return node_obj.Node.get(services.db(), ident + '.json')
 
 
 def check_name(name: str) -> None:

@@ -23,6 +23,7 @@ from ferrum.api.handlers import node_firmware
 from ferrum.api.handlers import node_history
 from ferrum.api.handlers import node_management
 from ferrum.api.handlers import node_states
+from ferrum.api.handlers import node_vmedia
 from ferrum.api.handlers import placement
 from ferrum.api.handlers import port
 from ferrum.api.handlers import portgroup
@@ -74,6 +75,8 @@ ROUTES: dict[str, dict[str, Handler]] = {
         'GET': node_history.get_history_entry},
     _NODE + '/children': {'GET': node_children.list_children},
     _NODE + '/firmware': {'GET': node_firmware.list_firmware},
+    _NODE + '/vmedia': {'GET': node_vmedia.get, 'POST': node_vmedia.attach,
+                        'DELETE': node_vmedia.detach},
     '/v1/shards': {'GET': shard.list_shards},
     _NODE + '/inventory': {'GET': unserved.get_inventory},
     # ---- ports (and a node's ports) ----

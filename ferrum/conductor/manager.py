@@ -24,6 +24,7 @@ from ferrum.conductor import task_manager
 from ferrum.conductor import updates
 from ferrum.conductor import vendor
 from ferrum.conductor import vifs
+from ferrum.conductor import vmedia
 from ferrum.objects import allocation as allocation_obj
 from ferrum.objects import node as node_obj
 
@@ -150,6 +151,17 @@ class ConductorManager:
             task.node.maintenance_reason = reason if enabled else None
             if not enabled:
                 task.node.fault = None
+
+    def attach_virtual_media(self, node_id: int | str, device_type: str,
+                             image_url: str) -> None:
+        vmedia.attach(self.ctx, node_id, device_type, image_url)
+
+    def detach_virtual_media(self, node_id: int | str,
+                             device_types: list[str] | None = None) -> None:
+        vmedia.detach(self.ctx, node_id, device_types)
+
+    def get_virtual_media(self, node_id: int | str) -> list[dict[str, Any]]:
+        return vmedia.listing(self.ctx, node_id)
 
     def validate_driver_interfaces(self, node_id: int | str
                                    ) -> dict[str, dict[str, Any]]:

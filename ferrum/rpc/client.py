@@ -344,6 +344,21 @@ class JsonRpcConductorAPI:
             node_id, 'get_supported_boot_devices', node_id=node_id)
         return result
 
+    def attach_virtual_media(self, node_id: int, device_type: str,
+                             image_url: str) -> None:
+        self._node_call(node_id, 'attach_virtual_media', node_id=node_id,
+                        device_type=device_type, image_url=image_url)
+
+    def detach_virtual_media(self, node_id: int,
+                             device_types: list[str] | None = None) -> None:
+        self._node_call(node_id, 'detach_virtual_media', node_id=node_id,
+                        device_types=device_types)
+
+    def get_virtual_media(self, node_id: int) -> list[dict[str, Any]]:
+        result: list[dict[str, Any]] = self._node_call(
+            node_id, 'get_virtual_media', node_id=node_id)
+        return result
+
     def vif_list(self, node_id: int) -> list[dict[str, Any]]:
         result: list[dict[str, Any]] = self._node_call(
             node_id, 'vif_list', node_id=node_id)

@@ -200,6 +200,9 @@ def _require_versions(values: Mapping[str, Any]) -> None:
     for key in link if isinstance(link, dict) else ():
         microversion.require(port_schema.LOCAL_LINK_KEYS.get(key, 1),
                              'The local_link_connection key "%s"' % key)
+        if key.startswith('vtep-'):
+            microversion.until(port_schema.VTEP_UNTIL,
+                               'The local_link_connection key "%s"' % key)
 
 
 def canonical_uuid(name: str, value: str) -> str:

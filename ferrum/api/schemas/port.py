@@ -27,7 +27,12 @@ _BOOL_FIELDS = ('pxe_enabled', 'is_smartnic',
 #: local_link_connection keys -> the minor version that accepts them.
 LOCAL_LINK_KEYS: dict[str, int] = {
     'switch_id': 19, 'port_id': 19, 'switch_info': 19, 'hostname': 19,
-    'network_type': 64}
+    'network_type': 64,
+    # OVN VTEP switches (1.90), refused again from 1.105 as Ironic removed
+    # them (see VTEP_UNTIL).
+    'vtep-logical-switch': 90, 'vtep-physical-switch': 90}
+#: The keys of API 1.90 that 1.105 took away again.
+VTEP_UNTIL = 105
 _LINK_REQUIRED = ({'switch_id', 'port_id'}, {'port_id', 'hostname'})
 _NETWORK_TYPES = ('managed', 'unmanaged')
 

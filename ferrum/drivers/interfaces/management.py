@@ -7,6 +7,7 @@ The rules every implementation follows are in :mod:`ferrum.drivers.base`.
 import abc
 from typing import TYPE_CHECKING, Any
 
+from ferrum.common import exception
 from ferrum.drivers import interfaces
 
 if TYPE_CHECKING:
@@ -40,3 +41,34 @@ class ManagementInterface(interfaces.BaseInterface):
 
         Called with a shared lock.
         """
+
+    # ---- virtual media (API 1.89, 1.93): optional -------------------------
+
+    def attach_virtual_media(self, task: 'AnyTask', device_type: str,
+                             image_url: str) -> None:
+        """Insert ``image_url`` into the virtual ``device_type`` (``cdrom``,
+        ``floppy`` or ``disk``), replacing what it held.
+
+        Called on a worker with an exclusive lock. Idempotent. The default
+        refuses, as Ironic's interfaces without virtual media do.
+        """
+        raise exception.UnsupportedDriverExtension(
+            driver=task.node.driver, extension='attach_virtual_media')
+
+    def detach_virtual_media(self, task: 'AnyTask',
+                             device_types: list[str] | None = None) -> None:
+        """Eject the virtual ``device_types`` (every one when None).
+
+        Called on a worker with an exclusive lock. Idempotent.
+        """
+        raise exception.UnsupportedDriverExtension(
+            driver=task.node.driver, extension='detach_virtual_media')
+
+    def get_virtual_media(self, task: 'AnyTask') -> list[dict[str, Any]]:
+        """The virtual media devices: ``media_types``, ``inserted`` and
+        ``image`` of each.
+
+        Called with a shared lock.
+        """
+        raise exception.UnsupportedDriverExtension(
+            driver=task.node.driver, extension='get_virtual_media')

@@ -6,6 +6,9 @@ The boot device is ``Boot.BootSourceOverrideTarget``, one-time
 secure boot are read and set where the BMC has them; a BMC without them
 answers with :class:`~ferrum.drivers.redfish.errors.RedfishUnsupported`.
 
+Virtual media devices are attached, detached and listed for the node
+API (1.89, 1.93) by :mod:`ferrum.drivers.redfish.vmedia_devices`.
+
 The manual clean step ``set_bmc_clock`` (Ironic's) sets the clock of the
 System's Manager; a BMC that runs it as a task makes the node wait in
 ``clean wait`` (:mod:`ferrum.drivers.redfish.tasks`).
@@ -22,6 +25,7 @@ from ferrum.drivers.redfish import driver_info
 from ferrum.drivers.redfish import errors
 from ferrum.drivers.redfish import power
 from ferrum.drivers.redfish import tasks
+from ferrum.drivers.redfish import vmedia_devices
 
 if TYPE_CHECKING:
     from ferrum.drivers.base import Task
@@ -55,6 +59,17 @@ class RedfishManagement(client.ClosesSessions, tasks.TaskPolling,
 
     def get_supported_boot_devices(self, task: 'Task') -> list[str]:
         return list(BOOT_DEVICES)
+
+    def attach_virtual_media(self, task: 'Task', device_type: str,
+                             image_url: str) -> None:
+        vmedia_devices.attach(task, device_type, image_url)
+
+    def detach_virtual_media(self, task: 'Task',
+                             device_types: list[str] | None = None) -> None:
+        vmedia_devices.detach(task, device_types)
+
+    def get_virtual_media(self, task: 'Task') -> list[dict[str, Any]]:
+        return vmedia_devices.listing(task)
 
     def set_boot_device(self, task: 'Task', device: str,
                         persistent: bool = False) -> None:

@@ -151,6 +151,12 @@ MATRIX = [
     row('GET', NODE + '/inventory', 404, SYSTEM_READER | OWNER,
         version='1.87'),
     row('GET', '/v1/shards', 200, SYSTEM_READER, EVERYONE, version='1.87'),
+    # fake-hardware has no virtual media: accepted (the worker fails), and
+    # the list is the driver's 400.
+    row('POST', NODE + '/vmedia', 204, PROJECT_MEMBER, version='1.98',
+        body={'device_type': 'cdrom', 'image_url': 'http://192.0.2.1/a'}),
+    row('DELETE', NODE + '/vmedia', 204, PROJECT_MEMBER, version='1.98'),
+    row('GET', NODE + '/vmedia', 400, NODE_READERS, version='1.98'),
     row('GET', NODE + '/traits', 200, NODE_READERS),
     row('PUT', NODE + '/traits', 204, OWNER_ADMIN,
         body={'traits': ['CUSTOM_Y']}),

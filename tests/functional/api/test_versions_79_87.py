@@ -4,21 +4,16 @@
 
 import pytest
 
-from ferrum.api import microversion
 from ferrum.objects import node as node_obj
+from tests.functional.api import versions
 from tests.functional.api.tenancy import fault
 from tests.functional.conductor.flows import to_state
 
-
-def _v(minor):
-    return {'X-OpenStack-Ironic-API-Version': '1.%d' % minor}
+_v = versions.v
 
 
 def _node(client, minor=87, **values):
-    values.setdefault('driver', 'fake-hardware')
-    response = client.post('/v1/nodes', headers=_v(minor), json=values)
-    assert response.status_code == 201, response.get_data(as_text=True)
-    return response.get_json()
+    return versions.node(client, minor, **values)
 
 
 def _patch(client, ident, minor=87, **values):
@@ -31,15 +26,6 @@ def _uuids(client, query, minor=87):
     response = client.get('/v1/nodes%s' % query, headers=_v(minor))
     assert response.status_code == 200, response.get_data(as_text=True)
     return {n['uuid'] for n in response.get_json()['nodes']}
-
-
-def test_the_maximum_is_1_87(client):
-    assert microversion.MAX_VERSION == (1, 87)
-    response = client.get('/v1', headers={
-        'X-OpenStack-Ironic-API-Version': 'latest'})
-    assert response.headers['X-OpenStack-Ironic-API-Version'] == '1.87'
-    assert response.headers[
-        'X-OpenStack-Ironic-API-Maximum-Version'] == '1.87'
 
 
 @pytest.fixture
