@@ -7,6 +7,7 @@ shape and never a traceback.
 """
 
 import datetime
+import uuid
 from collections.abc import Callable
 from typing import Any
 
@@ -84,6 +85,15 @@ def _limit_query() -> None:
 
 def _add_version_headers(response: flask.Response) -> flask.Response:
     microversion.add_headers(response, flask.g.get('api_version'))
+    # Every answer names its request, as Ironic's (oslo.middleware's
+    # request ids): X-OpenStack-Request-Id (1.107) and the older
+    # OpenStack-Request-Id, the same value, at every version.
+    # The request context's id where there is one (its log lines say it).
+    ctx = flask.g.get('context')
+    request_id = (ctx.request_id if ctx is not None and ctx.request_id
+                  else 'req-%s' % uuid.uuid4())
+    response.headers['X-OpenStack-Request-Id'] = request_id
+    response.headers['OpenStack-Request-Id'] = request_id
     return response
 
 

@@ -136,6 +136,26 @@ VERSIONS: tuple[tuple[int, str], ...] = (
     (96, 'Inspection rules (not served: /v1/inspection_rules is 404).'),
     (97, 'Port description.'),
     (98, 'RFC 6901 escapes ("~0", "~1") in PATCH paths\' field names.'),
+    (99, 'Port and port group list filter conductor_group.'),
+    (100, 'Port vendor.'),
+    (101, 'Port category.'),
+    (102, 'Port group physical_network.'),
+    (103, 'Port group category.'),
+    (104, 'Node instance_name and its list filter.'),
+    (105, 'OVN VTEP link keys (1.90) removed again.'),
+    (106, 'Port group list filter shard.'),
+    (107, 'X-OpenStack-Request-Id on every answer (sent at every '
+          'version).'),
+    (108, 'disable_ramdisk when servicing (not served: no servicing).'),
+    (109, 'Node health (always null: no driver reports it).'),
+    (110, 'Aborting a deploy in "wait call-back".'),
+    (111, 'Port available_for_dynamic_portgroup, port group '
+          'dynamic_portgroup.'),
+    (112, 'Runbook traits (not served: no runbooks).'),
+    (113, 'Node history project.'),
+    (114, 'Firmware component vendor, model, serial_number (no component '
+          'is ever listed).'),
+    (115, 'Node history state, target_provision_state, duration_seconds.'),
 )
 
 #: Ironic serves every version from 1.1: below 1.11 a new node is created

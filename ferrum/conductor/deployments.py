@@ -93,6 +93,7 @@ def do_tear_down(task: task_manager.Task) -> None:
     task.node.power_state = states.POWER_OFF
     task.node.instance_info = {}
     task.node.instance_uuid = None
+    task.node.instance_name = None
     release.detach(task)
     task.process_event('clean')
     cleaning.do_node_clean(task)

@@ -352,6 +352,17 @@ def _keep_masked_secrets(node: node_obj.Node, changes: dict[str, Any]) -> None:
                     info[key] = old[key]
 
 
+def _name_instance(node: node_obj.Node, changes: dict[str, Any]) -> None:
+    """As Ironic: a node without an instance_name takes the one nova
+    puts in instance_info (display_name)."""
+    info = changes.get('instance_info')
+    if (isinstance(info, dict) and not node.instance_name
+            and 'instance_name' not in changes
+            and isinstance(info.get('display_name'), str)
+            and info['display_name']):
+        changes['instance_name'] = info['display_name'][:255]
+
+
 def patch_node(node_ident: str) -> dict[str, Any]:
     node = access.node(node_ident, 'baremetal:node:get')
     reset = listing.parse_bool('reset_interfaces')
@@ -372,6 +383,7 @@ def patch_node(node_ident: str) -> dict[str, Any]:
     _translate(changes, node)
     _check_values(changes, node.owner, node.uuid)
     _keep_masked_secrets(node, changes)
+    _name_instance(node, changes)
     if not changes:
         return _detail(node)
     updated = services.rpc().update_node(node.id, changes, bool(reset))

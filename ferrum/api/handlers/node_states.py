@@ -146,6 +146,8 @@ def set_provision_state(node_ident: str) -> flask.Response:
     node = _node(node_ident, 'baremetal:node:set_provision_state')
     if target == 'abort' and node.provision_state == states.INSPECTWAIT:
         microversion.require(41, 'Aborting inspection')
+    if target == 'abort' and node.provision_state == states.DEPLOYWAIT:
+        microversion.require(110, 'Aborting a deploy in "wait call-back"')
     services.rpc().do_provisioning_action(node.id, target, args)
     return _accepted(node)
 

@@ -82,7 +82,7 @@ _GIVE_BACK = sa.update(_NODE).where(
     _NODE.c.reservation.is_(None), _NODE.c.instance_uuid.is_(None),
     _NODE.c.allocation_id.is_(None),
     _NODE.c.provision_state == 'available', ~_PASSED_ON).values(
-        lessee=None, instance_info={},
+        lessee=None, instance_info={}, instance_name=None,
         extra=sa.func.coalesce(sa.type_coerce(NODES.c.node_extra, sa.Text),
                                '{}'),
         updated_at=sa.bindparam('b_updated', type_=sa.DateTime)

@@ -93,6 +93,8 @@ def _delete(ferrum: Ferrum, uuid: str) -> None:
     node whose machine is gone must not wait for its agent meanwhile."""
     node = ferrum.node(uuid)
     if node['provision_state'] in ('wait call-back', 'clean wait'):
+        # Aborting a deploy wait is API 1.110's.
         ferrum.api('PUT', '/v1/nodes/%s/states/provision' % uuid,
-                   json={'target': 'abort'})
+                   json={'target': 'abort'},
+                   headers={'X-OpenStack-Ironic-API-Version': '1.110'})
     ferrum.api('DELETE', '/v1/nodes/%s' % uuid)

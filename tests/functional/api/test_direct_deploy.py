@@ -117,8 +117,13 @@ def test_a_deploy_boots_the_agent_and_waits_for_it(client, conductor, db):
                          ).get_json()['history']
     assert any(entry['event'] == 'Deploy step deploy.deploy started'
                for entry in history)
-    assert client.put('/v1/nodes/%s/states/provision' % node.uuid,
-                      headers=V, json={'target': 'abort'}).status_code == 202
+    url = '/v1/nodes/%s/states/provision' % node.uuid
+    # Aborting a deploy wait is API 1.110's, as in Ironic.
+    assert client.put(url, headers=V, json={
+        'target': 'abort'}).status_code == 406
+    assert client.put(url, headers={
+        'X-OpenStack-Ironic-API-Version': '1.110'}, json={
+        'target': 'abort'}).status_code == 202
     failed = settled(db, node.id, states.DEPLOYFAIL)
     assert failed.deploy_step is None
 

@@ -6,7 +6,6 @@ test_redfish_vmedia_api.py.)"""
 
 import pytest
 
-from ferrum.api import microversion
 from ferrum.objects import node as node_obj
 from tests.functional.api import versions
 from tests.functional.api.tenancy import fault
@@ -17,15 +16,6 @@ _v = versions.v
 
 def _node(client, minor=98, **values):
     return versions.node(client, minor, **values)
-
-
-def test_the_maximum_is_1_98(client):
-    assert microversion.MAX_VERSION == (1, 98)
-    response = client.get('/v1', headers={
-        'X-OpenStack-Ironic-API-Version': 'latest'})
-    assert response.headers['X-OpenStack-Ironic-API-Version'] == '1.98'
-    assert response.headers[
-        'X-OpenStack-Ironic-API-Maximum-Version'] == '1.98'
 
 
 _CD = {'device_type': 'cdrom', 'image_url': 'http://192.0.2.1/boot.iso'}
