@@ -22,7 +22,7 @@ import copy
 import datetime
 import re
 import uuid as uuidlib
-from collections.abc import Collection, Mapping
+from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
 import sqlalchemy as sa
@@ -137,12 +137,14 @@ class Port(base.Row):
              limit: int | None = None,
              sort_key: str = 'id', sort_dir: str = 'asc',
              marker: Port | None = None,
-             project: str | None = None) -> list[Port]:
+             project: str | None = None,
+             shards: Sequence[str] | None = None) -> list[Port]:
         """Ports, filtered by what is given: a node, an address, a group,
         a part of the description, the nodes' conductor groups.
 
         ``marker`` is the last port of the previous page; ``project`` keeps
-        the ports of nodes that project owns or leases.
+        the ports of nodes that project owns or leases; ``shards``, those
+        of nodes in one of these shards.
         """
         query = _SELECT
         if portgroup_id is not None:
@@ -153,6 +155,8 @@ class Port(base.Row):
         if conductor_groups is not None:
             query = query.where(_NODES.c.conductor_group.in_(
                 base.bucketed(sorted(conductor_groups))))
+        if shards is not None:
+            query = query.where(_NODES.c.shard.in_(list(shards)))
         if project is not None:
             query = query.where(sa.or_(_NODES.c.owner == project,
                                        _NODES.c.lessee == project))

@@ -70,6 +70,14 @@ _DEFAULTS: dict[str, Any] = {'extra': {}, 'local_link_connection': {},
 
 # ---- reading ---------------------------------------------------------------
 
+class ShardWithNode(exception.FerrumException):
+    """Ironic's OperationNotPermitted for a shard filter with a node."""
+
+    msg_fmt = ('Operation not permitted: the shard filter cannot be '
+               'combined with a node.')
+    code = 403
+
+
 def _node_filter(parent: node_obj.Node | None) -> dict[str, Any]:
     """The node_id filter from the URL, ``node_uuid`` or ``node``."""
     if parent is not None:
@@ -101,6 +109,13 @@ def _filters(parent: node_obj.Node | None) -> dict[str, Any]:
                        'is not supported.')
         filters['portgroup_id'] = access.portgroup(
             portgroup, 'baremetal:portgroup:get').id
+    shard = args.get('shard')
+    if shard is not None:
+        microversion.require(82, 'The shard filter')
+        if 'node_id' in filters:
+            # As Ironic: a shard is a set of nodes, not one.
+            raise ShardWithNode()
+        filters['shards'] = [item for item in shard.split(',') if item]
     address = args.get('address')
     if address is not None:
         filters['address'] = port_obj.normalize_mac(address)

@@ -201,3 +201,23 @@ def test_firmware_is_an_empty_list_from_1_86(client):
     assert response.status_code == 406
     driver = client.get('/v1/drivers/fake-hardware', headers=_v(86))
     assert driver.get_json()['default_firmware_interface'] == 'no-firmware'
+
+
+def test_ports_of_shards_from_1_82(client):
+    east = _node(client)['uuid']
+    west = _node(client)['uuid']
+    _patch(client, east, shard='east')
+    for index, node in enumerate((east, west)):
+        response = client.post('/v1/ports', headers=_v(87), json={
+            'node_uuid': node, 'address': '52:54:00:00:02:%02d' % index})
+        assert response.status_code == 201
+    ports = client.get('/v1/ports?shard=east,north&fields=node_uuid',
+                       headers=_v(82)).get_json()['ports']
+    assert [p['node_uuid'] for p in ports] == [east]
+    assert client.get('/v1/ports?shard=east',
+                      headers=_v(81)).status_code == 406
+    response = client.get('/v1/ports?shard=east&node=%s' % east,
+                          headers=_v(82))
+    assert response.status_code == 403
+    assert client.get('/v1/nodes/%s/ports?shard=east' % east,
+                      headers=_v(82)).status_code == 403
