@@ -8,15 +8,15 @@ the parent's UUID) are indexed because every node list filters on them
 list filter too. ``disable_power_off`` (1.95) is false for every node of
 before.
 
-Revision ID: 0020
-Revises: 0015
+Revision ID: 0019
+Revises: 0018
 """
 
 import sqlalchemy as sa
 from alembic import op
 
-revision = '0020'
-down_revision = '0015'
+revision = '0019'
+down_revision = '0018'
 
 
 def upgrade() -> None:
