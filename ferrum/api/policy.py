@@ -162,6 +162,8 @@ def _nodes() -> list[policy.DocumentedRuleDefault]:
         _node_update('owner', SYSTEM_MEMBER, 'owner'),
         _node_update('driver_interfaces', SYSTEM_MEMBER_OR_OWNER_ADMIN,
                      'driver and interfaces'),
+        _node_update('network_data', SYSTEM_MEMBER_OR_OWNER_MEMBER,
+                     'network_data'),
         _node_update('conductor_group', SYSTEM_MEMBER, 'conductor_group'),
         _node_update('name', SYSTEM_MEMBER_OR_OWNER_MEMBER, 'name'),
         _node_update('retired', SYSTEM_MEMBER_OR_OWNER_MEMBER,
@@ -173,6 +175,10 @@ def _nodes() -> list[policy.DocumentedRuleDefault]:
     return [
         _rule('baremetal:node:create', _any(SYSTEM_ADMIN, SYSTEM_SERVICE),
               'Create Node records', ('POST', '/nodes')),
+        _rule('baremetal:node:create:self_owned_node',
+              '(role:admin) or (role:service)',
+              'Create node records which will be tracked as owned by the '
+              'associated user project.', ('POST', '/nodes')),
         _rule('baremetal:node:list', API_READER,
               'Retrieve multiple Node records, filtered by an explicit '
               'owner or the client project_id', *lists),
@@ -199,6 +205,9 @@ def _nodes() -> list[policy.DocumentedRuleDefault]:
               'Update Node instance_info field', ('PATCH', _NODE)),
         _rule('baremetal:node:delete', SYSTEM_ADMIN, 'Delete Node records',
               ('DELETE', _NODE)),
+        _rule('baremetal:node:delete:self_owned_node', PROJECT_ADMIN,
+              'Delete node records which are associated with the '
+              'requesting project.', ('DELETE', _NODE)),
         _rule('baremetal:node:validate',
               SYSTEM_OR_OWNER_MEMBER_AND_LESSEE_ADMIN,
               'Request active validation of Nodes',

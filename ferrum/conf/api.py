@@ -126,6 +126,16 @@ opts: list[cfg.Opt] = [
                     'PATCH changes are bounded the same way. There is no '
                     '0 (no bound): at most 100,000, because conductors '
                     'refuse JSON-RPC calls holding more than 200,000.'),
+    cfg.BoolOpt('project_admin_can_manage_own_nodes', default=True,
+                mutable=True,
+                help='Let a project-scoped administrator create nodes '
+                     'owned by its project and delete the nodes its '
+                     'project owns (Ironic\'s option and default, API '
+                     '1.80), under the rules '
+                     'baremetal:node:create:self_owned_node and '
+                     'baremetal:node:delete:self_owned_node. Unset, only '
+                     'baremetal:node:create and baremetal:node:delete (a '
+                     'system administrator) decide.'),
     cfg.URIOpt('public_endpoint', schemes=['http', 'https'],
                help='Base URL, such as https://baremetal.example.com:6385, '
                     'that API responses use in their links instead of the '

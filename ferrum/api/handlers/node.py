@@ -9,6 +9,7 @@ from collections.abc import Mapping
 from typing import Any
 
 import flask
+from oslo_utils import strutils
 
 from ferrum.api import access
 from ferrum.api import body
@@ -20,6 +21,7 @@ from ferrum.api.schemas import node as node_schema
 from ferrum.api.views import node as node_view
 from ferrum.common import exception
 from ferrum.common import states
+from ferrum.conf import default as default_conf
 from ferrum.objects import allocation as allocation_obj
 from ferrum.objects import base
 from ferrum.objects import chassis as chassis_obj
@@ -58,6 +60,7 @@ _REMOVED_VALUES: dict[str, Any] = {
     'driver_info': {}, 'properties': {}, 'instance_info': {}, 'extra': {},
     'conductor_group': '', 'protected': False, 'retired': False,
     'disable_power_off': False}
+_READ_ONLY_HINT = 'see the API reference for the endpoint that changes it.'
 
 
 def _filters() -> dict[str, Any]:
@@ -280,9 +283,31 @@ def _detail(node: node_obj.Node) -> dict[str, Any]:
     return _render_all([node], node_view.available_fields())[0]
 
 
+def _self_service() -> bool:
+    return bool(services.conf().api.project_admin_can_manage_own_nodes)
+
+
+def _creation_owner(values: dict[str, Any]) -> None:
+    """Ironic's self-service nodes: a caller that may create nodes only
+    under ``create:self_owned_node`` creates them for its project, and
+    a system-scoped one as it asks."""
+    if not (_self_service() and access.allowed(
+            'baremetal:node:create:self_owned_node')):
+        access.check('baremetal:node:create')
+        return
+    project = access.context().project_id
+    if access.context().system_scope == 'all':
+        return
+    if values.get('owner') and values['owner'] != project:
+        raise exception.InvalidParameterValue(
+            reason='Cannot create a node as a project scoped admin with an '
+                   'owner other than your own project.')
+    values['owner'] = project
+
+
 def create_node() -> flask.Response:
-    access.check('baremetal:node:create')
     values = body.json_body(node_schema.CREATE)
+    _creation_owner(values)
     if values.get('network_data') is not None:
         microversion.require(66, 'The node field "network_data"')
     if values.pop('network_data', None):
@@ -310,36 +335,74 @@ def _patchable_document(node: node_obj.Node) -> dict[str, Any]:
     return document
 
 
-#: Node fields with a rule of their own, as Ironic's PATCH checks them.
-_FIELD_RULES = {
-    'instance_info': 'baremetal:node:update_instance_info',
-    'extra': 'baremetal:node:update_extra',
-    'retired_reason': 'baremetal:node:update:retired',
-    'instance_name': 'baremetal:node:update_instance_info',
-    'driver': 'baremetal:node:update:driver_interfaces',
-    **{name: 'baremetal:node:update:%s' % name for name in (
-        'driver_info', 'properties', 'chassis_uuid', 'instance_uuid',
-        'lessee', 'owner', 'conductor_group', 'name', 'retired', 'shard',
-        'parent_node', 'disable_power_off')},
-}
+#: Ironic's PATCH rules by path, in the order it matches them: a path
+#: starting with one of these (``/retired_reason`` too) takes its rule.
+_PATH_RULES = (
+    ('/instance_info', 'baremetal:node:update_instance_info'),
+    ('/extra', 'baremetal:node:update_extra'),
+    ('/driver_info', 'baremetal:node:update:driver_info'),
+    ('/properties', 'baremetal:node:update:properties'),
+    ('/chassis_uuid', 'baremetal:node:update:chassis_uuid'),
+    ('/instance_uuid', 'baremetal:node:update:instance_uuid'),
+    ('/instance_name', 'baremetal:node:update_instance_info'),
+    ('/lessee', 'baremetal:node:update:lessee'),
+    ('/owner', 'baremetal:node:update:owner'),
+    ('/driver', 'baremetal:node:update:driver_interfaces'),
+    ('/network_data', 'baremetal:node:update:network_data'),
+    ('/conductor_group', 'baremetal:node:update:conductor_group'),
+    ('/name', 'baremetal:node:update:name'),
+    ('/retired', 'baremetal:node:update:retired'),
+    ('/shard', 'baremetal:node:update:shard'),
+    ('/parent_node', 'baremetal:node:update:parent_node'),
+    ('/disable_power_off', 'baremetal:node:update:disable_power_off'),
+)
+_INTERFACE_PATHS = frozenset('/%s_interface' % kind
+                             for kind in default_conf.INTERFACE_KINDS)
 
 
-def _check_update(node: node_obj.Node, changed: Mapping[str, Any]) -> None:
-    """Each changed field's rule; the generic update rule for the rest.
+def _path_rule(operation: Mapping[str, Any]) -> str | None:
+    """The rule of one operation's path; None for the generic one."""
+    path = operation['path']
+    for prefix, rule in _PATH_RULES:
+        if path.startswith(prefix):
+            return rule
+    if '/' + path.split('/')[1] in _INTERFACE_PATHS:
+        return 'baremetal:node:update:driver_interfaces'
+    if (path.startswith('/automated_clean')
+            and strutils.bool_from_string(operation.get('value'),
+                                          default=None) is False):
+        # A lessee that could turn cleaning off would leave its data on
+        # the disks for the node's next tenant (system admin only).
+        return 'baremetal:node:disable_cleaning'
+    return None
 
-    Turning cleaning off also needs ``disable_cleaning`` (system admin, as
-    in Ironic): a lessee that could would leave its data on the disks for
-    the node's next tenant.
-    """
-    rules = {_FIELD_RULES.get(name) or (
-        'baremetal:node:update:driver_interfaces'
-        if name.endswith('_interface') else 'baremetal:node:update')
-        for name in changed}
-    if changed.get('automated_clean') is False:
-        rules.add('baremetal:node:disable_cleaning')
+
+def _check_patch(node: node_obj.Node, document: Mapping[str, Any],
+                 patch: Any) -> None:
+    """Ironic's order: the patch's shape and fields (400), then each
+    path's rule (403), all before anything is applied, so that a caller
+    learns nothing from how a patch of a field it may not change fails
+    (a redacted one, say)."""
+    body.validate(patch, body.PATCH_SCHEMA, 'JSON Patch')
+    for operation in patch:
+        root = operation['path'].split('/')[1]
+        if root not in document:
+            raise exception.InvalidParameterValue(
+                reason='Adding a new attribute (/%s) to the root of the '
+                       'resource is not allowed.' % root)
+        if root not in node_schema.UPDATABLE and root != 'network_data':
+            raise exception.InvalidParameterValue(
+                reason="'/%s' is a read-only attribute and cannot be "
+                       "updated with PATCH; %s" % (root, _READ_ONLY_HINT))
+    rules = [_path_rule(operation) for operation in patch]
     target = access.node_target(node)
-    for rule in sorted(rules or {'baremetal:node:update'}):
+    for rule in sorted({rule or 'baremetal:node:update' for rule in rules}
+                       or {'baremetal:node:update'}):
         access.check(rule, target)
+    if any(op['path'].split('/')[1] == 'network_data' for op in patch):
+        raise exception.InvalidParameterValue(
+            reason='network_data is not served: ferrum builds no network '
+                   'configuration for config drives.')
 
 
 def _keep_masked_secrets(node: node_obj.Node, changes: dict[str, Any]) -> None:
@@ -369,16 +432,16 @@ def patch_node(node_ident: str) -> dict[str, Any]:
     if reset is not None:
         microversion.require(45, 'reset_interfaces')
     document = _patchable_document(node)
-    changes = body.patch_changes(
-        document, body.json_body(), node_schema.UPDATABLE,
-        'see the API reference for the endpoint that changes it.')
+    patch = body.json_body()
+    _check_patch(node, document, patch)
+    changes = body.patch_changes(document, patch, node_schema.UPDATABLE,
+                                 _READ_ONLY_HINT)
     if reset and 'driver' not in changes:
         raise exception.InvalidParameterValue(
             reason='reset_interfaces can only be used with a driver change.')
     for name, default in _REMOVED_VALUES.items():
         if name in changes and changes[name] is None:
             changes[name] = default
-    _check_update(node, changes)
     body.validate(changes, node_schema.UPDATE, 'node update')
     _translate(changes, node)
     _check_values(changes, node.owner, node.uuid)
@@ -391,6 +454,13 @@ def patch_node(node_ident: str) -> dict[str, Any]:
 
 
 def delete_node(node_ident: str) -> flask.Response:
-    node = access.node(node_ident, 'baremetal:node:delete')
+    try:
+        node = access.node(node_ident, 'baremetal:node:delete')
+    except access.Forbidden:
+        if not _self_service():
+            raise
+        # A project admin deletes the nodes its project owns (1.80).
+        node = access.node(node_ident,
+                           'baremetal:node:delete:self_owned_node')
     services.rpc().destroy_node(node.id)
     return flask.Response(status=204)

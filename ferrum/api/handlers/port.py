@@ -234,16 +234,19 @@ def no_node(node_uuid: str) -> exception.InvalidParameterValue:
 
 
 def target_node(node_uuid: str, rule: str) -> node_obj.Node:
-    """The node a port or group is put on, if the caller may do ``rule``
-    there; a missing node, or one hidden from the caller, is a bad
-    request."""
+    """The node a port or group is put on, as Ironic decides it: ``rule``
+    against the node's owner and lessee first (403 for another project's
+    node, or a missing one, unless the caller could do it on any node),
+    and only then a missing node's 400."""
     node_uuid = canonical_uuid('node_uuid', node_uuid)
     try:
-        node = node_obj.Node.get(services.db(), node_uuid)
-        access.visible_node(node, node_uuid)
+        node: node_obj.Node | None = node_obj.Node.get(services.db(),
+                                                       node_uuid)
     except exception.NodeNotFound:
-        raise no_node(node_uuid) from None
-    access.check(rule, access.node_target(node))
+        node = None
+    access.check(rule, access.node_target(node) if node is not None else {})
+    if node is None:
+        raise no_node(node_uuid)
     return node
 
 

@@ -47,6 +47,9 @@ OWNER_MEMBER_LESSEE_ADMIN = SYSTEM_MEMBER | {'owner_admin', 'owner_member',
 OWNER_MEMBER = SYSTEM_MEMBER | {'owner_admin', 'owner_member'}
 OWNER_ADMIN = SYSTEM_MEMBER | {'owner_admin'}
 SYSTEM_OR_OWNER_ADMIN = SYSTEM_ADMIN | {'owner_admin'}
+#: Any admin, and the service: baremetal:node:create:self_owned_node.
+SELF_SERVICE = SYSTEM_ADMIN | {'owner_admin', 'lessee_admin', 'third_party',
+                               'service'}
 #: The lessee's allocation a and lease l.
 LESSEE_READERS = SYSTEM_READER | LESSEE
 LESSEE_MEMBERS = SYSTEM_MEMBER | {'lessee_admin', 'lessee_member'}
@@ -59,14 +62,16 @@ NODE = '/v1/nodes/{n}'
 
 
 def row(method, path, ok, allowed, visible=NODE_READERS, body=None,
-        route=None, rows=None, hidden=404, version=None):
+        route=None, rows=None, hidden=404, version=None, answers=None):
     """One request. ``visible``: who may see the resource (the others get
     ``hidden``: 404, or 400 where the resource is named in the body);
     ``rows``: for lists, persona -> the set of names it sees; ``version``:
-    the microversion, when not tenancy.V's."""
+    the microversion, when not tenancy.V's; ``answers``: persona -> its
+    status where none of these rules gives it."""
     return {'method': method, 'path': path, 'ok': ok, 'allowed': allowed,
             'visible': visible, 'body': body, 'rows': rows, 'hidden': hidden,
-            'route': route or path.split('?')[0], 'version': version}
+            'route': route or path.split('?')[0], 'version': version,
+            'answers': answers or {}}
 
 
 def _lists(kind, owner_sees=True, lessee_sees=True):
@@ -96,14 +101,30 @@ MATRIX = [
         rows=_lists('nodes')),
     row('GET', '/v1/nodes/detail', 200, EVERYONE, EVERYONE,
         rows=_lists('nodes')),
-    row('POST', '/v1/nodes', 201, SYSTEM_ADMIN, EVERYONE,
+    # Self-service nodes (Ironic's create:self_owned_node, "role:admin or
+    # role:service"): a project admin's node is its project's.
+    row('POST', '/v1/nodes', 201, SELF_SERVICE, EVERYONE,
         body={'driver': 'fake-hardware'}),
+    # ... and naming another project as its owner is Ironic's 400.
+    row('POST', '/v1/nodes#owner', 201, SYSTEM_ADMIN, EVERYONE,
+        body={'driver': 'fake-hardware', 'owner': tenancy.OTHER},
+        route='/v1/nodes',
+        answers=dict.fromkeys(SELF_SERVICE - SYSTEM_ADMIN, 400)),
     row('GET', NODE, 200, NODE_READERS),
     row('PATCH', NODE, 200, PROJECT_MEMBER,
         body=[{'op': 'add', 'path': '/extra/x', 'value': 1}]),
     row('PATCH', NODE + '#driver_info', 200, OWNER_MEMBER,
         body=[{'op': 'add', 'path': '/driver_info/x', 'value': 1}],
         route=NODE),
+    # Each path's rule is checked before the patch is applied: a field
+    # redacted for the lessee is a 403, not a failed patch (400).
+    row('PATCH', NODE + '#driver_info_key', 200, OWNER_MEMBER,
+        body=[{'op': 'replace', 'path': '/driver_info/ipmi_address',
+               'value': 'bmc-2'}], route=NODE),
+    # Allowed, then refused: ferrum builds no network data.
+    row('PATCH', NODE + '#network_data', 400, OWNER_MEMBER,
+        body=[{'op': 'add', 'path': '/network_data/links', 'value': []}],
+        route=NODE, version='1.66'),
     row('PATCH', NODE + '#owner', 200, SYSTEM_MEMBER,
         body=[{'op': 'replace', 'path': '/owner', 'value': tenancy.THIRD}],
         route=NODE),
@@ -117,7 +138,8 @@ MATRIX = [
     row('PATCH', NODE + '#instance_name', 200, OWNER_MEMBER_LESSEE_ADMIN,
         body=[{'op': 'add', 'path': '/instance_name', 'value': 'vm'}],
         route=NODE, version='1.115'),
-    row('DELETE', NODE, 204, SYSTEM_ADMIN),
+    # delete:self_owned_node: the owner's admin.
+    row('DELETE', NODE, 204, SYSTEM_ADMIN | {'owner_admin'}),
     row('GET', NODE + '/states', 200, NODE_READERS),
     row('PUT', NODE + '/states/provision', 202, OWNER_MEMBER_LESSEE_ADMIN,
         body={'target': 'manage'}),
@@ -181,9 +203,12 @@ MATRIX = [
         rows=_lists('ports')),
     row('GET', '/v1/ports/detail', 200, EVERYONE, EVERYONE,
         rows=_lists('ports')),
+    # The rule against the node's owner comes first, as in Ironic: a
+    # reader, the lessee and another project are 403 (the node is not
+    # concealed: a missing one is the same 403 to them).
     row('POST', '/v1/ports', 201, SYSTEM_OR_OWNER_ADMIN,
         body={'node_uuid': '{n}', 'address': '52:54:00:ff:ff:{mac}'},
-        hidden=400),
+        hidden=403),
     row('GET', '/v1/ports/{p}', 200, NODE_READERS,
         route='/v1/ports/<port_ident>'),
     row('PATCH', '/v1/ports/{p}', 200, OWNER_ADMIN,
@@ -313,6 +338,8 @@ def test_every_route_and_method_has_a_row():
 
 
 def _expected(entry, persona):
+    if persona in entry['answers']:
+        return entry['answers'][persona]
     if persona in entry['allowed']:
         return entry['ok']
     return 403 if persona in entry['visible'] else entry['hidden']
