@@ -83,6 +83,20 @@ class ConductorUnreachable(exception.TemporaryFailure):
                '%(method)s call: %(reason)s')
 
 
+class CallTooLarge(exception.FerrumException):
+    msg_fmt = ('Conductor %(host)s refused the %(method)s call unread: '
+               '%(reason)s')
+    code = 413
+
+
+def _too_large_reason(answer: requests.Response) -> str:
+    """The conductor's words for a 413, which carries a JSON-RPC error."""
+    try:
+        return str(answer.json()['error']['message'])
+    except (ValueError, KeyError, TypeError):
+        return 'the call is larger than the conductor accepts.'
+
+
 #: Picks a conductor from a view, leaving out some hosts; None if none fits.
 Chooser = Callable[[registry_mod.View, Collection[str]], str | None]
 
@@ -246,6 +260,9 @@ class JsonRpcConductorAPI:
                 # conductor did nothing, so once more with a new token.
                 self._token.invalidate()
                 answer = self._post(address, body)
+            if answer.status_code == 413:
+                raise CallTooLarge(host=host, method=method,
+                                   reason=_too_large_reason(answer))
             answer.raise_for_status()
             response = answer.json()
         except requests.ConnectionError as exc:

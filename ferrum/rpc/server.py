@@ -41,8 +41,28 @@ LOG = logging.getLogger(__name__)
 _MAX_DEPTH = 64
 #: Most JSON values in a call: see handle().
 _MAX_VALUES = 200000
+#: What a call may add to the largest body the API accepts: the envelope
+#: (method, id, context, the node's id) and the JSON escapes a value gains
+#: on its way (a config drive is base64, which needs none).
+_ENVELOPE = 64 * 1024
 
 Manager = manager_mod.ConductorManager
+
+
+def max_call_size(conf: cfg.ConfigOpts) -> int:
+    """The largest call body served, in bytes: the largest body the API
+    accepts (``[api] max_json_body_size_provision``, or
+    ``max_json_body_size`` if larger), and an envelope.
+
+    A call carries what one API request brought, except an update, which
+    carries the whole fields a PATCH changed: a node whose ``extra`` (say)
+    many PATCHes grew past this limit can then only have that field
+    removed (a small call), not changed.
+    """
+    largest: int = max(conf.api.max_json_body_size,
+                       conf.api.max_json_body_size_provision)
+    return largest * 1024 + _ENVELOPE
+
 
 #: JSON-RPC 2.0 error codes of the protocol itself.
 PARSE_ERROR = -32700
@@ -127,8 +147,11 @@ class Application:
 
     def __init__(self, manager: Callable[[], Manager | None],
                  host: str, user_file: str | None = None,
-                 service_project: str | None = None) -> None:
+                 service_project: str | None = None, *,
+                 max_body: int) -> None:
         """
+        :param max_body: the largest body served, in bytes (see
+            :func:`max_call_size`); a larger one is refused unread.
         :param user_file: the htpasswd file for HTTP Basic authentication;
             None serves every call.
         :param service_project: if set, serve only calls whose identity
@@ -143,6 +166,7 @@ class Application:
             user_file, option='[json_rpc] http_basic_auth_user_file')
             if user_file else None)
         self._service_project = service_project
+        self._max_body = max_body
 
     def _refused(self, environ: dict[str, Any]
                  ) -> tuple[str, str, list[tuple[str, str]]] | None:
@@ -177,10 +201,21 @@ class Application:
             length = int(environ.get('CONTENT_LENGTH') or 0)
         except ValueError:
             length = 0
-        body = environ['wsgi.input'].read(length) if length > 0 else b''
-        payload = wire.dumps(handle(self._manager(), self._host, body))
-        start_response('200 OK', [('Content-Type', 'application/json'),
-                                  ('Content-Length', str(len(payload)))])
+        status = '200 OK'
+        if length > self._max_body:
+            # Unread, as the API refuses a body over its limit.
+            status = '413 Request Entity Too Large'
+            document = _error(None, INVALID_REQUEST, (
+                'The call is larger than %d bytes ([api] '
+                'max_json_body_size_provision or max_json_body_size on '
+                'this conductor, and %d for the envelope); it was not '
+                'read.' % (self._max_body, _ENVELOPE)))
+        else:
+            body = environ['wsgi.input'].read(length) if length > 0 else b''
+            document = handle(self._manager(), self._host, body)
+        payload = wire.dumps(document)
+        start_response(status, [('Content-Type', 'application/json'),
+                                ('Content-Length', str(len(payload)))])
         return [payload]
 
 
@@ -199,8 +234,10 @@ def application(conf: cfg.ConfigOpts, manager: Callable[[], Manager | None]
         # auth_token, in front of it, set them.
         return keystone_auth.protect(
             Application(manager, conf.host,
-                        service_project=conf.rbac_service_project_name), conf,
+                        service_project=conf.rbac_service_project_name,
+                        max_body=max_call_size(conf)), conf,
             'JSON-RPC endpoint')
     user_file = (conf.json_rpc.http_basic_auth_user_file
                  if strategy == 'http_basic' else None)
-    return Application(manager, conf.host, user_file)
+    return Application(manager, conf.host, user_file,
+                       max_body=max_call_size(conf))

@@ -18,8 +18,9 @@ def serving(conf, db, user_file=None):
     conf.set_override('node_locked_retry_interval', 0, group='conductor')
     svc = service.ConductorService(conf, db=db)
     endpoint = server.APIServer(conf, group='json_rpc', what='JSON-RPC')
-    endpoint.start(rpc_server.Application(lambda: svc.manager, conf.host,
-                                          user_file))
+    endpoint.start(rpc_server.Application(
+        lambda: svc.manager, conf.host, user_file,
+        max_body=rpc_server.max_call_size(conf)))
     svc.start(start_periodics=False, rpc_address=endpoint.url)
     try:
         yield svc, endpoint

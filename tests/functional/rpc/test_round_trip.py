@@ -245,6 +245,37 @@ def test_unknown_class_keeps_code_and_message():
     assert (exc.code, str(exc), exc.x) == (418, 'odd', 1)
 
 
+def test_a_call_larger_than_the_api_accepts_is_refused_unread(conf, db):
+    """The API's largest body ([api] max_json_body_size_provision) and an
+    envelope: a bigger call is refused (413) before a byte of it is read,
+    and the API side names the limit."""
+    conf.set_override('max_json_body_size', 4, group='api')
+    conf.set_override('max_json_body_size_provision', 8, group='api')
+    limit = rpc_server.max_call_size(conf)
+    assert limit == 8 * 1024 + 64 * 1024
+    node = node_obj.Node.create(db, {'driver': 'fake-hardware'})
+    with serving(conf, db) as (_svc, endpoint):
+        # A client that claims more than the limit and sends nothing: the
+        # answer comes at once (nothing waits for the body).
+        host, port = endpoint.url.split('//')[1].rstrip('/').split(':')
+        with socket.create_connection((host, int(port)), timeout=10) as raw:
+            raw.sendall(b'POST / HTTP/1.1\r\nHost: x\r\nContent-Type: '
+                        b'application/json\r\nContent-Length: %d\r\n\r\n'
+                        % (limit + 1))
+            head = raw.recv(4096)
+        assert head.startswith(b'HTTP/1.1 413'), head[:100]
+        assert b'max_json_body_size_provision' in head
+        rpc = client.JsonRpcConductorAPI(conf, db)
+        with pytest.raises(client.CallTooLarge) as caught:
+            rpc.update_node(node.id, {'extra': {'x': 'y' * limit}}, False)
+        assert caught.value.code == 413
+        assert 'was not read' in str(caught.value)
+        # Within the limit, as before.
+        updated = rpc.update_node(node.id, {'extra': {'x': 'y' * 1000}},
+                                  False)
+        assert updated.extra == {'x': 'y' * 1000}
+
+
 def test_only_listed_methods_are_called():
     answer = rpc_server.handle(None, 'h', b'{"jsonrpc": "2.0", "id": 1, '
                                           b'"method": "__init__"}')
@@ -274,6 +305,7 @@ def test_http_basic_refuses_calls_without_the_password(conf, db, tmp_path):
 
 def test_a_bad_users_file_names_the_json_rpc_option(tmp_path):
     with pytest.raises(http_basic.UserFileInvalid) as caught:
-        rpc_server.Application(lambda: None, 'h', str(tmp_path / 'nope'))
+        rpc_server.Application(lambda: None, 'h', str(tmp_path / 'nope'),
+                               max_body=1024)
     assert '[json_rpc] http_basic_auth_user_file' in str(caught.value)
     assert '[DEFAULT]' not in str(caught.value)
