@@ -10,8 +10,12 @@ import dataclasses
 import datetime
 import logging
 from collections.abc import Iterable, Mapping
+from typing import Any
 
 import sqlalchemy as sa
+from sqlalchemy.dialects import mysql
+from sqlalchemy.dialects import postgresql
+from sqlalchemy.dialects import sqlite
 
 from ferrum.common import exception
 from ferrum.db import api as db_api
@@ -76,32 +80,45 @@ def alive(heartbeat_timeout: int) -> sa.ColumnElement[bool]:
                    TABLE.c.heartbeat_at > _cutoff(heartbeat_timeout))
 
 
+def _upsert(dialect: str, values: dict[str, Any]) -> sa.Executable:
+    """One statement that inserts the registration, or updates the row
+    of its hostname: the database decides, so two registrations of one
+    hostname at once both succeed (the later one's values win)."""
+    changed = {name: value for name, value in values.items()
+               if name not in ('hostname', 'created_at')}
+    if dialect == 'mysql':
+        mysql_insert = mysql.insert(TABLE).values(**values)
+        return mysql_insert.on_duplicate_key_update(**changed)
+    insert = (postgresql.insert(TABLE) if dialect == 'postgresql'
+              else sqlite.insert(TABLE)).values(**values)
+    return insert.on_conflict_do_update(index_elements=['hostname'],
+                                        set_=changed)
+
+
 def register(db: db_api.Database, hostname: str, group: str,
              heartbeat_timeout: int, rpc_address: str | None = None
              ) -> Conductor:
-    """Register (or re-register after a restart) a conductor as online.
+    """Register (or re-register after a restart) a conductor as online,
+    with one insert-or-update of its hostname's row.
 
     A restart under systemd comes back before the old heartbeat expires, so
     a live-looking row of the same hostname is taken over with a warning
-    rather than refused.
+    rather than refused. That warning alone reads the row first: the
+    write does not depend on what it read.
     """
     now = base.utcnow()
-    values = {'conductor_group': group, 'online': True, 'heartbeat_at': now,
-              'rpc_address': rpc_address, 'updated_at': now}
+    values = {'hostname': hostname, 'conductor_group': group,
+              'online': True, 'heartbeat_at': now,
+              'rpc_address': rpc_address, 'created_at': now,
+              'updated_at': now}
     with db.writer() as conn:
-        row = conn.execute(sa.select(TABLE).where(
-            TABLE.c.hostname == hostname)).mappings().first()
-        if row is None:
-            conn.execute(sa.insert(TABLE).values(
-                hostname=hostname, created_at=now, **values))
-        else:
-            if row['online'] and row['heartbeat_at'] > _cutoff(
-                    heartbeat_timeout):
-                LOG.warning('Conductor %s was still registered as alive; '
-                            'assuming it restarted. Two conductors must not '
-                            'share one [DEFAULT]host.', hostname)
-            conn.execute(sa.update(TABLE).where(TABLE.c.id == row['id'])
-                         .values(**values))
+        if conn.execute(sa.select(TABLE.c.id).where(
+                TABLE.c.hostname == hostname,
+                alive(heartbeat_timeout))).first() is not None:
+            LOG.warning('Conductor %s was still registered as alive; '
+                        'assuming it restarted. Two conductors must not '
+                        'share one [DEFAULT]host.', hostname)
+        conn.execute(_upsert(conn.dialect.name, values))
     return get(db, hostname)
 
 
