@@ -21,6 +21,7 @@ from ferrum.conductor import cleaning
 from ferrum.conductor import driver_errors
 from ferrum.conductor import step_flow
 from ferrum.conductor import task_manager
+from ferrum.conductor import vifs
 from ferrum.drivers.agent import session
 
 LOG = logging.getLogger(__name__)
@@ -94,6 +95,8 @@ def do_tear_down(task: task_manager.Task) -> None:
     task.node.instance_info = {}
     task.node.instance_uuid = None
     task.node.instance_name = None
+    # As Ironic's tear-down: the tenant's VIFs go with its instance.
+    vifs.detach_all(task)
     release.detach(task)
     task.process_event('clean')
     cleaning.do_node_clean(task)

@@ -31,3 +31,10 @@ def vif_detach(ctx: context_mod.ConductorContext, node_id: int | str,
                vif_id: str) -> None:
     with task_manager.acquire(ctx, node_id, purpose='detaching a VIF') as task:
         task.driver.network.vif_detach(task, vif_id)
+
+
+def detach_all(task: task_manager.Task) -> None:
+    """Detach every VIF of the locked node: its tenant lets it go (a
+    tear-down), and the next one must not find them."""
+    for vif in task.driver.network.vif_list(task):
+        task.driver.network.vif_detach(task, str(vif['id']))

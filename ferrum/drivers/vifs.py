@@ -13,6 +13,9 @@ Ironic's ``noop`` interface records nothing at all; its ``flat`` and
 ``neutron`` ones refuse such a VIF (``NoFreePhysicalPorts``). ferrum keeps
 it, so that listing shows what was attached.
 
+The keys are :mod:`ferrum.objects.vif`'s, which also forgets them when a
+node is given back without a tear-down.
+
 The caller holds the node's exclusive lock (attach, detach) or a shared one
 (listing). Port rows are written at once; the node's
 ``driver_internal_info`` is written when the task releases the lock.
@@ -24,11 +27,8 @@ from ferrum.common import exception
 from ferrum.db import api as db_api
 from ferrum.objects import node as node_obj
 from ferrum.objects import port as port_obj
-
-#: The ``internal_info`` key of a port that names its VIF (Ironic's).
-PORT_VIF = 'tenant_vif_port_id'
-#: The ``driver_internal_info`` key of VIFs waiting for a free port.
-NODE_VIFS = 'vifs'
+from ferrum.objects.vif import NODE_VIFS
+from ferrum.objects.vif import PORT_VIF
 
 
 def _ports(db: db_api.Database, node: node_obj.Node) -> list[port_obj.Port]:

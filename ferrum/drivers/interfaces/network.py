@@ -52,7 +52,13 @@ class NetworkInterface(interfaces.BaseInterface):
         """Detach the VIF ``vif_id`` from the node.
 
         Called with an exclusive lock (``DELETE
-        /v1/nodes/{node}/vifs/{vif}``), in any provision state.
+        /v1/nodes/{node}/vifs/{vif}``), in any provision state, and for
+        each VIF :meth:`vif_list` gives at the node's tear-down, once the
+        deploy interface tore it down: the tenant's VIFs must not reach
+        the node's next tenant. A node given back without a tear-down (its
+        allocation deleted, its lease ended, while it is not deployed) has
+        its records forgotten by :mod:`ferrum.objects.vif` instead, without
+        this call: no network was configured for them.
 
         :raises VifNotAttached: it is not attached to this node (400).
         """

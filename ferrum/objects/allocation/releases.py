@@ -2,10 +2,15 @@
 """Deleting an allocation, and freeing the node it holds.
 
 An allocation goes in one transaction with its node's side of the link:
-the node loses ``allocation_id``, ``instance_uuid`` and the traits the
-allocation put into ``instance_info`` (:func:`released_node_values`), and
-the allocation row is deleted. Creating and claiming are
-:mod:`ferrum.objects.allocation`'s.
+the node loses ``allocation_id`` and ``instance_uuid``, and the allocation
+row is deleted. A deletion by the allocation's owner
+(:func:`destroy_releasing_node`) gives the node back: the tenant's
+``instance_info`` and VIFs go too (:mod:`ferrum.objects.vif`), so that the
+node's next tenant sees none of them. A deletion on the way of another
+change (a tear-down, which clears both itself; an ``instance_uuid``
+PATCHed away; a failed backfill) keeps ``instance_info`` but the traits
+the allocation put there (:func:`released_node_values`).
+Creating and claiming are :mod:`ferrum.objects.allocation`'s.
 """
 
 from __future__ import annotations
@@ -15,7 +20,6 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 import sqlalchemy as sa
-from sqlalchemy.dialects import postgresql
 
 from ferrum.common import exception
 from ferrum.common import states
@@ -25,6 +29,7 @@ from ferrum.objects import base
 from ferrum.objects import event as event_obj
 from ferrum.objects import node as node_obj
 from ferrum.objects import placement_queue
+from ferrum.objects import vif as vif_obj
 
 TABLE = allocation_obj.TABLE
 _NODES = node_obj.TABLE
@@ -43,14 +48,14 @@ _LOCK = {column: sa.select(TABLE.c.id, TABLE.c.node_id, *_DELETED).where(
 _LOCK_WITH_NODE = {column: sa.select(
     TABLE.c.id, TABLE.c.node_id, *_DELETED,
     _NODES.c.uuid.label('node_uuid'), _NODES.c.reservation,
-    _NODES.c.allocation_id, _NODES.c.provision_state, _NODES.c.maintenance,
-    _NODES.c.instance_info).select_from(
+    _NODES.c.allocation_id, _NODES.c.provision_state,
+    _NODES.c.maintenance).select_from(
         TABLE.join(_NODES, _NODES.c.id == TABLE.c.node_id)).where(
             TABLE.c[column] == sa.bindparam('b_ident')).with_for_update()
     for column in base.IDENT_COLUMNS}
 _RELEASE_NODE = sa.update(_NODES).where(
     _NODES.c.id == sa.bindparam('b_node')).values(
-        allocation_id=None, instance_uuid=None)
+        allocation_id=None, instance_uuid=None, instance_info={})
 
 
 def _release_in_one_statement(column: str) -> sa.Executable:
@@ -64,8 +69,6 @@ def _release_in_one_statement(column: str) -> sa.Executable:
     deletes. Anything else falls back to the general path, which explains
     its refusals.
     """
-    info = sa.cast(allocation_obj.RAW_INSTANCE_INFO,
-                   postgresql.JSONB).op('-')('traits')
     released = sa.update(_NODES).where(
         TABLE.c[column] == sa.bindparam('b_ident'),
         _NODES.c.id == TABLE.c.node_id,
@@ -73,14 +76,13 @@ def _release_in_one_statement(column: str) -> sa.Executable:
         _NODES.c.reservation.is_(None),
         sa.or_(_NODES.c.maintenance, _NODES.c.provision_state.in_(
             sorted(states.UPDATE_ALLOWED_STATES)))).values(
-        allocation_id=None, instance_uuid=None,
-        instance_info=sa.type_coerce(sa.cast(info, sa.Text), sa.Text),
+        allocation_id=None, instance_uuid=None, instance_info={},
         updated_at=sa.bindparam('b_now')).returning(
-        TABLE.c.id, *_DELETED, _NODES.c.uuid.label('node_uuid')
-    ).cte('released')
+        TABLE.c.id, *_DELETED, _NODES.c.uuid.label('node_uuid'),
+        _NODES.c.id.label('node_id')).cte('released')
     return sa.delete(TABLE).where(TABLE.c.id == released.c.id).returning(
         released.c.uuid, released.c.owner, released.c.state,
-        released.c.node_uuid)
+        released.c.node_uuid, released.c.node_id)
 
 
 _RELEASE_IN_ONE = {column: _release_in_one_statement(column)
@@ -112,8 +114,8 @@ def destroy_releasing_node(
     UPDATE`` (on SQLite the write transaction already excludes other
     writers), then
     ``check(node)`` may refuse by raising, then the node loses
-    ``allocation_id``, ``instance_uuid`` and the traits the allocation
-    put into ``instance_info``, and the allocation is deleted.
+    ``allocation_id``, ``instance_uuid``, its ``instance_info`` and its
+    VIFs (the tenant gives it back), and the allocation is deleted.
 
     :returns: what was released; when ``locked_by`` is set, a task held
         the node's lock and nothing was written (the caller may retry).
@@ -127,6 +129,7 @@ def destroy_releasing_node(
             done = conn.execute(_RELEASE_IN_ONE[column], {
                 'b_ident': value, 'b_now': base.utcnow()}).first()
             if done is not None:
+                vif_obj.forget(db, [done.node_id])
                 placement_queue.uuids_changed(db, [done.node_uuid], _FREED)
                 placement_queue.allocations_deleted(
                     db, [(done.uuid, done.node_uuid)])
@@ -147,9 +150,9 @@ def destroy_releasing_node(
                 return Released(node['uuid'], node['node_uuid'],
                                 node['reservation'])
             check(dict(node, uuid=node['node_uuid']))
-            conn.execute(_RELEASE_NODE, dict(
-                released_node_values(node['instance_info'] or {}),
-                b_node=node['node_id']))
+            conn.execute(_RELEASE_NODE, {'b_node': node['node_id'],
+                                         'updated_at': base.utcnow()})
+            vif_obj.forget(db, [node['node_id']])
             placement_queue.nodes_changed(db, [node['node_id']], _FREED)
         conn.execute(_DELETE, {'b_id': node['id']})
         placement_queue.allocations_deleted(

@@ -19,6 +19,7 @@ from ferrum.objects import event as event_obj
 from ferrum.objects import lease as lease_obj
 from ferrum.objects import node as node_obj
 from ferrum.objects import node_history
+from ferrum.objects import vif as vif_obj
 from ferrum.objects.lease import nodes as lease_nodes
 
 NODES = lease_nodes.NODES
@@ -142,7 +143,7 @@ def give_back_all(db: db_api.Database,
                   ) -> set[int]:
     """Give back the nodes of ``rows`` (of one lease or several) that are
     available and unused: clear the lessee and what the lessee left
-    (``instance_info``; ``extra`` back to its value at the start), and
+    (``instance_info``, VIFs; ``extra`` back to its value at the start), and
     stop holding them. A node the project's next lease already holds
     stays its, and the row just lets go. A node :func:`revoke` took
     away has no lessee by then. Of two rows of one node, the earlier
@@ -178,6 +179,8 @@ def give_back_all(db: db_api.Database,
             nodes = list(conn.execute(_GIVE_BACK, dict(
                 values, b_rows=base.bucketed(giving))).scalars())
         back = {by_node[node_id].id for node_id in nodes}
+        # The lessee's VIFs, as its instance_info, stay with it.
+        vif_obj.forget(db, nodes)
         event_obj.add(db, node_history.lease_rows(
             conn, [(node_id, by_node[node_id].lease_id) for node_id in nodes],
             'Given back by lease %(lease)s of project %(project)s'))

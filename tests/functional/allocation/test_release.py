@@ -24,7 +24,7 @@ from ferrum.objects import node as node_obj
 
 _AVAILABLE = {'driver': 'fake-hardware', 'provision_state': 'available',
               'power_state': 'power off', 'resource_class': 'gold',
-              'instance_info': {'image_source': 'kept'},
+              'instance_info': {'image_source': 'tenant'},
               **{'%s_interface' % kind: 'fake' for kind in (
                   'power', 'management', 'boot', 'deploy', 'inspect',
                   'vendor')}}
@@ -73,11 +73,12 @@ def test_delete_frees_the_node(started: service.ConductorService,
                                by: str) -> None:
     node, allocation = _allocate(started)
     assert node_obj.Node.get(started.ctx.db, node.id).instance_info == {
-        'image_source': 'kept', 'traits': []}
+        'image_source': 'tenant', 'traits': []}
     release.destroy(started.ctx, getattr(allocation, by))
     freed = node_obj.Node.get(started.ctx.db, node.id)
     assert freed.allocation_id is None and freed.instance_uuid is None
-    assert freed.instance_info == {'image_source': 'kept'}
+    # The owner gives the node back: its instance_info goes too.
+    assert freed.instance_info == {}
     with pytest.raises(exception.AllocationNotFound):
         allocation_obj.Allocation.get(started.ctx.db, allocation.id)
     with pytest.raises(exception.AllocationNotFound):
