@@ -55,7 +55,7 @@ VERSIONS: tuple[tuple[int, str], ...] = (
     (26, 'Port group mode and properties.'),
     (27, 'Soft power off and soft reboot, and a power timeout.'),
     (28, 'VIFs: /v1/nodes/{node}/vifs attach, list and detach.'),
-    (29, 'Inject NMI (not served).'),
+    (29, 'PUT /v1/nodes/{node}/management/inject_nmi.'),
     (30, 'Dynamic drivers: /v1/drivers?type= and ?detail=.'),
     (31, 'Node <kind>_interface fields and their defaults.'),
     (32, 'Volume connectors and targets, /v1/volume (stored; booting '

@@ -59,6 +59,7 @@ ROUTES: dict[str, dict[str, Handler]] = {
         'PUT': node_management.set_boot_device},
     _NODE + '/management/boot_device/supported': {
         'GET': node_management.get_supported_boot_devices},
+    _NODE + '/management/inject_nmi': {'PUT': node_management.inject_nmi},
     _NODE + '/allocation': {'GET': allocation.get_node_allocation,
                             'DELETE': allocation.delete_node_allocation},
     _NODE + '/vifs': {'GET': vif.list_vifs, 'POST': vif.attach_vif},

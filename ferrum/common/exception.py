@@ -103,6 +103,12 @@ class InterfaceNotSupported(Invalid):
                'enabled: %(valid)s.')
 
 
+class UnsupportedDriverExtension(Invalid):
+    """Ironic's error for an interface method a driver does not have."""
+    msg_fmt = ('Driver %(driver)s does not support %(extension)s '
+               '(disabled or not implemented).')
+
+
 class UnsupportedOperation(Invalid):
     msg_fmt = ('The %(kind)s interface of node %(node)s does not support '
                '%(operation)s.')

@@ -195,6 +195,12 @@ class ConductorManager:
                                       ', '.join(supported))))
             management.set_boot_device(task, device, persistent)
 
+    def inject_nmi(self, node_id: int | str) -> None:
+        with task_manager.acquire(self.ctx, node_id,
+                                  purpose='injecting an NMI') as task:
+            task.driver.management.validate(task)
+            task.driver.management.inject_nmi(task)
+
     def get_boot_device(self, node_id: int | str) -> dict[str, Any]:
         with task_manager.acquire(self.ctx, node_id, shared=True,
                                   purpose='reading boot device') as task:

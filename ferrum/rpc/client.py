@@ -351,6 +351,9 @@ class JsonRpcConductorAPI:
         self._node_call(node_id, 'set_boot_device', node_id=node_id,
                         device=device, persistent=persistent)
 
+    def inject_nmi(self, node_id: int) -> None:
+        self._node_call(node_id, 'inject_nmi', node_id=node_id)
+
     def get_boot_device(self, node_id: int) -> dict[str, Any]:
         result: dict[str, Any] = self._node_call(
             node_id, 'get_boot_device', node_id=node_id)

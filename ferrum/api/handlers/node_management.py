@@ -1,5 +1,6 @@
 # SPDX-License-Identifier: Apache-2.0
-"""``/v1/nodes/{node}/validate`` and ``/management/boot_device``.
+"""``/v1/nodes/{node}/validate``, ``/management/boot_device`` and
+``/management/inject_nmi``.
 
 These ask the node's driver, so they go to its conductor.
 """
@@ -10,9 +11,11 @@ import flask
 
 from ferrum.api import access
 from ferrum.api import body
+from ferrum.api import microversion
 from ferrum.api import services
 from ferrum.api.schemas import node as node_schema
 from ferrum.api.views import unserved
+from ferrum.common import exception
 
 
 def _node_id(node_ident: str, rule: str) -> int:
@@ -41,6 +44,18 @@ def set_boot_device(node_ident: str) -> flask.Response:
                                            'baremetal:node:set_boot_device'),
                                    request['boot_device'],
                                    request.get('persistent', False))
+    return flask.Response(status=204)
+
+
+def inject_nmi(node_ident: str) -> flask.Response:
+    if not microversion.at_least(29):
+        # Ironic's answer before 1.29: not found, as an unknown path.
+        raise exception.NotFoundAtVersion(
+            what='/v1/nodes/{node}/management/inject_nmi', minor=29,
+            header=microversion.LEGACY_HEADER,
+            current=microversion.as_string(microversion.request_version()))
+    services.rpc().inject_nmi(_node_id(node_ident,
+                                       'baremetal:node:inject_nmi'))
     return flask.Response(status=204)
 
 

@@ -108,6 +108,9 @@ class FakeManagement(base.ManagementInterface):
         return dict(task.node.driver_internal_info.get(
             'fake_boot_device', {'boot_device': 'disk', 'persistent': True}))
 
+    def inject_nmi(self, task: 'Task') -> None:
+        """Accepted, and nothing happens (as Ironic's fake)."""
+
 
 class FakeBoot(base.BootInterface):
     def validate(self, task: 'Task') -> None:

@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: Apache-2.0
-"""The management interface: the boot device, out of band.
+"""The management interface: the boot device and NMIs, out of band.
 
 The rules every implementation follows are in :mod:`ferrum.drivers.base`.
 """
@@ -72,3 +72,21 @@ class ManagementInterface(interfaces.BaseInterface):
         """
         raise exception.UnsupportedDriverExtension(
             driver=task.node.driver, extension='get_virtual_media')
+
+    def inject_nmi(self, task: 'AnyTask') -> None:
+        """Inject an NMI (non-maskable interrupt) into the node at once,
+        as a BMC's diagnostic interrupt (``PUT
+        /v1/nodes/{node}/management/inject_nmi``, API 1.29).
+
+        Called with an exclusive lock, in any provision state, after
+        :meth:`validate` passed; synchronous: it returns once the BMC
+        accepted the interrupt, and changes nothing on the node. Not
+        idempotent: each call is one more interrupt (the node's operating
+        system usually answers with a crash dump). Optional: an
+        implementation that cannot inject one keeps this default.
+
+        :raises UnsupportedDriverExtension: this interface has no NMI
+            (400, Ironic's answer).
+        """
+        raise exception.UnsupportedDriverExtension(
+            driver=task.node.driver, extension='inject_nmi')

@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: Apache-2.0
-"""The ``ipmitool`` management interface: the boot device.
+"""The ``ipmitool`` management interface: the boot device, and NMIs.
 
 UEFI nodes (``properties/capabilities`` holds ``boot_mode:uefi``) get the
 boot flags as raw bytes, because ``chassis bootdev`` of older ipmitool
@@ -101,3 +101,8 @@ class IpmitoolManagement(base.ManagementInterface):
         flags = decode_boot_flags(match.group(1))
         return {'boot_device': flags['boot_device'],
                 'persistent': flags['persistent']}
+
+    def inject_nmi(self, task: 'Task') -> None:
+        """``chassis power diag``: the BMC pulses a diagnostic interrupt."""
+        runner.IpmitoolRunner(task.ctx.conf).run(power.params(task),
+                                                 'chassis', 'power', 'diag')

@@ -108,6 +108,12 @@ class RedfishManagement(client.ClosesSessions, tasks.TaskPolling,
         return client.call(task.ctx.conf, power.params(task),
                            'reading the boot device', read)
 
+    def inject_nmi(self, task: 'Task') -> None:
+        """The System's ``Nmi`` reset (sushy's ``RESET_NMI``); a BMC that
+        does not implement it answers with its own error."""
+        client.call(task.ctx.conf, power.params(task), 'injecting an NMI',
+                    lambda system: system.reset_system(client.ResetType.NMI))
+
     def get_supported_boot_modes(self, task: 'Task') -> list[str]:
         return list(BOOT_MODES)
 

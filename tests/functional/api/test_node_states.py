@@ -165,6 +165,27 @@ def test_validate_and_boot_device(client, node):
     assert response.status_code == 400 and 'floppy' in _fault(response)
 
 
+def test_inject_nmi_from_1_29(client, node):
+    url = '/v1/nodes/%s/management/inject_nmi' % node.uuid
+    old = client.put(url, json={}, headers={
+        'X-OpenStack-Ironic-API-Version': '1.28'})
+    assert old.status_code == 404 and '1.29' in _fault(old)
+    response = client.put(url, headers=V)
+    assert response.status_code == 204, response.get_data(as_text=True)
+    assert response.get_data() == b''
+    missing = client.put('/v1/nodes/nowhere/management/inject_nmi',
+                         headers=V)
+    assert missing.status_code == 404
+    # An interface without NMIs: Ironic's 400.
+    client.patch('/v1/nodes/%s' % node.uuid, headers=V, json=[
+        {'op': 'replace', 'path': '/management_interface',
+         'value': 'noop'}])
+    response = client.put(url, headers=V)
+    assert response.status_code == 400
+    assert _fault(response) == ('Driver fake-hardware does not support '
+                                'inject_nmi (disabled or not implemented).')
+
+
 def test_traits(client, node):
     url = '/v1/nodes/%s/traits' % node.uuid
     assert client.put(url, json={'traits': ['CUSTOM_GPU', 'HW_CPU_X86_AVX2']},

@@ -154,6 +154,8 @@ MATRIX = [
         body={'boot_device': 'pxe'}),
     row('GET', NODE + '/management/boot_device/supported', 200,
         OWNER_ADMIN),
+    # Ironic's baremetal:node:inject_nmi: system members, the owner's admin.
+    row('PUT', NODE + '/management/inject_nmi', 204, OWNER_ADMIN),
     # The owner sees the node, not the lessee's allocation on it.
     row('GET', '/v1/nodes/{m}/allocation', 200, LESSEE_READERS,
         LESSEE_READERS, route=NODE + '/allocation'),

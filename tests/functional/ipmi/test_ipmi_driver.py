@@ -10,6 +10,7 @@ import time
 
 import pytest
 
+from ferrum.common import exception
 from ferrum.common import states
 from ferrum.conductor import service
 from ferrum.objects import node as node_obj
@@ -121,6 +122,20 @@ def test_boot_device_round_trip(ipmi_conductor, db, bmc, device, persistent):
         'boot_device': device, 'persistent': persistent}
     state = bmc.sim.state(bmc.port)
     assert (state['persistent'], state['efi']) == (persistent, False)
+
+
+def test_inject_nmi_pulses_the_diagnostic_interrupt(ipmi_conductor, bmc):
+    node = enroll(ipmi_conductor, ipmi_info(bmc))
+    assert 'power diag' not in bmc.sim.state(bmc.port)['log']
+    ipmi_conductor.manager.inject_nmi(node.uuid)
+    assert bmc.sim.state(bmc.port)['log'][-1] == 'power diag'
+    # Once more is one more interrupt.
+    ipmi_conductor.manager.inject_nmi(node.uuid)
+    assert bmc.sim.state(bmc.port)['log'][-2:] == ['power diag'] * 2
+    # A node without a BMC address fails validation before any command.
+    bare = enroll(ipmi_conductor, {'ipmi_username': 'admin'})
+    with pytest.raises(exception.MissingParameterValue):
+        ipmi_conductor.manager.inject_nmi(bare.uuid)
 
 
 @pytest.mark.parametrize('suite', [17, 3])
