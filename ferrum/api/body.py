@@ -7,6 +7,7 @@ body is wrong and what was expected, never a 500.
 
 import copy
 import json
+from collections.abc import Mapping
 from typing import Any
 
 import flask
@@ -214,6 +215,21 @@ def json_body(schema: dict[str, Any] | None = None) -> Any:
     return document
 
 
+def existing_root(document: Mapping[str, Any], path: str) -> str:
+    """The field a patch ``path`` names, which must be one of
+    ``document``'s (400 otherwise, as Ironic's)."""
+    root = path.split('/')[1]
+    if microversion.at_least(98):
+        # RFC 6901's escapes in the field's name, as Ironic from 1.98;
+        # deeper keys holding "~" or "/" are jsonpatch's at every version.
+        root = root.replace('~1', '/').replace('~0', '~')
+    if root not in document:
+        raise exception.InvalidParameterValue(
+            reason='Adding a new attribute (/%s) to the root of the '
+                   'resource is not allowed.' % root)
+    return root
+
+
 def apply_patch(document: dict[str, Any], patch: Any) -> dict[str, Any]:
     """``document`` with the JSON Patch ``patch`` applied (a new dict)."""
     validate(patch, PATCH_SCHEMA, 'JSON Patch')
@@ -222,16 +238,7 @@ def apply_patch(document: dict[str, Any], patch: Any) -> dict[str, Any]:
             raise exception.InvalidParameterValue(
                 reason='The "%s" operation on %s needs a "value".'
                        % (operation['op'], operation['path']))
-        root = operation['path'].split('/')[1]
-        if microversion.at_least(98):
-            # RFC 6901's escapes in the field's name, as Ironic from 1.98;
-            # deeper keys holding "~" or "/" are jsonpatch's at every
-            # version.
-            root = root.replace('~1', '/').replace('~0', '~')
-        if root not in document:
-            raise exception.InvalidParameterValue(
-                reason='Adding a new attribute (/%s) to the root of the '
-                       'resource is not allowed.' % root)
+        existing_root(document, operation['path'])
     try:
         patched: dict[str, Any] = jsonpatch.apply_patch(
             copy.deepcopy(document), patch)

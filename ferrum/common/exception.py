@@ -181,13 +181,6 @@ class InvalidState(Conflict):
     msg_fmt = '%(reason)s'
 
 
-class UnsupportedDriverExtension(Invalid):
-    """A call the node's interface does not implement; as Ironic's."""
-
-    msg_fmt = ('Driver %(driver)s does not support %(extension)s (disabled '
-               'or not implemented).')
-
-
 class PowerOffDisabled(Conflict):
     """Ironic's PowerStateFailure for a node with disable_power_off."""
 

@@ -385,11 +385,7 @@ def _check_patch(node: node_obj.Node, document: Mapping[str, Any],
     (a redacted one, say)."""
     body.validate(patch, body.PATCH_SCHEMA, 'JSON Patch')
     for operation in patch:
-        root = operation['path'].split('/')[1]
-        if root not in document:
-            raise exception.InvalidParameterValue(
-                reason='Adding a new attribute (/%s) to the root of the '
-                       'resource is not allowed.' % root)
+        root = body.existing_root(document, operation['path'])
         if root not in node_schema.UPDATABLE and root != 'network_data':
             raise exception.InvalidParameterValue(
                 reason="'/%s' is a read-only attribute and cannot be "
