@@ -166,6 +166,41 @@ class Row:
                 setattr(self, name, copy.deepcopy(value)
                         if name in self.JSON_COLUMNS else value)
 
+    def _write_changes(self, table: sa.Table, row_id: int,
+                       gone: exception.FerrumException) -> None:
+        """UPDATE this row (``row_id``) of ``table`` with the changed columns
+        and a new ``updated_at``; nothing when nothing changed.
+
+        A refusal by a constraint (oslo.db's ``DBDuplicateEntry``,
+        ``DBReferenceError``) is left to the caller, which knows what it
+        means; the attributes then still hold the values refused.
+
+        :raises: ``gone`` when the row was deleted meanwhile.
+        """
+        changes = self.changes()
+        if not changes:
+            return
+        changes['updated_at'] = utcnow()
+        with self._db.writer() as conn:
+            result = conn.execute(
+                sa.update(table).where(table.c.id == sa.bindparam('b_id')),
+                dict(changes, b_id=row_id))
+        if result.rowcount != 1:
+            raise gone
+        self._mark_saved(changes)
+
+    def _delete_row(self, table: sa.Table, row_id: int,
+                    gone: exception.FerrumException) -> None:
+        """DELETE this row (``row_id``) of ``table``.
+
+        :raises: ``gone`` when it was deleted already.
+        """
+        with self._db.writer() as conn:
+            result = conn.execute(
+                sa.delete(table).where(table.c.id == row_id))
+        if result.rowcount != 1:
+            raise gone
+
     def _mark_saved(self, values: Mapping[str, Any]) -> None:
         """Record ``values`` as what the database now holds."""
         self.__dict__.update(values)

@@ -52,7 +52,6 @@ MAC = re.compile('^[0-9a-f]{2}(:[0-9a-f]{2}){5}$')
 _DEFAULTS: dict[str, Any] = {
     'pxe_enabled': True, 'is_smartnic': False, 'local_link_connection': {},
     'extra': {}, 'internal_info': {}, 'available_for_dynamic_portgroup': True}
-_UPDATE = sa.update(TABLE).where(TABLE.c.id == sa.bindparam('b_id'))
 
 
 def normalize_mac(address: str) -> str:
@@ -211,31 +210,22 @@ class Port(base.Row):
         :raises PortNotFound: the port was deleted meanwhile.
         :raises NodeNotFound: the node it moves to was deleted.
         """
-        changes = self.changes()
-        if not changes:
-            return
-        changes['updated_at'] = base.utcnow()
+        gone = exception.PortNotFound(port=self.uuid)
         try:
-            with self._db.writer() as conn:
-                result = conn.execute(_UPDATE, dict(changes, b_id=self.id))
+            self._write_changes(TABLE, self.id, gone)
         except db_exc.DBDuplicateEntry as exc:
-            raise _duplicate(exc, changes) from exc
+            raise _duplicate(exc, {'address': self.address,
+                                   'name': self.name}) from exc
         except db_exc.DBReferenceError as exc:
-            raise exception.NodeNotFound(node=changes.get('node_id')) from exc
-        if result.rowcount != 1:
-            raise exception.PortNotFound(port=self.uuid)
-        self._mark_saved(changes)
+            raise exception.NodeNotFound(node=self.node_id) from exc
 
     def destroy(self) -> None:
         """Delete the port.
 
         :raises PortNotFound: it was already deleted.
         """
-        with self._db.writer() as conn:
-            result = conn.execute(
-                sa.delete(TABLE).where(TABLE.c.id == self.id))
-        if result.rowcount != 1:
-            raise exception.PortNotFound(port=self.uuid)
+        self._delete_row(TABLE, self.id,
+                         exception.PortNotFound(port=self.uuid))
 
 
 def _duplicate(exc: db_exc.DBDuplicateEntry,
