@@ -82,7 +82,7 @@ VERSIONS: tuple[tuple[int, str], ...] = (
     (52, 'Node allocation_uuid (allocations: see doc/api-versions.md).'),
     (53, 'Port is_smartnic.'),
     (54, 'Node events (not served).'),
-    (55, 'Deploy templates (not served).'),
+    (55, 'Deploy templates: /v1/deploy_templates.'),
     (56, 'configdrive as a JSON object.'),
     (57, 'Allocation PATCH of name and extra.'),
     (58, 'Allocation backfill.'),

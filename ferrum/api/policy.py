@@ -442,6 +442,22 @@ def _services() -> list[policy.DocumentedRuleDefault]:
     ]
 
 
+def _deploy_templates() -> list[policy.DocumentedRuleDefault]:
+    one = '/deploy_templates/{deploy_template_ident}'
+    return [
+        _rule('baremetal:deploy_template:get', SYSTEM_READER,
+              'Retrieve Deploy Template records',
+              ('GET', '/deploy_templates'), ('GET', one)),
+        _rule('baremetal:deploy_template:create', SYSTEM_ADMIN,
+              'Create Deploy Template records',
+              ('POST', '/deploy_templates')),
+        _rule('baremetal:deploy_template:delete', SYSTEM_ADMIN,
+              'Delete Deploy Template records', ('DELETE', one)),
+        _rule('baremetal:deploy_template:update', SYSTEM_ADMIN,
+              'Update Deploy Template records', ('PATCH', one)),
+    ]
+
+
 def _leases() -> list[policy.DocumentedRuleDefault]:
     one = '/leases/{lease_ident}'
     lists = ('GET', '/leases')
@@ -479,6 +495,7 @@ def list_rules() -> list[policy.RuleDefault]:
     """Every default: the ``oslo.policy.policies`` entry point."""
     return [*_generic(), *_nodes(), *_ports(), *_portgroups(),
             *_allocations(), *_chassis(), *_volumes(), *_services(),
+            *_deploy_templates(),
             *_leases()]
 
 

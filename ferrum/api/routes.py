@@ -13,6 +13,7 @@ from ferrum.api.handlers import agent
 from ferrum.api.handlers import allocation
 from ferrum.api.handlers import chassis
 from ferrum.api.handlers import conductor
+from ferrum.api.handlers import deploy_template
 from ferrum.api.handlers import driver
 from ferrum.api.handlers import event
 from ferrum.api.handlers import lease
@@ -130,6 +131,13 @@ ROUTES: dict[str, dict[str, Handler]] = {
         'GET': allocation.get_allocation,
         'PATCH': allocation.patch_allocation,
         'DELETE': allocation.delete_allocation},
+    # ---- deploy templates (1.55) ----
+    '/v1/deploy_templates': {'GET': deploy_template.list_templates,
+                             'POST': deploy_template.create_template},
+    '/v1/deploy_templates/<template_ident>': {
+        'GET': deploy_template.get_template,
+        'PATCH': deploy_template.patch_template,
+        'DELETE': deploy_template.delete_template},
     # ---- ramdisk agents (public) ----
     '/v1/lookup': {'GET': agent.lookup},
     '/v1/heartbeat/<node_ident>': {'POST': agent.heartbeat},

@@ -349,6 +349,24 @@ class PortgroupNotEmpty(Invalid):
                '%(portgroup)s contains ports.')
 
 
+# ---- deploy templates ----
+
+class DeployTemplateNotFound(NotFound):
+    msg_fmt = 'Deploy template %(template)s could not be found.'
+
+
+class DeployTemplateDuplicateName(Conflict):
+    msg_fmt = 'A deploy template with name %(name)s already exists.'
+
+
+class DeployTemplateAlreadyExists(Conflict):
+    msg_fmt = 'A deploy template with UUID %(uuid)s already exists.'
+
+
+class InvalidDeployTemplate(Invalid):
+    msg_fmt = 'Deploy template invalid: %(err)s.'
+
+
 # ---- drivers and conductors -------------------------------------------------
 
 class DriverNotFound(NotFound):
@@ -362,6 +380,16 @@ class NotFoundAtVersion(NotFound):
     msg_fmt = ('%(what)s does not exist at API version %(current)s; it needs '
                '1.%(minor)d or later. Send the header "%(header)s: '
                '1.%(minor)d" (or "latest").')
+
+
+class NotAllowedAtVersion(FerrumException):
+    """A write to an endpoint newer than the request's version: 405, as
+    Ironic answers (its reads get :class:`NotFoundAtVersion`)."""
+
+    msg_fmt = ('%(what)s does not accept %(method)s at API version '
+               '%(current)s; it needs 1.%(minor)d or later. Send the header '
+               '"%(header)s: 1.%(minor)d" (or "latest").')
+    code = 405
 
 
 # ---- VIFs (the network interface) ----

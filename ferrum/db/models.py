@@ -363,6 +363,26 @@ class Allocation(TimestampMixin, Base):
                       name='allocations_conductor_affinity_fk'))
 
 
+class DeployTemplate(TimestampMixin, Base):
+    """Deploy steps for the nodes deployed with the trait ``name`` among
+    their instance traits (API 1.55). The steps are one JSON list, not
+    rows of their own as in Ironic: they are only ever read and written
+    with their template."""
+
+    __tablename__ = 'deploy_templates'
+    __table_args__ = (
+        sa.UniqueConstraint('uuid', name='uniq_deploytemplates0uuid'),
+        sa.UniqueConstraint('name', name='uniq_deploytemplates0name'),
+    )
+
+    id: orm.Mapped[int] = orm.mapped_column(primary_key=True)
+    uuid: orm.Mapped[str] = orm.mapped_column(sa.String(36))
+    name: orm.Mapped[str] = orm.mapped_column(sa.String(255))
+    #: [{interface, step, args, priority}], as validated by the API.
+    steps: orm.Mapped[Any] = orm.mapped_column(JSONEncoded, nullable=False)
+    extra: orm.Mapped[Any] = orm.mapped_column(JSONEncoded, nullable=True)
+
+
 class AllocationTrait(Base):
     __tablename__ = 'allocation_traits'
 

@@ -18,6 +18,14 @@ F = TypeVar('F', bound=Callable[..., Any])
 _MARKS = {'clean': '_ferrum_clean_step', 'deploy': '_ferrum_deploy_step'}
 
 
+#: Ironic's deploy step interfaces, each with its weight when two steps
+#: have the same priority: the step of the higher weight runs first. These
+#: are the interfaces a deploy template may name a step of.
+DEPLOY_INTERFACE_PRIORITY: dict[str, int] = {
+    'vendor': 7, 'power': 6, 'management': 5, 'firmware': 4, 'deploy': 3,
+    'bios': 2, 'raid': 1}
+
+
 @dataclasses.dataclass(frozen=True)
 class StepInfo:
     priority: int

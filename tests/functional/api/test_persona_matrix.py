@@ -24,6 +24,7 @@ import pytest
 from ferrum.api import app as api_app
 from ferrum.api import routes
 from ferrum.objects import chassis as chassis_obj
+from ferrum.objects import deploy_template as template_obj
 from ferrum.objects import node as node_obj
 from ferrum.objects import volume_connector as connector_obj
 from ferrum.objects import volume_target as target_obj
@@ -59,6 +60,8 @@ OWNER_LESSEE_ADMIN = SYSTEM_MEMBER | {'owner_admin', 'lessee_admin'}
 SYSTEM_SCOPE_MEMBER = SYSTEM_MEMBER - {'service'}
 EVERYONE = set(tenancy.PERSONAS)
 NODE = '/v1/nodes/{n}'
+TEMPLATE_STEP = {'interface': 'bios', 'step': 'apply_configuration',
+                 'args': {}, 'priority': 10}
 
 
 def row(method, path, ok, allowed, visible=NODE_READERS, body=None,
@@ -307,6 +310,19 @@ MATRIX = [
         route='/v1/leases/<lease_ident>'),
     row('DELETE', '/v1/leases/{l}', 204, LESSEE_MEMBERS, LESSEE_READERS,
         route='/v1/leases/<lease_ident>'),
+    # ---- deploy templates: Ironic's system reader reads, admin writes ----
+    row('GET', '/v1/deploy_templates', 200, SYSTEM_READER, EVERYONE,
+        version='1.55'),
+    row('POST', '/v1/deploy_templates', 201, SYSTEM_ADMIN, EVERYONE,
+        body={'name': 'CUSTOM_NEW_{suffix}', 'steps': [TEMPLATE_STEP]},
+        version='1.55'),
+    row('GET', '/v1/deploy_templates/{dt}', 200, SYSTEM_READER, EVERYONE,
+        route='/v1/deploy_templates/<template_ident>', version='1.55'),
+    row('PATCH', '/v1/deploy_templates/{dt}', 200, SYSTEM_ADMIN, EVERYONE,
+        body=[{'op': 'add', 'path': '/extra/x', 'value': 1}],
+        route='/v1/deploy_templates/<template_ident>', version='1.55'),
+    row('DELETE', '/v1/deploy_templates/{dt}', 204, SYSTEM_ADMIN, EVERYONE,
+        route='/v1/deploy_templates/<template_ident>', version='1.55'),
     # ---- drivers, Placement status: system scope; conductors ----
     row('GET', '/v1/drivers', 200, SYSTEM_SCOPE_READER, EVERYONE),
     row('GET', '/v1/drivers/fake-hardware', 200, SYSTEM_SCOPE_READER,
@@ -390,6 +406,8 @@ def _world(client, tokens, db, conductor, index):
     world['l'] = tenancy.book(client, tokens, tenancy.LESSEE, world['m'],
                               'l-%d' % index)
     world['mac'] = '%02x' % index
+    world['dt'] = template_obj.DeployTemplate.create(db, {
+        'name': 'CUSTOM_DT_%d' % index, 'steps': [TEMPLATE_STEP]}).uuid
     world['start'], world['end'] = '2099-01-01T00:00:00', \
         '2099-01-02T00:00:00'
     return _add_volumes(db, world)
@@ -490,7 +508,8 @@ def test_without_a_valid_token_every_non_public_route_is_401(
     # The operator learns that the option has no effect.
     assert ('delay_auth_decision is ignored' in caplog.text) is delay
     world = _world(client, tokens, db, conductor, 0)
-    missing = dict(world, **{key: tenancy.new_uuid() for key in 'nmpgal'})
+    missing = dict(world, **{key: tenancy.new_uuid()
+                             for key in (*'nmpgal', 'dt')})
     failures = []
     for entry in MATRIX:
         public = _route_of(entry) in PUBLIC

@@ -31,7 +31,8 @@ PACKAGE = 'openstack.tests.functional.baremetal.v1'
 #: The upstream modules ferrum serves. Add a module when its resource is.
 MODULES = ('test_node', 'test_port', 'test_port_group', 'test_driver',
            'test_conductor', 'test_allocation', 'test_chassis',
-           'test_volume_connector', 'test_volume_target')
+           'test_volume_connector', 'test_volume_target',
+           'test_deploy_templates')
 
 #: Upstream tests not run, each with the reason (``module::Class::test``).
 NOT_RUN = {
