@@ -4,8 +4,10 @@
 The deploy steps are every interface's (``get_deploy_steps``) with a
 priority above 0, highest first: ``deploy.deploy`` (100) for every deploy
 interface, and for the ``direct`` deploy the agent's ``write_image`` (80)
-and the steps that boot the instance after it. A step may make the node
-wait in ``wait call-back``; ``task.resume()`` goes on with the next one.
+and the steps that boot the instance after it; the node's deploy templates
+add steps or change those (:mod:`ferrum.conductor.deploy_steps`). A step
+may make the node wait in ``wait call-back``; ``task.resume()`` goes on
+with the next one.
 
 Every function here runs in a worker thread with the node's exclusive lock,
 handed over by ``Task.spawn_after``; none of them raises: a failure moves
@@ -18,6 +20,7 @@ import logging
 from ferrum.allocation import release
 from ferrum.common import states
 from ferrum.conductor import cleaning
+from ferrum.conductor import deploy_steps
 from ferrum.conductor import driver_errors
 from ferrum.conductor import step_flow
 from ferrum.conductor import task_manager
@@ -31,11 +34,16 @@ def do_deploy(task: task_manager.Task) -> None:
     """Run prepare, then the deploy steps; the node is in ``deploying``."""
     try:
         task.driver.deploy.prepare(task)
-        step_flow.start(FLOW, task, step_flow.by_priority(FLOW, task))
     except Exception as exc:
         fail_deploy(task, driver_errors.describe(
             task, 'Deploy failed in the %s interface'
             % task.driver.deploy.__class__.__name__, exc))
+        return
+    try:
+        step_flow.start(FLOW, task, deploy_steps.for_deploy(task))
+    except Exception as exc:
+        fail_deploy(task, driver_errors.describe(
+            task, 'Cannot get deploy steps; failed to deploy', exc))
         return
     step_flow.run(FLOW, task, 0)
 

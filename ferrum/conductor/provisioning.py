@@ -19,6 +19,7 @@ from ferrum.common import state_machine
 from ferrum.common import states
 from ferrum.conductor import cleaning
 from ferrum.conductor import context as context_mod
+from ferrum.conductor import deploy_steps
 from ferrum.conductor import deployments
 from ferrum.conductor import driver_errors
 from ferrum.conductor import inspection
@@ -86,6 +87,8 @@ def _start_deploy(task: task_manager.Task, args: dict[str, Any],
     task.driver.power.validate(task)
     task.driver.deploy.validate(task)
     task.driver.boot.validate(task)
+    # Refused now, as Ironic does, rather than as a failed deploy.
+    deploy_steps.for_deploy(task)
     if args.get('configdrive') is not None:
         # Kept where deploy interfaces look for it.
         task.node.instance_info = dict(task.node.instance_info,

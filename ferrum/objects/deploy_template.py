@@ -1,8 +1,12 @@
 # SPDX-License-Identifier: Apache-2.0
 """DeployTemplate: deploy steps named by a trait (Ironic's API 1.55).
 
-The API writes templates directly: no conductor holds one, so a change
-has no lock to take.
+A node deployed with instance traits (``instance_info['traits']``) runs the
+steps of the templates whose names are among them, with its driver's deploy
+steps (see :mod:`ferrum.conductor.deploy_steps`). The API writes templates
+directly, without a lock: a deploy reads them when it is requested and
+again when it starts, and a change in between that breaks the rules fails
+that deploy.
 
 The database keeps names and UUIDs unique: a duplicate is
 :class:`DeployTemplateDuplicateName` or :class:`DeployTemplateAlreadyExists`

@@ -13,7 +13,10 @@
   API's masking of driver-declared secrets can be seen and tested.
 
 The fake deploy's ``take_over`` records the conductor that called it in
-``driver_internal_info['fake_taken_over_by']``. Its ``heartbeat`` acts as
+``driver_internal_info['fake_taken_over_by']``. Its deploy step
+``record_deploy_message`` (priority 0: it runs only when a deploy template
+turns it on) records its ``message`` argument in
+``driver_internal_info['fake_deploy_message']``. Its ``heartbeat`` acts as
 an agent that finishes at once: it records the agent's URL and ends any
 wait. The fake vendor interface's ``finish_wait`` passthru method ends a
 wait too, and ``status`` (GET) reads the node.
@@ -35,6 +38,9 @@ if TYPE_CHECKING:
 
 #: The driver_internal_info key ``take_over`` writes the conductor into.
 TAKEN_OVER_BY = 'fake_taken_over_by'
+#: The driver_internal_info key the deploy step ``record_deploy_message``
+#: writes its argument into.
+DEPLOY_MESSAGE = 'fake_deploy_message'
 
 
 def _maybe_fail(task: 'Task', hook: str) -> None:
@@ -177,6 +183,15 @@ class FakeDeploy(base.DeployInterface):
             task.node.driver_internal_info, fake_agent_url=callback_url)
         if task.node.provision_state in states.WAIT_STATES:
             task.resume()
+
+    @steps.deploy_step(priority=0, argsinfo={
+        'message': {'description': 'Text recorded on the node.',
+                    'required': True}})
+    def record_deploy_message(self, task: 'Task', message: str) -> None:
+        """A deploy step that runs only when a deploy template asks for it;
+        it records its argument (see the module's documentation)."""
+        task.node.driver_internal_info = dict(
+            task.node.driver_internal_info, **{DEPLOY_MESSAGE: message})
 
     @steps.clean_step(priority=10, abortable=True)
     def erase_devices(self, task: 'Task') -> str | None:

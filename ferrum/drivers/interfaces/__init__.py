@@ -112,9 +112,12 @@ class BaseInterface(abc.ABC):
         """The deploy steps of this interface (those marked
         ``@deploy_step``).
 
-        Called with an exclusive lock when a deploy starts, after the
-        deploy interface's ``prepare``. Override to change priorities per
-        node.
+        Called with an exclusive lock when a deploy is requested (before
+        ``prepare``: the node's deploy templates are checked against these
+        steps) and when it starts, after the deploy interface's
+        ``prepare``; it must only read the node. A step with priority 0
+        runs only when a deploy template enables it. Override to change
+        priorities per node.
         """
         return steps.collect(self, self.kind, 'deploy')
 

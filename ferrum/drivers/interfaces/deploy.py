@@ -49,8 +49,8 @@ class DeployInterface(interfaces.BaseInterface):
         """The interface's deploy steps: ``deploy`` at priority 100, and
         those marked ``@deploy_step``.
 
-        Called with an exclusive lock when a deploy starts, after
-        ``prepare``.
+        Called as ``BaseInterface.get_deploy_steps`` is: when a deploy
+        is requested and when it starts, after ``prepare``.
         """
         found = super().get_deploy_steps(task)
         if not any(step['step'] == 'deploy' for step in found):

@@ -1,16 +1,24 @@
 # SPDX-License-Identifier: Apache-2.0
-"""/v1/deploy_templates (API 1.55+)."""
+"""/v1/deploy_templates (API 1.55+), and their steps run at a deploy."""
 
 import pytest
 
+from ferrum.conductor import deployments
+from ferrum.conductor import task_manager
+from ferrum.drivers.fake import interfaces as fake_interfaces
 from ferrum.objects import deploy_template as template_obj
+from ferrum.objects import node as node_obj
 from tests.functional.api.nodes import fault
+from tests.functional.conductor.flows import enroll
+from tests.functional.conductor.flows import settled
+from tests.functional.conductor.flows import to_state
 
 V = {'X-OpenStack-Ironic-API-Version': '1.55'}
 URL = '/v1/deploy_templates'
 BIOS = {'interface': 'bios', 'step': 'apply_configuration',
         'args': {'settings': [{'name': 'LogicalProc', 'value': 'Enabled'}]},
         'priority': 150}
+RECORD = 'record_deploy_message'
 
 
 def _create(client, name='CUSTOM_HT_ON', steps=(BIOS,), **values):
@@ -18,6 +26,11 @@ def _create(client, name='CUSTOM_HT_ON', steps=(BIOS,), **values):
         values, name=name, steps=list(steps)))
     assert response.status_code == 201, response.get_data(as_text=True)
     return response.get_json()
+
+
+def _record(message, priority=150):
+    return {'interface': 'deploy', 'step': RECORD,
+            'args': {'message': message}, 'priority': priority}
 
 
 # ---- the resource ----------------------------------------------------------
@@ -191,3 +204,135 @@ def test_paging_and_sorting(client, conf):
         response = client.get(URL + '?' + query, headers=V)
         assert response.status_code == 400, query
         assert words in fault(response), query
+
+
+# ---- at a deploy -----------------------------------------------------------
+
+@pytest.fixture
+def available(conductor, db):
+    return to_state(conductor.manager, db, enroll(conductor.manager),
+                    'available')
+
+
+def _deploy(client, node, *traits):
+    for trait in traits:
+        assert client.put('/v1/nodes/%s/traits/%s' % (node.uuid, trait),
+                          headers=V).status_code == 204
+    response = client.patch('/v1/nodes/' + node.uuid, headers=V, json=[
+        {'op': 'add', 'path': '/instance_info/traits',
+         'value': list(traits)}])
+    assert response.status_code == 200, response.get_data(as_text=True)
+    return client.put('/v1/nodes/%s/states/provision' % node.uuid,
+                      headers=V, json={'target': 'active'})
+
+
+def _steps_started(client, node):
+    history = client.get('/v1/nodes/%s/history?detail=true' % node.uuid,
+                         headers={'X-OpenStack-Ironic-API-Version': '1.78'})
+    return [entry['event'] for entry in history.get_json()['history']
+            if entry['event'].startswith('Deploy step')]
+
+
+def test_a_matching_template_runs_its_step_by_priority(client, db,
+                                                       available):
+    _create(client, name='CUSTOM_RECORD', steps=[_record('hello')])
+    _create(client, name='CUSTOM_UNUSED', steps=[_record('not me')])
+    assert _deploy(client, available, 'CUSTOM_RECORD').status_code == 202
+    node = settled(db, available.id, 'active')
+    assert node.driver_internal_info[fake_interfaces.DEPLOY_MESSAGE] == (
+        'hello')
+    started = _steps_started(client, node)
+    # 150 before the deploy interface's deploy (100).
+    assert started == ['Deploy step deploy.%s started' % RECORD,
+                       'Deploy step deploy.deploy started']
+
+
+def test_a_template_step_after_deploy(client, db,
+                                                              available):
+    _create(client, name='CUSTOM_RECORD', steps=[_record('late', 10)])
+    assert _deploy(client, available, 'CUSTOM_RECORD').status_code == 202
+    node = settled(db, available.id, 'active')
+    started = _steps_started(client, node)
+    assert started == ['Deploy step deploy.deploy started',
+                       'Deploy step deploy.%s started' % RECORD]
+
+
+def test_a_template_turns_a_driver_step_off(client, db, available):
+    _create(client, name='CUSTOM_QUIET', steps=[
+        {'interface': 'deploy', 'step': 'deploy', 'args': {},
+         'priority': 0}, _record('only me')])
+    assert _deploy(client, available, 'CUSTOM_QUIET').status_code == 202
+    node = settled(db, available.id, 'active')
+    started = _steps_started(client, node)
+    assert started == ['Deploy step deploy.%s started' % RECORD]
+
+
+@pytest.mark.parametrize('steps, words', [
+    ([BIOS], 'node does not support the deploy step '
+             'bios.apply_configuration'),
+    ([dict(_record('x'), args={})], 'deploy step deploy.%s is missing these '
+                                    'required arguments: message' % RECORD),
+    ([dict(_record('x'), args={'message': 'x', 'loud': True})],
+     'unexpected arguments: loud'),
+    ([{'interface': 'deploy', 'step': 'deploy', 'args': {},
+       'priority': 5}], 'deploy step deploy on interface deploy is a core '
+                      'step'),
+])
+def test_a_step_the_driver_cannot_run_refuses_the_deploy(
+        client, db, available, steps, words):
+    _create(client, name='CUSTOM_BAD', steps=steps)
+    response = _deploy(client, available, 'CUSTOM_BAD')
+    assert response.status_code == 400, response.get_data(as_text=True)
+    text = fault(response)
+    assert ("Validation of deploy steps from deploy templates matching this "
+            "node's instance traits failed. Matching deploy templates: "
+            "CUSTOM_BAD. Errors: ") in text
+    assert words in text
+    node = node_obj.Node.get(db, available.id)
+    assert node.provision_state == 'available'
+
+
+def test_two_templates_with_one_step_refuse_the_deploy(client, db,
+                                                       available):
+    _create(client, name='CUSTOM_ONE', steps=[_record('one')])
+    _create(client, name='CUSTOM_TWO', steps=[_record('two')])
+    response = _deploy(client, available, 'CUSTOM_ONE', 'CUSTOM_TWO')
+    assert response.status_code == 400
+    assert ('Duplicate deploy steps for deploy.%s' % RECORD) in fault(
+        response)
+
+
+def test_instance_traits_must_be_the_nodes(client, db, available):
+    response = client.patch('/v1/nodes/' + available.uuid, headers=V, json=[
+        {'op': 'add', 'path': '/instance_info/traits',
+         'value': ['CUSTOM_MISSING']}])
+    assert response.status_code == 200
+    response = client.put('/v1/nodes/%s/states/provision' % available.uuid,
+                          headers=V, json={'target': 'active'})
+    assert response.status_code == 400
+    assert ('Cannot specify instance traits that are not also set on the '
+            'node. Node %s is missing traits CUSTOM_MISSING'
+            % available.uuid) in fault(response)
+
+
+def test_a_template_changed_after_the_request_fails_the_deploy(
+        client, db, conductor, available):
+    """The steps are checked again when the deploy starts, in the worker
+    (the request was checked against the templates of then): the deploy
+    fails, with the reason as last_error."""
+    assert client.put('/v1/nodes/%s/traits/CUSTOM_LATER' % available.uuid,
+                      headers=V).status_code == 204
+    node = node_obj.Node.get(db, available.id)
+    node.instance_info = {'traits': ['CUSTOM_LATER']}
+    node.save()
+    # Made after the request was checked: what the deploy finds starting.
+    _create(client, name='CUSTOM_LATER', steps=[BIOS])
+    with task_manager.acquire(conductor.ctx, available.id, 'test') as task:
+        task.process_event('deploy')
+        deployments.do_deploy(task)
+    node = node_obj.Node.get(db, available.id)
+    assert node.provision_state == 'deploy failed'
+    assert node.last_error.startswith(
+        'Cannot get deploy steps; failed to deploy: Validation of deploy '
+        'steps from deploy templates')
+    assert 'bios.apply_configuration' in node.last_error

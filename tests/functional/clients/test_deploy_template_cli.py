@@ -1,10 +1,12 @@
 # SPDX-License-Identifier: Apache-2.0
 """``baremetal deploy template ...`` (python-ironicclient) against a real
-ferrum."""
+ferrum, and a template's step run by ``baremetal node deploy``."""
 
 import json
 
 from tests.functional.clients import session
+from tests.functional.clients.session import DRIVER
+from tests.functional.clients.session import WAIT
 
 BIOS = {'interface': 'bios', 'step': 'apply_configuration',
         'args': {'settings': [{'name': 'LogicalProc', 'value': 'Enabled'}]},
@@ -56,3 +58,26 @@ def test_create_list_show_set_unset_delete(baremetal):
     baremetal('deploy', 'template', 'delete', new_name)
     assert 'could not be found' in baremetal.fails(
         'deploy', 'template', 'show', uuid)
+
+
+def test_a_template_step_runs_at_node_deploy(baremetal):
+    trait = _name('cli-record')
+    message = session.unique('hello')
+    baremetal('deploy', 'template', 'create', trait, '--steps', json.dumps([
+        {'interface': 'deploy', 'step': 'record_deploy_message',
+         'args': {'message': message}, 'priority': 150}]))
+    node = baremetal.json('node', 'create', '--driver', DRIVER,
+                          '--resource-class', session.unique('cli-dt'))
+    uuid = node['uuid']
+    baremetal('node', 'add', 'trait', uuid, trait)
+    baremetal('node', 'set', uuid, '--instance-info',
+              'traits=%s' % json.dumps([trait]))
+    baremetal('node', 'manage', uuid, '--wait', WAIT)
+    baremetal('node', 'provide', uuid, '--wait', WAIT)
+    baremetal('node', 'deploy', uuid, '--wait', WAIT)
+    shown = baremetal.json('node', 'show', uuid)
+    assert shown['provision_state'] == 'active'
+    assert shown['driver_internal_info']['fake_deploy_message'] == message
+    baremetal('node', 'undeploy', uuid, '--wait', WAIT)
+    baremetal('node', 'delete', uuid)
+    baremetal('deploy', 'template', 'delete', trait)
