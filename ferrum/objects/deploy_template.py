@@ -16,7 +16,7 @@ whichever process wrote first.
 from __future__ import annotations
 
 import datetime
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
 import sqlalchemy as sa
@@ -74,9 +74,19 @@ class DeployTemplate(base.Row):
     @classmethod
     def list(cls, db: db_api.Database, *, limit: int | None = None,
              sort_key: str = 'id', sort_dir: str = 'asc',
-             marker: DeployTemplate | None = None) -> list[DeployTemplate]:
-        """A page of templates; ``marker`` is the previous page's last."""
-        query = base.paginate(_SELECT, TABLE, limit, sort_key, sort_dir,
+             marker: DeployTemplate | None = None,
+             columns: Collection[str] | None = None) -> list[DeployTemplate]:
+        """A page of templates; ``marker`` is the previous page's last.
+
+        :param columns: load only these (and ``id``, ``uuid``); the others
+            are then missing, or ``{}`` for ``extra``: such templates are
+            for showing those columns, not for saving. A page of names
+            then decodes no steps.
+        """
+        select = _SELECT if columns is None else sa.select(*(
+            TABLE.c[name] for name in FIELDS
+            if name in {'id', 'uuid', *columns}))
+        query = base.paginate(select, TABLE, limit, sort_key, sort_dir,
                               marker)
         with db.reader() as conn:
             return [cls(db, row) for row in conn.execute(query).mappings()]

@@ -62,7 +62,8 @@ def list_templates() -> dict[str, Any]:
         marker = _get(page.marker)
     templates = template_obj.DeployTemplate.list(
         services.db(), limit=page.limit, sort_key=page.sort_key,
-        sort_dir=page.sort_dir, marker=marker)
+        sort_dir=page.sort_dir, marker=marker,
+        columns=set(fields) & set(template_obj.FIELDS))
     result: dict[str, Any] = {'deploy_templates': [
         template_view.render(t, fields) for t in templates]}
     result.update(listing.next_link(
