@@ -70,6 +70,7 @@ class World:
         #: collection -> the one to aim at (chassis, volume/connectors,
         #: volume/targets).
         self.others: dict[str, dict[str, Any]] = {}
+        self.template: dict[str, Any] = {}
         self.count = 0
 
     def __repr__(self) -> str:
@@ -108,6 +109,7 @@ class World:
         self._ensure_vif()
         self._ensure_allocation()
         self._ensure_lease()
+        self._ensure_template()
         self._ensure_others()
 
     def _ensure_others(self) -> None:
@@ -172,6 +174,19 @@ class World:
         assert response.status_code == 201, response.get_data()
         self.lease = response.get_json()
 
+    def _ensure_template(self) -> None:
+        if self.template and self.client.get(
+                '/v1/deploy_templates/' + self.template['uuid'],
+                headers=V).status_code == 200:
+            return
+        self.count += 1
+        response = self.client.post('/v1/deploy_templates', headers=V, json={
+            'name': 'CUSTOM_FUZZ_%d' % self.count, 'extra': {'a': 'b'},
+            'steps': [{'interface': 'deploy', 'step': 'x', 'args': {},
+                       'priority': 1}]})
+        assert response.status_code == 201, response.get_data()
+        self.template = response.get_json()
+
     def resolve(self, value: Any) -> str:
         if not isinstance(value, Real):
             return str(value)
@@ -194,6 +209,8 @@ class World:
                    ('chassis_uuid', 'chassis'),
                    ('connector_uuid', 'volume/connectors'),
                    ('target_uuid', 'volume/targets'))},
+            'template_uuid': self.template.get('uuid', ''),
+            'template_name': self.template.get('name') or '',
         }[value.kind]
 
 
@@ -316,7 +333,8 @@ _REALS = {'node': ['node_uuid', 'node_name'], 'port': ['port_uuid'],
           'allocation': ['allocation_uuid', 'allocation_name'],
           'vif': ['vif_id'], 'lease': ['lease_uuid', 'lease_name'],
           'event': ['event_uuid'], 'chassis': ['chassis_uuid'],
-          'connector': ['connector_uuid'], 'target': ['target_uuid']}
+          'connector': ['connector_uuid'], 'target': ['target_uuid'],
+          'template': ['template_uuid', 'template_name']}
 
 
 def _segment_for(param: str) -> st.SearchStrategy[Any]:
