@@ -89,7 +89,12 @@ class DeployTemplate(base.Row):
         query = base.paginate(select, TABLE, limit, sort_key, sort_dir,
                               marker)
         with db.reader() as conn:
-            return [cls(db, row) for row in conn.execute(query).mappings()]
+            result = conn.execute(query)
+            # Tuples zipped with the names once: a RowMapping builds its
+            # keys again for every row.
+            names = list(result.keys())
+            return [cls(db, dict(zip(names, row, strict=True)))
+                    for row in result]
 
     # ---- writing ----------------------------------------------------------
 

@@ -100,12 +100,26 @@ def _targets(conn: sa.Connection, count: int, nodes: list[int]) -> None:
          'extra': {}, 'created_at': _now()} for i in range(count)))
 
 
+def _deploy_templates(conn: sa.Connection, count: int,
+                      _nodes: list[int]) -> None:
+    steps = [{'interface': 'bios', 'step': 'apply_configuration',
+              'args': {'settings': [{'name': 'LogicalProc',
+                                     'value': 'Enabled'}]},
+              'priority': 150}]
+    _insert(conn, models.DeployTemplate, (
+        {'uuid': str(uuid.uuid4()), 'name': 'CUSTOM_BENCH_%05d' % i,
+         'steps': steps, 'extra': {}, 'created_at': _now()}
+        for i in range(count)))
+
+
 #: name -> what is listed and how its table is filled.
 RESOURCES: dict[str, Resource] = {
     'chassis': Resource('/v1/chassis', '1.78', _chassis),
     'volume_connectors': Resource('/v1/volume/connectors', '1.78',
                                   _connectors),
     'volume_targets': Resource('/v1/volume/targets', '1.78', _targets),
+    'deploy_templates': Resource('/v1/deploy_templates', '1.78',
+                                 _deploy_templates),
 }
 
 
