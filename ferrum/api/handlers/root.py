@@ -31,7 +31,7 @@ def root() -> dict[str, Any]:
 _COLLECTIONS: tuple[tuple[str, int], ...] = (
     ('chassis', 1), ('nodes', 1), ('ports', 1), ('drivers', 1),
     ('portgroups', 23), ('volume', 32), ('conductors', 49),
-    ('allocations', 52), ('shards', 82))
+    ('allocations', 52), ('deploy_templates', 55), ('shards', 82))
 #: The API reference a client can read; ferrum serves Ironic's v1 API.
 _API_REFERENCE = 'https://docs.openstack.org/api-ref/baremetal/'
 

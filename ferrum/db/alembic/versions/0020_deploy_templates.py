@@ -5,15 +5,15 @@
 deploy steps as one JSON list and its ``extra``. A new table: nothing
 existing changes, and a release before this one ignores it.
 
-Revision ID: 0019
-Revises: 0015
+Revision ID: 0020
+Revises: 0019
 """
 
 import sqlalchemy as sa
 from alembic import op
 
-revision = '0019'
-down_revision = '0015'
+revision = '0020'
+down_revision = '0019'
 
 
 def upgrade() -> None:
