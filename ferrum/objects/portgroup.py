@@ -99,6 +99,7 @@ class Portgroup(base.Row):
     def list(cls, db: db_api.Database, *, node_id: int | None = None,
              address: str | None = None,
              conductor_groups: Collection[str] | None = None,
+             shards: Collection[str] | None = None,
              limit: int | None = None, sort_key: str = 'id',
              sort_dir: str = 'asc', marker: Portgroup | None = None,
              project: str | None = None,
@@ -107,7 +108,8 @@ class Portgroup(base.Row):
 
         ``marker`` is the last group of the previous page; ``project``
         keeps the groups of nodes that project owns or leases;
-        ``conductor_groups`` those of nodes in one of these groups.
+        ``conductor_groups`` those of nodes in one of these groups,
+        ``shards`` those of nodes in one of these shards.
         ``columns`` loads only those (with ``id`` and ``uuid``), for a
         list that shows a few fields: decoding the JSON columns of a
         thousand rows costs more than the query. Such groups are for
@@ -124,6 +126,9 @@ class Portgroup(base.Row):
         if conductor_groups is not None:
             query = query.where(_NODES.c.conductor_group.in_(
                 base.bucketed(sorted(conductor_groups))))
+        if shards is not None:
+            query = query.where(_NODES.c.shard.in_(
+                base.bucketed(sorted(shards))))
         query = base.paginate(query, TABLE, limit, sort_key, sort_dir, marker)
         with db.reader() as conn:
             result = conn.execute(query)

@@ -85,6 +85,10 @@ def _filters(parent: node_obj.Node | None) -> dict[str, Any]:
         filters['conductor_groups'] = [
             group.strip().lower() for group in
             args['conductor_groups'].split(',') if group.strip()]
+    if args.get('shard') is not None:
+        microversion.require(106, 'The shard filter')
+        filters['shards'] = [item for item in args['shard'].split(',')
+                             if item]
     if len(filters) > 1:
         raise exception.InvalidParameterValue(
             reason='Filtering by node, address, or shard simultaneously is '

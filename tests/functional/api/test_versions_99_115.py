@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: Apache-2.0
 """Versions 1.99 to 1.115: what each brings, served or refused as Ironic.
-(Port and port group fields, 1.99-1.103, 1.106 and 1.111, have their own
+(Port and port group fields, 1.99-1.103 and 1.111, have their own
 tests; aborting a deploy wait, 1.110: test_direct_deploy.py.)"""
 
 from ferrum.api import microversion
@@ -97,3 +97,22 @@ def test_history_project_and_state_fields(client):
     assert 'project' in older and 'state' not in older
     oldest = transitions(112)[-1]
     assert 'project' not in oldest
+
+
+def test_port_groups_of_shards_from_1_106(client):
+    east = _node(client)['uuid']
+    west = _node(client)['uuid']
+    _patch(client, east, [{'op': 'add', 'path': '/shard', 'value': 'east'}])
+    for index, node in enumerate((east, west)):
+        response = client.post('/v1/portgroups', headers=_v(115), json={
+            'node_uuid': node, 'address': '52:54:00:00:03:%02d' % index})
+        assert response.status_code == 201, response.get_data(as_text=True)
+    groups = client.get('/v1/portgroups?shard=east,north&fields=node_uuid',
+                        headers=_v(106)).get_json()['portgroups']
+    assert [group['node_uuid'] for group in groups] == [east]
+    assert client.get('/v1/portgroups?shard=east',
+                      headers=_v(105)).status_code == 406
+    # As Ironic: one of node, address and shard at a time.
+    response = client.get('/v1/portgroups?shard=east&node=%s' % east,
+                          headers=_v(106))
+    assert response.status_code == 400
