@@ -45,7 +45,8 @@ from ferrum.db import models
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import deployment  # noqa: E402  (--throwaway-postgres is shared)
 
-#: Volume rows hang off nodes: a target per boot index, this many a node.
+#: Volume rows and port groups hang off nodes: this many a node (a volume
+#: target per boot index).
 PER_NODE = 10
 _BATCH = 1000
 
@@ -112,6 +113,17 @@ def _deploy_templates(conn: sa.Connection, count: int,
         for i in range(count)))
 
 
+def _portgroups(conn: sa.Connection, count: int, nodes: list[int]) -> None:
+    _insert(conn, models.Portgroup, (
+        {'uuid': str(uuid.uuid4()), 'name': 'bond-%05d' % i,
+         'node_id': nodes[i // PER_NODE],
+         'address': '52:54:%02x:%02x:%02x:%02x' % (
+             0xa0, i >> 16 & 0xff, i >> 8 & 0xff, i & 0xff),
+         'standalone_ports_supported': True, 'mode': 'active-backup',
+         'properties': {}, 'extra': {}, 'internal_info': {},
+         'created_at': _now()} for i in range(count)))
+
+
 #: name -> what is listed and how its table is filled.
 RESOURCES: dict[str, Resource] = {
     'chassis': Resource('/v1/chassis', '1.78', _chassis),
@@ -120,6 +132,7 @@ RESOURCES: dict[str, Resource] = {
     'volume_targets': Resource('/v1/volume/targets', '1.78', _targets),
     'deploy_templates': Resource('/v1/deploy_templates', '1.78',
                                  _deploy_templates),
+    'portgroups': Resource('/v1/portgroups', '1.78', _portgroups),
 }
 
 
