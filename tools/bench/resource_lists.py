@@ -38,6 +38,7 @@ import sqlalchemy as sa
 from ferrum import conf as ferrum_conf
 from ferrum.api import app as api_app
 from ferrum.api import server
+from ferrum.cmd import service_runner
 from ferrum.db import api as db_api
 from ferrum.db import migration
 from ferrum.db import models
@@ -222,6 +223,7 @@ def main() -> int:
         filled = time.perf_counter() - started
         api = server.APIServer(conf)
         api.start(api_app.create_app(conf, db, None))  # type: ignore[arg-type]
+        service_runner.freeze_start_up()  # as ferrum-api does once started
         try:
             result = measure(api.url, args.requests)
         finally:
