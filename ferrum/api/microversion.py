@@ -121,8 +121,8 @@ VERSIONS: tuple[tuple[int, str], ...] = (
     (84, 'Continue inspection from the ramdisk (not served: 404, no node '
          'waits for inspection data).'),
     (85, 'Provision target "unhold" (not served: no node is ever held).'),
-    (86, 'Node firmware_interface ("no-firmware") and /firmware (an '
-         'empty list).'),
+    (86, 'Node firmware_interface (redfish, fake, no-firmware) and '
+         '/firmware: the components last read.'),
     (87, 'Servicing: target "service" and service_step (not served: '
          'refused, service_step is {}).'),
     (88, 'Port name.'),
@@ -153,8 +153,7 @@ VERSIONS: tuple[tuple[int, str], ...] = (
           'dynamic_portgroup.'),
     (112, 'Runbook traits (not served: no runbooks).'),
     (113, 'Node history project.'),
-    (114, 'Firmware component vendor, model, serial_number (no component '
-          'is ever listed).'),
+    (114, 'Firmware component vendor, model, serial_number.'),
     (115, 'Node history state, target_provision_state, duration_seconds.'),
 )
 

@@ -20,6 +20,7 @@ from typing import Any
 from ferrum.common import exception
 from ferrum.common import states
 from ferrum.conductor import driver_errors
+from ferrum.conductor import firmware
 from ferrum.conductor import step_flow
 from ferrum.conductor import task_manager
 from ferrum.drivers import base
@@ -73,13 +74,15 @@ def check_manual_steps(task: task_manager.Task,
 
 def do_node_clean(task: task_manager.Task,
                   manual_steps: list[dict[str, Any]] | None = None) -> None:
-    """Start cleaning; the node is in ``cleaning``."""
+    """Start cleaning; the node is in ``cleaning``. Its firmware list is
+    refreshed first, as Ironic does (:mod:`ferrum.conductor.firmware`)."""
     manual = manual_steps is not None
     if not manual and not base.automated_clean_enabled(task):
         LOG.info('Node %(node)s: automated cleaning is disabled, skipping',
                  {'node': task.node.uuid})
         task.process_event('manage' if task.node.retired else 'done')
         return
+    firmware.cache_components(task)
     try:
         task.driver.power.validate(task)
         task.driver.deploy.validate_cleaning(task)

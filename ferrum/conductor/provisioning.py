@@ -22,6 +22,7 @@ from ferrum.conductor import context as context_mod
 from ferrum.conductor import deploy_steps
 from ferrum.conductor import deployments
 from ferrum.conductor import driver_errors
+from ferrum.conductor import firmware
 from ferrum.conductor import inspection
 from ferrum.conductor import task_manager
 
@@ -29,7 +30,8 @@ LOG = logging.getLogger(__name__)
 
 
 def _verify(task: task_manager.Task) -> None:
-    """enroll -> verifying -> manageable: can we talk to the BMC?"""
+    """enroll -> verifying -> manageable: can we talk to the BMC? Once
+    it answers, the node's firmware list is refreshed, as Ironic does."""
     try:
         task.driver.power.validate(task)
         task.node.power_state = task.driver.power.get_power_state(task)
@@ -45,6 +47,7 @@ def _verify(task: task_manager.Task) -> None:
         task.process_event('fail', last_error='%s; %s.' % (
             text.rstrip('. '), advice))
         return
+    firmware.cache_components(task)
     task.process_event('done')
 
 

@@ -7,7 +7,8 @@ from oslo_config import cfg
 
 #: The interface kinds a hardware type composes, in the order they are loaded.
 INTERFACE_KINDS: tuple[str, ...] = (
-    'power', 'management', 'boot', 'deploy', 'inspect', 'vendor', 'network')
+    'power', 'management', 'boot', 'deploy', 'inspect', 'vendor', 'network',
+    'firmware')
 
 _ENABLED_DEFAULTS: dict[str, list[str]] = {
     'power': ['fake'],
@@ -17,6 +18,8 @@ _ENABLED_DEFAULTS: dict[str, list[str]] = {
     'inspect': ['fake', 'noop'],
     'vendor': ['fake', 'noop'],
     'network': ['noop'],
+    # Ironic's default: reading firmware versions is the operator's choice.
+    'firmware': ['no-firmware'],
 }
 
 

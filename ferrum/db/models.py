@@ -134,6 +134,8 @@ class Node(TimestampMixin, Base):
         sa.String(255))
     network_interface: orm.Mapped[str | None] = orm.mapped_column(
         sa.String(255))
+    firmware_interface: orm.Mapped[str | None] = orm.mapped_column(
+        sa.String(255))
     driver_info: orm.Mapped[Any] = orm.mapped_column(
         JSONEncoded, nullable=True)
     driver_internal_info: orm.Mapped[Any] = orm.mapped_column(
@@ -191,6 +193,28 @@ class Node(TimestampMixin, Base):
         sa.Boolean, default=False, server_default=sa.false())
     #: API 1.104: the instance's name, as its user knows it.
     instance_name: orm.Mapped[str | None] = orm.mapped_column(sa.String(255))
+
+
+class FirmwareComponent(TimestampMixin, Base):
+    """One firmware component of a node, as last read (API 1.86)."""
+
+    __tablename__ = 'firmware_information'
+    __table_args__ = (
+        sa.UniqueConstraint('node_id', 'component',
+                            name='uniq_nodecomponent0node_id0component'),)
+
+    id: orm.Mapped[int] = orm.mapped_column(primary_key=True)
+    node_id: orm.Mapped[int] = orm.mapped_column(
+        sa.ForeignKey('nodes.id', ondelete='CASCADE'))
+    component: orm.Mapped[str] = orm.mapped_column(sa.String(255))
+    initial_version: orm.Mapped[str] = orm.mapped_column(sa.String(255))
+    current_version: orm.Mapped[str | None] = orm.mapped_column(
+        sa.String(255))
+    last_version_flashed: orm.Mapped[str | None] = orm.mapped_column(
+        sa.String(255))
+    vendor: orm.Mapped[str | None] = orm.mapped_column(sa.String(255))
+    model: orm.Mapped[str | None] = orm.mapped_column(sa.String(255))
+    serial_number: orm.Mapped[str | None] = orm.mapped_column(sa.String(255))
 
 
 class NodeTrait(Base):

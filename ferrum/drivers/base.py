@@ -3,8 +3,8 @@
 
 A node's *driver* is a hardware type (see :mod:`ferrum.drivers.hardware_type`)
 composed of one implementation per interface kind (:data:`INTERFACES`):
-power, management, boot, deploy, inspect, vendor and network. Each
-implementation is a subclass of one of the abstract classes of
+power, management, boot, deploy, inspect, vendor, network and firmware.
+Each implementation is a subclass of one of the abstract classes of
 :mod:`ferrum.drivers.interfaces` (one module per kind, each class
 re-exported here: import this module), registered under the entry-point
 namespace ``ferrum.hardware.interfaces.<kind>``.
@@ -59,6 +59,8 @@ from ferrum.drivers import task as task_mod
 from ferrum.drivers.interfaces import BaseInterface
 from ferrum.drivers.interfaces.boot import BootInterface
 from ferrum.drivers.interfaces.deploy import DeployInterface
+from ferrum.drivers.interfaces.firmware import Component as FirmwareComponent
+from ferrum.drivers.interfaces.firmware import FirmwareInterface
 from ferrum.drivers.interfaces.inspect import InspectInterface
 from ferrum.drivers.interfaces.management import ManagementInterface
 from ferrum.drivers.interfaces.network import NetworkInterface
@@ -69,7 +71,8 @@ from ferrum.drivers.interfaces.vendor import passthru
 from ferrum.drivers.task import ConductorView
 
 __all__ = ['AWAITING', 'BaseInterface', 'BootInterface', 'ConductorView',
-           'DeployInterface', 'Driver', 'INTERFACES', 'InspectInterface',
+           'DeployInterface', 'Driver', 'FirmwareComponent',
+           'FirmwareInterface', 'INTERFACES', 'InspectInterface',
            'ManagementInterface', 'NetworkInterface', 'PassthruSpec',
            'PowerInterface', 'Task', 'VendorInterface',
            'automated_clean_enabled', 'passthru']
@@ -82,7 +85,8 @@ AWAITING = 'awaiting'
 #: The kinds are named once, by the options that enable them.
 INTERFACES: dict[str, type] = dict(zip(default_conf.INTERFACE_KINDS, (
     PowerInterface, ManagementInterface, BootInterface, DeployInterface,
-    InspectInterface, VendorInterface, NetworkInterface), strict=True))
+    InspectInterface, VendorInterface, NetworkInterface, FirmwareInterface),
+    strict=True))
 
 
 @dataclasses.dataclass(frozen=True)
@@ -97,6 +101,7 @@ class Driver:
     inspect: InspectInterface
     vendor: VendorInterface
     network: NetworkInterface
+    firmware: FirmwareInterface
 
     def interfaces(self) -> Iterator[tuple[str, BaseInterface]]:
         for kind in INTERFACES:

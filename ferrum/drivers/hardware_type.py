@@ -16,7 +16,8 @@ class AbstractHardwareType(abc.ABC):
     """Base class of hardware types, registered in ``ferrum.hardware.types``.
 
     Subclasses override the ``supported_*_interfaces`` properties they need;
-    the optional kinds default to ``['noop']``.
+    the optional kinds default to ``['noop']`` (firmware to
+    ``['no-firmware']``, Ironic's name).
     """
 
     @property
@@ -50,6 +51,11 @@ class AbstractHardwareType(abc.ABC):
     def supported_network_interfaces(self) -> list[str]:
         """Network interfaces; ``noop`` records VIFs and plugs nothing."""
         return ['noop']
+
+    @property
+    def supported_firmware_interfaces(self) -> list[str]:
+        """Firmware interfaces; ``no-firmware`` reads nothing."""
+        return ['no-firmware']
 
     def supported_interfaces(self, kind: str) -> list[str]:
         """The supported names for ``kind`` (power, management, ...)."""

@@ -89,6 +89,17 @@ class NoInspect(base.InspectInterface):
             kind='inspect', node=task.node.uuid, operation='inspection')
 
 
+class NoFirmware(base.FirmwareInterface):
+    """Ironic's ``no-firmware``: reads nothing, so the node's firmware
+    list stays as it is (empty, for a node that never had another)."""
+
+    def validate(self, task: 'Task') -> None:
+        pass
+
+    def read_components(self, task: 'Task') -> None:
+        return None
+
+
 class NoVendor(base.VendorInterface):
     def validate(self, task: 'Task') -> None:
         pass

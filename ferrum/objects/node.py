@@ -122,6 +122,7 @@ class Node(base.Row):
     inspect_interface: str
     vendor_interface: str
     network_interface: str
+    firmware_interface: str
     shard: str | None
     parent_node: str | None
     disable_power_off: bool

@@ -51,7 +51,7 @@ class _FakeTask:
             'power': fake.FakePower(), 'management': fake.FakeManagement(),
             'boot': fake.FakeBoot(), 'deploy': fake.FakeDeploy(),
             'inspect': fake.FakeInspect(), 'vendor': fake.FakeVendor(),
-            'network': noop.NoopNetwork()}
+            'network': noop.NoopNetwork(), 'firmware': noop.NoFirmware()}
         if checked is not None:
             parts[checked.kind] = checked
         self.driver = base.Driver(hardware_type='check', **parts)

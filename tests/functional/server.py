@@ -44,7 +44,11 @@ def write_config(tmp_path: pathlib.Path, port: int,
     sections: dict[str, dict[str, str]] = {
         'DEFAULT': {'host': 'ferrum-under-test',
                     'state_path': str(tmp_path / 'state'),
-                    'enabled_hardware_types': 'fake-hardware'},
+                    'enabled_hardware_types': 'fake-hardware',
+                    # The fake firmware interface on request, the default
+                    # as Ironic's: the clients' firmware lists (1.86).
+                    'enabled_firmware_interfaces': 'no-firmware,fake',
+                    'default_firmware_interface': 'no-firmware'},
         'api': {'host_ip': '127.0.0.1', 'port': str(port)},
     }
     if database_url:

@@ -260,8 +260,6 @@ def _check_values(values: dict[str, Any], owner: str | None,
                                            values[name])
     if values.get('name') is not None:
         node_lookup.check_name(values['name'])
-    # A constant (see the schema): nothing to store.
-    values.pop('firmware_interface', None)
     if values.get('parent_node') is not None:
         values['parent_node'] = access.parent_uuid(
             values['parent_node'], owner, uuid)

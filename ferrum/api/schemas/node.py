@@ -44,9 +44,6 @@ _WRITABLE: dict[str, Any] = {
     'disable_power_off': _BOOL,
     'instance_name': {'type': ['string', 'null'], 'minLength': 1,
                       'maxLength': 255},
-    # Firmware updates are not served: the one implementation is Ironic's
-    # "does nothing" one.
-    'firmware_interface': {'enum': ['no-firmware', None]},
 }
 #: Set by the API, not stored as given (a UUID becomes chassis_id; only
 #: the noop storage interface is served): see ferrum.api.handlers.node.

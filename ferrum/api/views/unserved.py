@@ -9,7 +9,6 @@ these with the name Ironic gives an interface that does nothing.
 INTERFACES: dict[str, str] = {
     'bios': 'no-bios',
     'console': 'no-console',
-    'firmware': 'no-firmware',
     'raid': 'no-raid',
     'rescue': 'no-rescue',
     'storage': 'noop',

@@ -34,3 +34,7 @@ class FakeHardware(hardware_type.AbstractHardwareType):
     @property
     def supported_vendor_interfaces(self) -> list[str]:
         return ['fake', 'noop']
+
+    @property
+    def supported_firmware_interfaces(self) -> list[str]:
+        return ['fake', 'no-firmware']

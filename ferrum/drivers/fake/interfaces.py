@@ -4,11 +4,13 @@
 * ``fake_fail``: list of hook names that raise ``DriverError``
   (``validate``, ``power``, ``prepare``, ``deploy``, ``tear_down``,
   ``clean_up``, ``prepare_cleaning``, ``tear_down_cleaning``,
-  ``erase_devices``, ``take_over``, ``inspect``);
+  ``erase_devices``, ``take_over``, ``inspect``, ``firmware``);
 * ``fake_async``: list of hooks that finish asynchronously and return a wait
   state (``deploy``, ``prepare_cleaning``, ``erase_devices``, ``inspect``);
 * ``fake_deploy_seconds``: how long ``deploy`` takes, like slow hardware
   (used to stop a conductor in the middle of a deploy);
+* ``fake_firmware``: component name -> version, what the fake firmware
+  interface reports (none when unset, as Ironic's fake firmware);
 * ``fake_secret``: read by nothing; fake power declares it secret, so the
   API's masking of driver-declared secrets can be seen and tested.
 
@@ -243,3 +245,17 @@ class FakeVendor(base.VendorInterface):
         _maybe_fail(task, 'vendor')
         task.node.driver_internal_info = dict(
             task.node.driver_internal_info, fake_vendor_message=message)
+
+
+class FakeFirmware(base.FirmwareInterface):
+    """Reports driver_info ``fake_firmware`` as the node's components."""
+
+    def validate(self, task: 'Task') -> None:
+        pass
+
+    def read_components(self, task: 'Task') -> list[base.FirmwareComponent]:
+        _maybe_fail(task, 'firmware')
+        versions = task.node.driver_info.get('fake_firmware') or {}
+        return [base.FirmwareComponent(component=str(name),
+                                       current_version=str(version))
+                for name, version in sorted(dict(versions).items())]

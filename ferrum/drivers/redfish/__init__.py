@@ -13,7 +13,10 @@ the boot device, as for ``ipmi`` (the ``ramdisk`` deploy sets PXE).
 Out-of-band inspection (``enabled_inspect_interfaces = redfish``) fills
 CPUs, memory and disk from the System and adds a port per NIC. A BMC
 operation answered with a task monitor makes the node wait, polled by a
-periodic task (:mod:`ferrum.drivers.redfish.tasks`).
+periodic task (:mod:`ferrum.drivers.redfish.tasks`). The ``redfish``
+firmware interface (``enabled_firmware_interfaces = redfish``) reads the
+BIOS and BMC versions into the node's firmware list
+(:mod:`ferrum.drivers.redfish.firmware`).
 See doc/redfish.md; the node fields are in
 :mod:`ferrum.drivers.redfish.driver_info`.
 """
@@ -54,3 +57,7 @@ class RedfishHardware(hardware_type.AbstractHardwareType):
     @property
     def supported_network_interfaces(self) -> list[str]:
         return ['noop']
+
+    @property
+    def supported_firmware_interfaces(self) -> list[str]:
+        return ['redfish', 'no-firmware']

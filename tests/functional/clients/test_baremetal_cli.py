@@ -341,3 +341,18 @@ def test_node_history_list_and_get(baremetal):
                          listed[0]['uuid'])
     assert one['event'] == 'Maintenance on: disk swap'
     assert one['severity'] == 'INFO'
+
+
+def test_node_firmware_list(baremetal):
+    node = _create(baremetal, session.unique('cli-firmware'),
+                   '--firmware-interface', 'fake', '--driver-info',
+                   'fake_firmware={"bios": "2.4.1", "bmc": "7.10"}')
+    assert node['firmware_interface'] == 'fake'
+    assert baremetal.json('node', 'firmware', 'list', node['uuid']) == []
+    baremetal('node', 'manage', node['uuid'], '--wait', WAIT)
+    listed = baremetal.json('node', 'firmware', 'list', node['uuid'])
+    assert {(c['component'], c['initial_version'], c['current_version'])
+            for c in listed} == {('bios', '2.4.1', '2.4.1'),
+                                 ('bmc', '7.10', '7.10')}
+    plain = _create(baremetal, session.unique('cli-firmware'))
+    assert plain['firmware_interface'] == 'no-firmware'

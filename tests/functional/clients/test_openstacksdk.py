@@ -357,3 +357,13 @@ def test_errors_carry_the_server_message(conn):
     with pytest.raises(sdk_exc.NotFoundException) as raised:
         conn.baremetal.get_node(missing)
     assert missing in str(raised.value)
+
+
+def test_node_firmware(conn):
+    node = _create(conn, session.unique('sdk-firmware'),
+                   firmware_interface='fake',
+                   driver_info={'fake_firmware': {'bios': '2.4.1'}},
+                   provision_state='manageable')
+    components = conn.baremetal.list_node_firmware(node)['firmware']
+    assert [(c['component'], c['current_version'])
+            for c in components] == [('bios', '2.4.1')]

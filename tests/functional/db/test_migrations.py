@@ -110,6 +110,22 @@ def test_upgrade_is_idempotent(empty_db: db_api.Database) -> None:
     assert uuids == [node_uuid]
 
 
+def test_nodes_enrolled_before_0021_get_no_firmware(
+        empty_db: db_api.Database) -> None:
+    """The firmware interface kind arrives with 0021: existing nodes get
+    "no-firmware", the only firmware interface there was."""
+    migration.upgrade(empty_db.engine, '0020')
+    node_uuid = str(uuid.uuid4())
+    with empty_db.writer() as conn:
+        _insert_node(conn, node_uuid)
+    migration.upgrade(empty_db.engine)
+    with empty_db.reader() as conn:
+        found = conn.execute(sa.text(
+            'SELECT firmware_interface FROM nodes WHERE uuid = :uuid'),
+            {'uuid': node_uuid}).scalar()
+    assert found == 'no-firmware'
+
+
 def test_models_match_migrations(empty_db: db_api.Database) -> None:
     """The migrated schema is exactly what the models declare.
 

@@ -11,6 +11,7 @@ import itertools
 
 import pytest
 
+from ferrum.api import app as api_app
 from ferrum.conductor import service
 from ferrum.drivers.redfish import client
 from tests import certificates
@@ -68,6 +69,13 @@ def redfish_conductor(conf, db):
     svc.start(start_periodics=False)
     yield svc
     svc.stop()
+
+
+@pytest.fixture
+def redfish_api(conf, db, redfish_conductor):
+    """Flask's client of an API on ``redfish_conductor``."""
+    return api_app.create_app(conf, db,
+                              redfish_conductor.manager).test_client()
 
 
 @pytest.fixture

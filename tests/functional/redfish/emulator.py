@@ -50,6 +50,8 @@ class Inventory:
     model: str = 'Intel(R) Xeon(R) Gold 6230 CPU @ 2.10GHz'
     #: Drives of the System's one Storage, in GiB.
     disks_gib: tuple[int, ...] = (2, 480, 120)
+    #: The System's BiosVersion; None leaves the emulator's (none).
+    bios_version: str | None = None
 
     def storage_options(self, uuids: list[str]) -> dict[str, Any]:
         """The emulator's own options giving each System these drives."""

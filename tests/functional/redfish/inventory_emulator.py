@@ -6,11 +6,14 @@ The emulator's fake driver reports no processors and no memory (its
 ``Processors`` link). This program serves the emulator's own Flask app,
 ``sushy_tools.emulator.main:app``, behind a WSGI middleware that adds them
 to every System, from ``FERRUM_INVENTORY`` in the emulator's config file
-(``sockets``, ``threads_per_socket``, ``memory_gib``, ``model``):
+(``sockets``, ``threads_per_socket``, ``memory_gib``, ``model``,
+``bios_version``):
 
 * the System gets ``ProcessorSummary`` ``Count``/``LogicalProcessorCount``/
   ``Model``, ``MemorySummary.TotalSystemMemoryGiB`` and a ``Processors``
   link;
+* the System's ``BiosVersion`` (the fake driver gives none) is
+  ``bios_version``, when set;
 * ``Systems/<id>/Processors`` and ``Processors/CPU<n>`` are rendered from
   the emulator's own templates (``ProcessorArchitecture`` ``x86``,
   ``InstructionSet`` ``x86-64``).
@@ -65,6 +68,8 @@ class AddInventory:
             TotalSystemMemoryGiB=inv['memory_gib'])
         document['Processors'] = {
             '@odata.id': '/redfish/v1/Systems/%s/Processors' % identity}
+        if inv.get('bios_version'):
+            document['BiosVersion'] = inv['bios_version']
         return document
 
     def _render(self, identity, cpu):

@@ -11,7 +11,6 @@ import logging
 
 import pytest
 
-from ferrum.api import app as api_app
 from tests.functional.conductor.flows import settled
 from tests.functional.redfish.emulator import Emulator
 from tests.functional.redfish.emulator import Inventory
@@ -35,9 +34,8 @@ def inventory_emulator(tmp_path_factory):
 
 
 @pytest.fixture
-def client(conf, db, redfish_conductor):
-    return api_app.create_app(conf, db,
-                              redfish_conductor.manager).test_client()
+def client(redfish_api):
+    return redfish_api
 
 
 def _call(client, method, url, expect, **body):

@@ -13,7 +13,7 @@ def test_fake_hardware_defaults(conf):
     assert registry.defaults['fake-hardware'] == {
         'power': 'fake', 'management': 'fake', 'boot': 'fake',
         'deploy': 'fake', 'inspect': 'fake', 'vendor': 'fake',
-        'network': 'noop'}
+        'network': 'noop', 'firmware': 'no-firmware'}
 
 
 def test_explicit_default_interface(conf):

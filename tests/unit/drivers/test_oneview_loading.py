@@ -28,7 +28,7 @@ def test_oneview_loads_with_its_interfaces(conf):
     assert registry.defaults['oneview'] == {
         'power': 'oneview', 'management': 'oneview', 'boot': 'noop',
         'deploy': 'oneview', 'inspect': 'noop', 'vendor': 'noop',
-        'network': 'noop'}
+        'network': 'noop', 'firmware': 'no-firmware'}
     [props] = {tuple(sorted(row.properties)) for row in registry.advertised()
                if row.interface_name == 'oneview'}
     assert props == ('applied_server_profile_uri', 'server_hardware_uri')

@@ -26,7 +26,7 @@ def test_redfish_loads_with_its_interfaces(conf):
     assert registry.defaults['redfish'] == {
         'power': 'redfish', 'management': 'redfish', 'boot': 'noop',
         'deploy': 'ramdisk', 'inspect': 'noop', 'vendor': 'noop',
-        'network': 'noop'}
+        'network': 'noop', 'firmware': 'no-firmware'}
     [props] = {tuple(sorted(row.properties)) for row in registry.advertised()
                if row.interface_name == 'redfish'}
     assert props == ('redfish_address', 'redfish_auth_type',

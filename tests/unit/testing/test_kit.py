@@ -14,6 +14,7 @@ from ferrum.drivers.fake import interfaces as fake
 from ferrum.drivers.ipmi import deploy as ipmi_deploy
 from ferrum.drivers.ipmi import management as ipmi_management
 from ferrum.drivers.ipmi import power as ipmi_power
+from ferrum.drivers.redfish import firmware as redfish_firmware
 from ferrum.drivers.redfish import inspect as redfish_inspect
 from ferrum.drivers.redfish import management as redfish_management
 from ferrum.drivers.redfish import power as redfish_power
@@ -30,14 +31,16 @@ REDFISH_INFO = {'redfish_address': '10.0.0.5', 'redfish_username': 'admin',
 @pytest.mark.parametrize('cls, driver_info', [
     (fake.FakePower, {}), (fake.FakeManagement, {}), (fake.FakeBoot, {}),
     (fake.FakeDeploy, {}), (fake.FakeInspect, {}), (fake.FakeVendor, {}),
+    (fake.FakeFirmware, {}),
     (noop.NoManagement, {}), (noop.NoBoot, {}), (noop.NoInspect, {}),
-    (noop.NoVendor, {}), (noop.NoopNetwork, {}),
+    (noop.NoVendor, {}), (noop.NoopNetwork, {}), (noop.NoFirmware, {}),
     (ipmi_power.IpmitoolPower, IPMI_INFO),
     (ipmi_management.IpmitoolManagement, IPMI_INFO),
     (ipmi_deploy.RamdiskDeploy, IPMI_INFO),
     (redfish_power.RedfishPower, REDFISH_INFO),
     (redfish_management.RedfishManagement, REDFISH_INFO),
     (redfish_inspect.RedfishInspect, REDFISH_INFO),
+    (redfish_firmware.RedfishFirmware, REDFISH_INFO),
 ])
 def test_ferrums_interfaces_keep_the_contract(cls, driver_info):
     checks.check_interface(cls, driver_info=driver_info)
