@@ -92,10 +92,6 @@ def claim(pusher: sync.Pusher, consumer: str, node_uuid: str,
                           node_uuid, rc, project, user)
 
 
-class _ReservedAgain(Exception):
-    """The node's provider was reserved again before the claim."""
-
-
 def claim_in_use(pusher: sync.Pusher, node_uuid: str,
                  claim_once: Callable[[], bool]) -> bool:
     """Claim a node in use (``active``), whose provider is reserved (see
@@ -121,13 +117,13 @@ def claim_in_use(pusher: sync.Pusher, node_uuid: str,
             return True
         if providers.consumers_of(pusher.client, node_uuid):
             return False
-        raise _ReservedAgain(node_uuid)
+        raise errors.ReservedAgain(node_uuid)
 
     try:
         return retry.on_conflict(
             attempt, retry.attempts(pusher.conf),
-            again=lambda exc: isinstance(exc, _ReservedAgain))
-    except _ReservedAgain:
+            again=lambda exc: isinstance(exc, errors.ReservedAgain))
+    except errors.ReservedAgain:
         return False
     finally:
         try:

@@ -77,6 +77,12 @@ class Clash(Exception):
     """The provider is another service's."""
 
 
+class ReservedAgain(Exception):
+    """The node's provider was reserved again before its claim in use:
+    :func:`ferrum.placement.claims.claim_in_use` tries again, and never
+    lets it out."""
+
+
 # A lease's start.
 class Undecided(PlacementUnavailable):
     """Placement refused the start without naming a node, and no node
