@@ -9,8 +9,6 @@ as Ironic; ``vendor``, ``model`` and ``serial_number`` from 1.114.
 
 from typing import Any
 
-import flask
-
 from ferrum.api import access
 from ferrum.api import listing
 from ferrum.api import microversion
@@ -23,25 +21,24 @@ _MINOR = 86
 _IDENTITY_MINOR = 114
 
 
-def _check_identity_fields() -> None:
-    """Ironic's own refusal of the 1.114 fields asked for earlier."""
-    if microversion.at_least(_IDENTITY_MINOR):
-        return
-    asked = set((flask.request.args.get('fields') or '').split(','))
-    early = sorted(asked & {'vendor', 'model', 'serial_number'})
+def _fields() -> list[str]:
+    """The fields asked for (all the version shows by default); the 1.114
+    ones asked for earlier get Ironic's own refusal."""
+    asked = listing.parse_fields(firmware_component.FIELDS, since_minor=None)
+    available = view.available_fields()
+    early = sorted(set(asked or ()) - set(available))
     if early:
         raise exception.InvalidParameterValue(reason=(
             'Fields %s are not allowed in this API version. They require '
             'at least API version 1.%d.' % (', '.join(early),
                                             _IDENTITY_MINOR)))
+    return asked or available
 
 
 def list_firmware(node_ident: str) -> dict[str, Any]:
     microversion.endpoint(_MINOR, '/v1/nodes/{node}/firmware')
     node = access.node(node_ident, 'baremetal:node:firmware:get')
-    _check_identity_fields()
-    available = view.available_fields()
-    fields = listing.parse_fields(available, since_minor=None) or available
+    fields = _fields()
     return {'firmware': [
         view.render(component, fields) for component in
         firmware_component.list_for_node(services.db(), node.id)]}
