@@ -21,6 +21,7 @@ from ferrum.api import auth
 from ferrum.api import body
 from ferrum.api import errors
 from ferrum.api import json_suffix
+from ferrum.api import listing
 from ferrum.api import metrics
 from ferrum.api import microversion
 from ferrum.api import routes
@@ -32,15 +33,22 @@ from ferrum.objects import base
 from ferrum.rpc import registry
 
 
+def _note_route() -> None:
+    """Note the route template Flask matched where the request metrics
+    read it (:data:`ferrum.api.metrics.ROUTE`): they would else match the
+    URL a second time."""
+    rule = flask.request.url_rule
+    if rule is not None:
+        flask.request.environ[metrics.ROUTE] = rule.endpoint
+
+
 def _negotiate() -> None:
     flask.g.api_version = None
-    headers = flask.request.headers
-    # The version headers only, the last value of each (what a dict of
-    # every header kept): under keystone, auth_token adds some twenty
-    # headers to every request.
-    flask.g.api_version = microversion.negotiate({
-        name: headers.getlist(name)[-1] for name in microversion.HEADERS
-        if name in headers})
+    # The version headers only, read from the environment: under
+    # keystone, auth_token adds some twenty headers to every request,
+    # and a Headers lookup walks them all.
+    flask.g.api_version = microversion.negotiate(
+        microversion.environ_headers(flask.request.environ))
 
 
 def _check_url() -> None:
@@ -50,11 +58,15 @@ def _check_url() -> None:
     Host header, which must therefore be a host name.
     """
     request = flask.request
-    try:
-        request.host_url.encode('ascii')
-    except (UnicodeError, ValueError):
-        raise exception.InvalidParameterValue(
-            reason='The Host header is not a valid host name.') from None
+    host = request.environ.get('HTTP_HOST')
+    # The usual Host, checked by a pattern: werkzeug's host_url (IDNA and
+    # URL building) cost more than the rest of the request's checks.
+    if host is None or listing.PLAIN_HOST.fullmatch(host) is None:
+        try:
+            request.host_url.encode('ascii')
+        except (UnicodeError, ValueError):
+            raise exception.InvalidParameterValue(
+                reason='The Host header is not a valid host name.') from None
     if '\x00' in request.path or any('\x00' in key or '\x00' in value
                                       for key, value in request.args.items(
                                           multi=True)):
@@ -106,6 +118,16 @@ def _endpoint(method_map: dict[str, routes.Handler]) -> Any:
     return dispatch
 
 
+class _App(flask.Flask):
+    """Flask, told that every view and hook is a plain function."""
+
+    def ensure_sync(self, func: Callable[..., Any]) -> Callable[..., Any]:
+        # Flask asks for each hook and view of each request whether it is
+        # a coroutine function (some ten inspections a request); ferrum
+        # has none, and Flask's async support is not installed.
+        return func
+
+
 def create_app(conf: cfg.ConfigOpts, db: db_api.Database,
                rpc: rpcapi.ConductorAPI,
                conductors: registry.ConductorRegistry | None = None,
@@ -121,7 +143,7 @@ def create_app(conf: cfg.ConfigOpts, db: db_api.Database,
     :param service_metrics: a conductor runs in this process: /metrics
         serves its service metrics too.
     """
-    app = flask.Flask('ferrum.api')
+    app = _App('ferrum.api')
     app.config['FERRUM_CONF'] = conf
     app.config['FERRUM_DB'] = db
     app.config['FERRUM_RPC'] = rpc
@@ -135,6 +157,7 @@ def create_app(conf: cfg.ConfigOpts, db: db_api.Database,
     for path, method_map in routes.ROUTES.items():
         app.add_url_rule(path, endpoint=path, view_func=_endpoint(method_map),
                          methods=list(method_map), strict_slashes=False)
+    app.before_request(_note_route)
     app.before_request(body.limit_size)
     app.before_request(_negotiate)
     app.before_request(_check_url)

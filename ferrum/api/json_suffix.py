@@ -24,12 +24,10 @@ _MINOR = 91
 
 
 def _minor(environ: dict[str, Any]) -> int | None:
-    headers = {name: environ['HTTP_' + name.upper().replace('-', '_')]
-               for name in microversion.HEADERS
-               if 'HTTP_' + name.upper().replace('-', '_') in environ}
     try:
         requested = microversion_parse.get_version(
-            headers, service_type=microversion.SERVICE_TYPE,
+            microversion.environ_headers(environ),
+            service_type=microversion.SERVICE_TYPE,
             legacy_headers=[microversion.LEGACY_HEADER])
         major, minor = (int(part) for part in str(requested).split('.'))
     except (TypeError, ValueError):

@@ -13,6 +13,7 @@ stands for is implemented.
 """
 
 import re
+from typing import Any
 
 import flask
 import microversion_parse
@@ -166,6 +167,16 @@ SERVICE_TYPE = 'baremetal'
 LEGACY_HEADER = 'X-OpenStack-Ironic-API-Version'
 #: The headers a version is asked for with (see :func:`negotiate`).
 HEADERS = ('OpenStack-API-Version', LEGACY_HEADER)
+#: Each of HEADERS under its WSGI environment key.
+_ENVIRON_KEYS = tuple(
+    (name, 'HTTP_' + name.upper().replace('-', '_')) for name in HEADERS)
+
+
+def environ_headers(environ: dict[str, Any]) -> dict[str, str]:
+    """The version headers of a request, read from its WSGI environment
+    (which holds one value a header: the server joined repeated ones)."""
+    return {name: environ[key] for name, key in _ENVIRON_KEYS
+            if key in environ}
 
 
 class NotAcceptableVersion(exception.FerrumException):

@@ -99,15 +99,20 @@ def run(flow: Flow, task: task_manager.Task, first: int) -> None:
     info = task.node.driver_internal_info
     steps = steps_of(flow, task)
     # Once a run, not once a step: no step changes whose lease it is.
-    lease = _lease_of(flow, task) if first < len(steps) else {}
+    lease: dict[str, str] | None = None
     for index in range(first, len(steps)):
         step = steps[index]
         info[flow.index_key] = index
         setattr(task.node, flow.field, step)
         name = '%s.%s' % (step['interface'], step['step'])
         text = '%s step %s started' % (flow.kind.capitalize(), name)
-        task.node.note(node_history.note(STEP_EVENT, text, **lease))
-        task.node.save()
+        with task.ctx.db.writer():
+            if lease is None:
+                # Read in the step's write transaction: one transaction,
+                # not a read of its own besides.
+                lease = _lease_of(flow, task)
+            task.node.note(node_history.note(STEP_EVENT, text, **lease))
+            task.node.save()
         LOG.info('Node %(node)s: %(kind)s step %(step)s started',
                  {'node': task.node.uuid, 'kind': flow.kind, 'step': name})
         iface = getattr(task.driver, step['interface'])

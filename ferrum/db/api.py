@@ -25,6 +25,7 @@ same reason ferrum wraps engines itself rather than using enginefacade.
 import contextlib
 import os
 import re
+import sqlite3
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -422,9 +423,18 @@ def _sqlite_engine(url: str, busy_timeout_ms: int) -> sa.Engine:
 
     @sa.event.listens_for(engine, 'begin')
     def _on_begin(conn: sa.Connection) -> None:
-        if conn.get_execution_options().get(_WRITE):
-            conn.exec_driver_sql('BEGIN IMMEDIATE')
-        else:
-            conn.exec_driver_sql('BEGIN')
+        statement = ('BEGIN IMMEDIATE' if conn.get_execution_options().get(
+            _WRITE) else 'BEGIN')
+        # Straight to the driver, as the event insert is
+        # (ferrum.objects.event): every transaction starts here, and
+        # SQLAlchemy's execution context cost more than SQLite's BEGIN.
+        # A BEGIN that fails starts nothing, so it is sent again through
+        # SQLAlchemy, whose error is the one oslo.db translates (a lost
+        # file, a lock another process held past the busy timeout).
+        driver: Any = conn.connection.driver_connection
+        try:
+            driver.execute(statement)
+        except sqlite3.Error:
+            conn.exec_driver_sql(statement)
 
     return engine

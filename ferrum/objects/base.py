@@ -121,6 +121,24 @@ def _after(key: sa.Column[Any], ident: sa.Column[Any], ascending: bool,
                   key.is_(None))
 
 
+def copy_json(value: Any) -> Any:
+    """A private copy of a JSON column's value.
+
+    Dicts, lists and scalars, which is what JSON holds, are copied here;
+    anything else a caller put in goes through ``copy.deepcopy``. Every
+    node read copies its JSON columns once, and deepcopy's memo and
+    dispatch cost several times this walk.
+    """
+    kind = type(value)
+    if kind is dict:
+        return {key: copy_json(item) for key, item in value.items()}
+    if kind is list:
+        return [copy_json(item) for item in value]
+    if value is None or kind in (str, int, float, bool):
+        return value
+    return copy.deepcopy(value)
+
+
 class Row:
     """A loaded row that knows which of its columns changed since loading.
 
@@ -163,7 +181,7 @@ class Row:
         """Set every column back to ``snapshot``, but those in ``keep``."""
         for name, value in snapshot.items():
             if name not in keep:
-                setattr(self, name, copy.deepcopy(value)
+                setattr(self, name, copy_json(value)
                         if name in self.JSON_COLUMNS else value)
 
     def _write_changes(self, table: sa.Table, row_id: int,
@@ -207,7 +225,7 @@ class Row:
         for name, value in values.items():
             # Callers pass columns only; JSON values are copied so that
             # later in-place edits show up in changes().
-            self._loaded[name] = (copy.deepcopy(value)
+            self._loaded[name] = (copy_json(value)
                                   if name in self.JSON_COLUMNS else value)
 
 
