@@ -58,15 +58,13 @@ def _check_url() -> None:
     Host header, which must therefore be a host name.
     """
     request = flask.request
-    host = request.environ.get('HTTP_HOST')
-    # The usual Host, checked by a pattern: werkzeug's host_url (IDNA and
-    # URL building) cost more than the rest of the request's checks.
-    if host is None or listing.PLAIN_HOST.fullmatch(host) is None:
-        try:
-            request.host_url.encode('ascii')
-        except (UnicodeError, ValueError):
-            raise exception.InvalidParameterValue(
-                reason='The Host header is not a valid host name.') from None
+    try:
+        # The links' own URL (a plain Host is built without werkzeug's
+        # IDNA, see listing.host_url).
+        listing.host_url().encode('ascii')
+    except (UnicodeError, ValueError):
+        raise exception.InvalidParameterValue(
+            reason='The Host header is not a valid host name.') from None
     if '\x00' in request.path or any('\x00' in key or '\x00' in value
                                       for key, value in request.args.items(
                                           multi=True)):

@@ -36,7 +36,7 @@ class Page:
 #: werkzeug's host pattern takes them: werkzeug builds its URL without
 #: IDNA or quoting (no bracket: an IPv6 literal, a bad one included, takes
 #: werkzeug's path). One pass, no backtracking.
-PLAIN_HOST = re.compile(r'[A-Za-z0-9.-]{1,253}(?::([1-9][0-9]{0,4}))?')
+_PLAIN_HOST = re.compile(r'[A-Za-z0-9.-]{1,253}(?::([1-9][0-9]{0,4}))?')
 #: The port werkzeug leaves out of a scheme's host URL.
 _DEFAULT_PORTS = {'http': ':80', 'https': ':443'}
 
@@ -49,7 +49,7 @@ def host_url() -> str:
     environ = flask.request.environ
     host: str = environ.get('HTTP_HOST') or ''
     scheme = environ.get('wsgi.url_scheme')
-    plain = PLAIN_HOST.fullmatch(host)
+    plain = _PLAIN_HOST.fullmatch(host)
     if (plain is None or environ.get('SCRIPT_NAME')
             or scheme not in _DEFAULT_PORTS
             or int(plain.group(1) or 1) > 65535):

@@ -28,7 +28,7 @@ def test_the_same_url_as_werkzeug(scheme, host, script):
                 listing.host_url()
             return
         assert listing.host_url() == expected
-        plain = listing.PLAIN_HOST.fullmatch(host)
+        plain = listing._PLAIN_HOST.fullmatch(host)
         fast = (not script and plain is not None
                 and int(plain.group(1) or 1) <= 65535)
         # The fast path is taken for the usual Host headers.
